@@ -1,0 +1,114 @@
+# Copyright 2026 The opinion-metrics Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Approximate-match keyword precision, recall and F1."""
+
+import datasets
+import evaluate
+
+from opinion_metrics import keyword_prf
+from opinion_metrics.evaluate_support import KEYWORDS, CheckedArrowInputs, arrow_to_lists
+
+_CITATION = """\
+@software{opinion_metrics,
+  title = {opinion-metrics: evaluation metrics for opinion mining on reviews},
+  year = {2026},
+  url = {https://huggingface.co/spaces/opinion-metrics/keyword_prf}
+}
+"""
+
+_DESCRIPTION = """\
+Keyword precision, recall and F1 for keyword / keyphrase extraction, with approximate
+matching: a predicted keyword matches a gold keyword when, after normalization, they are
+equal or one contains the other ("substring", the default), when one's tokens are a
+contiguous run of the other's ("token"), or only when equal ("exact"). By default matches
+are one-to-one (a maximum bipartite matching), and scores are averaged over examples
+("macro") or pooled ("micro").
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list` of `list` of `str`): predicted keywords per example, in rank order.
+    references (`list` of `list` of `str`): gold keywords per example, most important first.
+    match (`str`, default "substring"): "exact", "substring" (equal, or either contains the
+        other, character-level) or "token" (contiguous token sub-sequence).
+    normalize (`str` or callable, default "default"): "default" (Unicode NFKC, casefold,
+        punctuation and symbols removed, white space collapsed), "ascii" (the source
+        notebooks' normalize_kw), "none" (only stripped), or a callable str -> str.
+        Keywords empty after normalization are dropped; duplicates keep their first rank.
+    stemmer (`str`, default None): None or "porter" (each token stemmed, needs nltk).
+    one_to_one (`bool`, default True): count a maximum one-to-one matching; False counts
+        every prediction (gold keyword) matching some gold keyword (prediction).
+    average (`str`, default "macro"): "macro" (mean of per-example values) or "micro"
+        (pooled counts).
+    top_k (`int` or `str`, default None): None or "M" (all predictions), k (the first k),
+        "O" (the first as many as the example has gold keywords: R-precision).
+    zero_division (`float`, default 0.0): value of a ratio with a zero denominator, in [0, 1].
+    return_per_example (`bool`, default False): also return "per_example", a dict of lists.
+Returns:
+    precision (`float`): in [0, 1].
+    recall (`float`): in [0, 1].
+    f1 (`float`): in [0, 1], the harmonic mean of precision and recall.
+Examples:
+    >>> keyword_prf = evaluate.load("metrics/keyword_prf")
+    >>> predictions = [["social satire", "dark comedy", "pizza"], ["space opera"]]
+    >>> references = [["satire", "class struggle", "comedy"], ["space opera", "jedi"]]
+    >>> keyword_prf.compute(predictions=predictions, references=references)
+    {'precision': 0.8333333333333333, 'recall': 0.5833333333333333, 'f1': 0.6666666666666666}
+    >>> keyword_prf.compute(predictions=predictions, references=references, match="exact", average="micro")
+    {'precision': 0.25, 'recall': 0.2, 'f1': 0.22222222222222224}
+"""
+
+_KEYWORDS = datasets.List(datasets.Value("string"))
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class KeywordPRF(CheckedArrowInputs, evaluate.Metric):
+    input_kinds = {"predictions": KEYWORDS, "references": KEYWORDS}
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"predictions": _KEYWORDS, "references": _KEYWORDS}),
+            codebase_urls=["https://github.com/opinion-metrics/opinion-metrics"],
+            reference_urls=["https://aclanthology.org/W12-3717/"],
+        )
+
+    def _compute(
+        self,
+        predictions,
+        references,
+        match="substring",
+        normalize="default",
+        stemmer=None,
+        one_to_one=True,
+        average="macro",
+        top_k=None,
+        zero_division=0.0,
+        return_per_example=False,
+    ):
+        return keyword_prf(
+            arrow_to_lists(predictions),
+            arrow_to_lists(references, share_duplicates=True),
+            match=match,
+            normalize=normalize,
+            stemmer=stemmer,
+            one_to_one=one_to_one,
+            average=average,
+            top_k=top_k,
+            zero_division=zero_division,
+            return_per_example=return_per_example,
+        )

@@ -1,0 +1,25 @@
+"""Evaluation metrics for opinion mining on reviews (definitions: SPEC.md)."""
+
+from .annotators import agreement, merge_references
+from .grouping import PooledCorpus, pool_by_group
+from .keyword_prf import keyword_prf
+from .matching import maximum_matching, relation_pairs
+from .preparation import make_normalizer, normalize_keyword
+from .weighted_keyword_prf import map_at_k, ndcg_at_k, weighted_keyword_prf
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "PooledCorpus",
+    "agreement",
+    "keyword_prf",
+    "make_normalizer",
+    "map_at_k",
+    "maximum_matching",
+    "merge_references",
+    "ndcg_at_k",
+    "normalize_keyword",
+    "pool_by_group",
+    "relation_pairs",
+    "weighted_keyword_prf",
+]

@@ -1,0 +1,213 @@
+"""Glue for the `evaluate` modules under `metrics/` (imports neither evaluate nor datasets).
+
+`evaluate` type-checks only the first row of a batch, silently casts later rows
+(`[1, 2]` becomes `['1', '2']`) and moves every keyword through Python objects twice. The
+modules mix `CheckedArrowInputs` in front of `evaluate.Metric` instead: every row is
+validated (errors name the example), Arrow columns are built directly (a gold list
+repeated for every review is converted once), and `_compute` reads Arrow columns back
+(format "arrow"), rebuilding a repeated gold list once.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .preparation import check_corpus, check_keyword_list, describe
+
+KEYWORDS = "keywords"
+SCORES = "scores"
+
+
+def _check_keyword_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
+    """Check every row of a keyword column; a list object given many times is checked once."""
+    checked: list[Any] = []
+    seen: set[int] = set()
+    for index, row in enumerate(rows):
+        if id(row) not in seen:
+            row = check_keyword_list(row, name, offset + index)
+            for position, keyword in enumerate(row):
+                if not isinstance(keyword, str):
+                    raise ValueError(
+                        f"{name}: example {offset + index}, keyword {position} must be a str, got {describe(keyword)}"
+                    )
+            seen.add(id(rows[index]))
+        checked.append(row)
+    return checked
+
+
+def _check_score_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
+    """Check that every row of a score column holds finite numbers (range: at compute)."""
+    checked = []
+    for index, row in enumerate(rows):
+        row = check_keyword_list(row, name, offset + index)
+        for position, score in enumerate(row):
+            if isinstance(score, bool) or not isinstance(score, numbers.Real) or not math.isfinite(score):
+                raise ValueError(
+                    f"{name}: example {offset + index}, score {position} must be a finite number, got {describe(score)}"
+                )
+        checked.append(row)
+    return checked
+
+
+def _string_buffers(values: Any) -> tuple[np.ndarray, memoryview]:
+    """(value offsets, data) of an Arrow string array, honouring its slice offset."""
+    _, offsets_buffer, data_buffer = values.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[values.offset : values.offset + len(values) + 1]
+    return offsets, memoryview(data_buffer if data_buffer is not None else b"")
+
+
+def _keyword_array(rows: list[Any], arrow_type: Any) -> Any:
+    """Arrow list<string> array; rows that are the same list object are converted once and
+    their buffers repeated with numpy."""
+    import pyarrow as pa
+
+    position: dict[int, int] = {}
+    indices = np.fromiter(
+        (position.setdefault(id(row), len(position)) for row in rows), dtype=np.int64, count=len(rows)
+    )
+    if len(position) * 2 > len(rows):
+        return pa.array(rows, type=arrow_type)
+    distinct = pa.array(list({id(row): row for row in rows}.values()), type=arrow_type)
+    row_offsets = np.asarray(distinct.offsets, dtype=np.int64)
+    value_offsets, data = _string_buffers(distinct.values)
+    string_lengths = np.diff(value_offsets)
+    lengths_of = [string_lengths[row_offsets[g] : row_offsets[g + 1]] for g in range(len(distinct))]
+    bytes_of = [
+        np.frombuffer(data[value_offsets[row_offsets[g]] : value_offsets[row_offsets[g + 1]]], dtype=np.uint8)
+        for g in range(len(distinct))
+    ]
+    total_bytes = sum(len(bytes_of[g]) for g in indices.tolist())
+    if total_bytes >= 2**31:  # beyond 32-bit offsets: let Arrow chunk it
+        return pa.array(rows, type=arrow_type)
+    new_lengths = np.concatenate([lengths_of[g] for g in indices.tolist()] or [np.zeros(0, np.int32)])
+    new_value_offsets = np.zeros(len(new_lengths) + 1, dtype=np.int32)
+    np.cumsum(new_lengths, out=new_value_offsets[1:])
+    new_data = np.concatenate([bytes_of[g] for g in indices.tolist()] or [np.zeros(0, np.uint8)])
+    strings = pa.StringArray.from_buffers(len(new_lengths), pa.py_buffer(new_value_offsets), pa.py_buffer(new_data))
+    new_row_offsets = np.zeros(len(rows) + 1, dtype=np.int32)
+    np.cumsum(np.diff(row_offsets)[indices], out=new_row_offsets[1:])
+    return pa.ListArray.from_arrays(pa.array(new_row_offsets), strings, type=arrow_type)
+
+
+class CheckedArrowInputs:
+    """Mixin for `evaluate.Metric` subclasses whose inputs are keyword lists and scores.
+
+    Subclasses set `input_kinds`: feature name -> "keywords" or "scores"; a scores column
+    is checked row by row against the "predictions" column's lengths.
+    """
+
+    input_kinds: dict[str, str] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # `_compute` reads Arrow columns. MetricInfo(format=...) only accepts flat Value
+        # features, so the format is set after construction.
+        self.info.format = "arrow"
+
+    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> dict | None:
+        """Compute the metric; see the module's description for inputs and options.
+
+        In a single process, inputs given directly with nothing added before go straight to
+        `_compute`: evaluate's Arrow cache exists to accumulate `add` / `add_batch` calls and
+        to gather processes, and writing a gold list repeated for every review to it and
+        reading it back costs several times the metric itself.
+        """
+        if self.num_process == 1 and self.writer is None and (predictions is not None or references is not None):
+            batch = {"predictions": predictions, "references": references, **kwargs}
+            names = list(self._feature_names())
+            missing = [name for name in names if batch.get(name) is None]
+            if missing:
+                raise ValueError(f"missing inputs {missing}; this module needs {names}")
+            options = {name: value for name, value in kwargs.items() if name not in names}
+            return self._compute(**{name: batch[name] for name in names}, **options)
+        return super().compute(predictions=predictions, references=references, **kwargs)
+
+    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
+        """Add a batch of examples (every row validated; errors name the example)."""
+        batch = {"predictions": predictions, "references": references, **kwargs}
+        names = list(self._feature_names())
+        unknown = [name for name in batch if name not in names and batch[name] is not None]
+        if unknown:
+            raise ValueError(f"Bad inputs for evaluation module: {unknown}. All required inputs are {names}")
+        missing = [name for name in names if batch.get(name) is None]
+        if missing:
+            raise ValueError(f"missing inputs {missing}; this module needs {names}")
+        columns = {name: check_corpus(batch[name], name) for name in names}
+        lengths = {name: len(column) for name, column in columns.items()}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(f"inputs must have one entry per example, but got lengths {lengths}")
+        if self.writer is None:
+            self.selected_feature_format = self._infer_feature_from_batch(columns)
+            self._init_writer()
+            self._examples_added = 0
+        offset = self._examples_added
+        for name, kind in self.input_kinds.items():
+            if kind == KEYWORDS:
+                columns[name] = _check_keyword_rows(columns[name], name, offset)
+            else:
+                columns[name] = _check_score_rows(columns[name], name, offset)
+                for index, (keywords, scores) in enumerate(zip(columns["predictions"], columns[name])):
+                    if len(keywords) != len(scores):
+                        raise ValueError(
+                            f"{name}: example {offset + index} has {len(keywords)} predictions but {len(scores)} scores"
+                        )
+        import pyarrow as pa
+
+        schema = self.selected_feature_format.arrow_schema
+        arrays = [
+            _keyword_array(columns[field.name], field.type)
+            if self.input_kinds[field.name] == KEYWORDS
+            else pa.array(columns[field.name], type=field.type)
+            for field in schema
+        ]
+        self.writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+        self._examples_added = offset + lengths["predictions"]
+
+    def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
+        """Add one example; other inputs (such as `scores`) by their feature name."""
+        self.add_batch(
+            predictions=[prediction],
+            references=[reference],
+            **{name: [value] for name, value in kwargs.items()},
+        )
+
+
+def arrow_to_lists(column: Any, share_duplicates: bool = False) -> list[Any]:
+    """Python lists from an Arrow list column (what `_compute` receives after `add_batch`);
+    any other sequence is returned as a list.
+
+    With `share_duplicates`, rows with equal contents become one shared list object, so a
+    gold list repeated for every review is built, validated and prepared once.
+    """
+    import pyarrow as pa
+
+    if not isinstance(column, (pa.Array, pa.ChunkedArray)):
+        return list(column)
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not share_duplicates or array.null_count or len(array) < 2:
+        return array.to_pylist()
+    offsets = np.asarray(array.offsets).tolist()
+    value_offsets, data = _string_buffers(array.values)
+    lengths = memoryview(np.diff(value_offsets).view(np.uint8))
+    byte_starts = value_offsets[offsets].tolist()
+    rows: dict[tuple[bytes, bytes], list[Any]] = {}
+    out: list[Any] = []
+    previous = None
+    for i in range(len(array)):
+        row_lengths = lengths[4 * offsets[i] : 4 * offsets[i + 1]]
+        row_data = data[byte_starts[i] : byte_starts[i + 1]]
+        if previous is not None and row_lengths == previous[0] and row_data == previous[1]:
+            out.append(out[-1])  # the common case: the same gold list as the previous review
+            continue
+        key = (row_lengths.tobytes(), row_data.tobytes())
+        row = rows.get(key)
+        if row is None:
+            row = rows[key] = array[i].as_py()
+        out.append(row)
+        previous = (row_lengths, row_data)
+    return out

@@ -1,0 +1,212 @@
+"""Match relations (SPEC section 2) and one-to-one matchings.
+
+The relation between a corpus's predictions and references is computed once per distinct
+(prediction, reference list) pair: examples sharing a gold list (a movie's keywords
+broadcast to each of its reviews) share the work. Substring containment is found by
+`str.find` over the joined gold (or prediction) strings rather than pair by pair.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from itertools import chain
+
+from .preparation import PreparedCorpus
+
+MATCH_RELATIONS = ("exact", "substring", "token")
+_SEPARATOR = "\x00"
+
+
+def check_match(match: str) -> str:
+    if match not in MATCH_RELATIONS:
+        raise ValueError(f"match must be one of {MATCH_RELATIONS}, got {match!r}")
+    return match
+
+
+def containment_pairs(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:
+    """All pairs `(i, j)` such that `needles[i]` is a substring of `haystacks[j]`.
+
+    `needles` must be distinct. Two strategies give the same pairs; the cheaper one runs:
+    looking every substring of the haystacks (of a needle's length) up in a dict, or
+    `str.find` of each needle in the joined haystacks.
+    """
+    if not needles or not haystacks:
+        return set()
+    lengths = sorted(set(map(len, needles)))
+    longest = lengths[-1]
+    lookup_cost = sum(min(len(h), longest) * len(h) for h in haystacks)
+    find_cost = len(needles) * (sum(map(len, haystacks)) // 50 + 1)
+    if lookup_cost < find_cost:
+        return _containment_by_lookup(needles, haystacks, lengths)
+    return _containment_by_find(needles, haystacks)
+
+
+def _containment_by_lookup(
+    needles: Sequence[str], haystacks: Sequence[str], lengths: list[int]
+) -> set[tuple[int, int]]:
+    position = {needle: i for i, needle in enumerate(needles)}
+    needle_set = set(needles)
+    pairs = set()
+    for j, haystack in enumerate(haystacks):
+        size = len(haystack)
+        substrings = {
+            haystack[start : start + width] for width in lengths if width <= size for start in range(size - width + 1)
+        }
+        pairs.update((position[needle], j) for needle in substrings & needle_set)
+    return pairs
+
+
+def _containment_by_find(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:
+    joined = _SEPARATOR.join(haystacks)
+    starts = []
+    ends = []
+    offset = 0
+    for haystack in haystacks:
+        starts.append(offset)
+        offset += len(haystack)
+        ends.append(offset)
+        offset += 1
+    find = joined.find
+    pairs = set()
+    for i, needle in enumerate(needles):
+        width = len(needle)
+        position = find(needle)
+        while position != -1:
+            j = bisect_right(starts, position) - 1
+            if position + width <= ends[j]:
+                pairs.add((i, j))
+                position = find(needle, ends[j] + 1)
+            else:  # the hit spans a separator (only if the needle contains one)
+                position = find(needle, position + 1)
+    return pairs
+
+
+def _token_form(keyword: str) -> str:
+    return " " + " ".join(keyword.split()) + " "
+
+
+def relation_pairs(predicted: Sequence[str], gold: Sequence[str], match: str) -> set[tuple[int, int]]:
+    """Pairs `(i, j)` with `predicted[i] ~ gold[j]` under the match relation `match`.
+
+    `"exact"`: equal strings; `"substring"`: equal or either contains the other;
+    `"token"`: the token sequence of either is a contiguous sub-sequence of the other's.
+    """
+    if match == "exact":
+        position = {keyword: j for j, keyword in enumerate(gold)}
+        return {(i, position[keyword]) for i, keyword in enumerate(predicted) if keyword in position}
+    if match == "token":
+        predicted = [_token_form(keyword) for keyword in predicted]
+        gold = [_token_form(keyword) for keyword in gold]
+    elif match != "substring":
+        check_match(match)
+    pairs = containment_pairs(predicted, gold)
+    pairs.update((i, j) for j, i in containment_pairs(gold, predicted))
+    return pairs
+
+
+def reference_groups(corpus: PreparedCorpus) -> tuple[list[tuple[int, ...]], list[list[int]]]:
+    """Distinct reference lists and, for each, the examples that have it."""
+    distinct: list[tuple[int, ...]] = []
+    members: list[list[int]] = []
+    by_identity: dict[int, int] = {}  # the prepared tuples are shared when lists repeat
+    by_content: dict[tuple[int, ...], int] = {}
+    for index, gold_ids in enumerate(corpus.references.ids):
+        group = by_identity.get(id(gold_ids))
+        if group is None:
+            group = by_content.setdefault(gold_ids, len(distinct))
+            if group == len(distinct):
+                distinct.append(gold_ids)
+                members.append([])
+            by_identity[id(gold_ids)] = group
+        members[group].append(index)
+    return distinct, members
+
+
+def corpus_neighbors(corpus: PreparedCorpus, match: str) -> list[list[tuple[int, ...]]]:
+    """For each example and each of its predictions, the positions (ascending) of the gold
+    keywords of that example that the prediction matches."""
+    check_match(match)
+    strings = corpus.strings
+    prediction_ids = corpus.predictions.ids
+    neighbors: list[list[tuple[int, ...]]] = [None] * len(corpus)  # type: ignore[list-item]
+    for gold_ids, members in zip(*reference_groups(corpus)):
+        unique = list(dict.fromkeys(chain.from_iterable(prediction_ids[index] for index in members)))
+        found: dict[int, list[int]] = {}
+        if gold_ids and unique:
+            pairs = relation_pairs([strings[p] for p in unique], [strings[g] for g in gold_ids], match)
+            for i, j in pairs:
+                found.setdefault(unique[i], []).append(j)
+        by_prediction = {p: tuple(sorted(js)) for p, js in found.items()}
+        get = by_prediction.get
+        for index in members:
+            neighbors[index] = [get(p, ()) for p in prediction_ids[index]]
+    return neighbors
+
+
+def maximum_matching(neighbors: Sequence[Sequence[int]], order: Iterable[int] | None = None) -> list[bool]:
+    """Which left vertices a maximum bipartite matching covers (Kuhn's augmenting paths).
+
+    `neighbors[i]` lists the right vertices adjacent to left vertex i. Left vertices are
+    inserted in `order` (default: index order); a vertex stays matched once matched, so
+    inserting by decreasing weight gives a maximum-weight matching for vertex weights
+    (transversal matroid greedy).
+    """
+    match_of_right: dict[int, int] = {}
+    matched = [False] * len(neighbors)
+    visited: set[int] = set()  # kept across failed searches: the matching has not changed
+    for root in range(len(neighbors)) if order is None else order:
+        if not neighbors[root]:
+            continue
+        # Iterative DFS for an augmenting path from `root`.
+        stack = [(root, iter(neighbors[root]))]
+        path: list[tuple[int, int]] = []
+        found = False
+        while stack and not found:
+            left, candidates = stack[-1]
+            for right in candidates:
+                if right in visited:
+                    continue
+                visited.add(right)
+                owner = match_of_right.get(right)
+                path.append((left, right))
+                if owner is None:
+                    found = True
+                else:
+                    stack.append((owner, iter(neighbors[owner])))
+                break
+            else:
+                stack.pop()
+                if path:
+                    path.pop()
+        if found:
+            for left, right in path:
+                match_of_right[right] = left
+            matched[root] = True
+            visited.clear()
+    return matched
+
+
+def match_counts(neighbors: Sequence[Sequence[Sequence[int]]], one_to_one: bool) -> tuple[list[int], list[int]]:
+    """Per example: (matched predictions, matched gold keywords).
+
+    With `one_to_one`, both are the size of a maximum matching; otherwise a prediction
+    (gold keyword) counts when it matches any gold keyword (prediction).
+    """
+    matched_predictions: list[int] = []
+    matched_gold: list[int] = []
+    for example in neighbors:
+        hit = [gold for gold in example if gold]
+        if len(hit) <= 1:
+            n_gold = len(hit[0]) if hit else 0
+            n_pred = len(hit)
+            if one_to_one:
+                n_pred = n_gold = min(n_pred, n_gold)
+        elif one_to_one:
+            n_pred = n_gold = sum(maximum_matching(hit))
+        else:
+            n_pred = len(hit)
+            n_gold = len(set().union(*hit))
+        matched_predictions.append(n_pred)
+        matched_gold.append(n_gold)
+    return matched_predictions, matched_gold

@@ -1,0 +1,371 @@
+"""Keyword preparation (SPEC section 1): validation, normalization, de-duplication.
+
+A corpus is prepared once into integer ids: every distinct normalized keyword gets one id
+in a vocabulary shared by predictions and references, so exact matching is id equality and
+every later step (match relations, embeddings, sentiment) runs once per distinct string.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+
+Normalizer = Callable[[str], str]
+NormalizeOption = Union[str, Normalizer]
+NORMALIZE_MODES = ("default", "ascii", "none")
+STEMMERS = ("porter",)
+
+
+class _DropPunctuationAndSymbols(dict):
+    """`str.translate` table deleting every character whose Unicode category is P* or S*."""
+
+    def __missing__(self, codepoint: int) -> int | None:
+        value = None if unicodedata.category(chr(codepoint))[0] in "PS" else codepoint
+        self[codepoint] = value
+        return value
+
+
+_DROP_PUNCTUATION_AND_SYMBOLS = _DropPunctuationAndSymbols()
+_NON_ASCII_ALNUM = re.compile(r"[^a-zA-Z0-9\s]")
+
+
+def _normalize_default(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_DROP_PUNCTUATION_AND_SYMBOLS)
+    return " ".join(text.split())
+
+
+def _normalize_ascii(text: str) -> str:
+    return _NON_ASCII_ALNUM.sub("", text.lower()).strip()
+
+
+def _normalize_none(text: str) -> str:
+    return text.strip()
+
+
+_NORMALIZERS: dict[str, Normalizer] = {
+    "default": _normalize_default,
+    "ascii": _normalize_ascii,
+    "none": _normalize_none,
+}
+
+
+def _porter_stem_tokens() -> Normalizer:
+    try:
+        from nltk.stem.porter import PorterStemmer
+    except ImportError as error:
+        raise ImportError(
+            "stemmer='porter' needs NLTK: pip install 'opinion-metrics[stem]' (or pip install nltk)"
+        ) from error
+    stem = PorterStemmer().stem
+    return lambda text: " ".join(stem(token, to_lowercase=False) for token in text.split())
+
+
+def make_normalizer(normalize: NormalizeOption = "default", stemmer: str | None = None) -> Normalizer:
+    """Return the `str -> str` function that SPEC section 1 applies to every keyword.
+
+    Args:
+        normalize: "default" (NFKC, casefold, punctuation and symbols removed, white space
+            collapsed), "ascii" (the seed notebooks' `normalize_kw`), "none" (only stripped),
+            or any callable `str -> str`.
+        stemmer: None or "porter" (each white-space token stemmed after normalization).
+    """
+    if callable(normalize):
+        base = normalize
+    elif isinstance(normalize, str) and normalize in _NORMALIZERS:
+        base = _NORMALIZERS[normalize]
+    else:
+        raise ValueError(f"normalize must be one of {NORMALIZE_MODES} or a callable str -> str, got {normalize!r}")
+    if stemmer is None:
+        return base
+    if stemmer not in STEMMERS:
+        raise ValueError(f"stemmer must be None or one of {STEMMERS}, got {stemmer!r}")
+    stem = _porter_stem_tokens()
+    return lambda text: stem(base(text))
+
+
+def normalize_keyword(keyword: str, normalize: NormalizeOption = "default", stemmer: str | None = None) -> str:
+    """Normalize one keyword as SPEC section 1 does (see `make_normalizer`)."""
+    if not isinstance(keyword, str):
+        raise ValueError(f"keyword must be a str, got {type(keyword).__name__} {keyword!r}")
+    return make_normalizer(normalize, stemmer)(keyword)
+
+
+def describe(value: Any, limit: int = 60) -> str:
+    """Short `type value` description of a bad input for error messages."""
+    text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def check_keyword_list(value: Any, side: str, index: int) -> Sequence[Any]:
+    """Check that one example's entry is a list of keywords (not a bare string, not None)."""
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        return value.tolist()
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ValueError(f"{side}: example {index} must be a list of keywords (str), got {describe(value)}")
+    return value
+
+
+def check_corpus(value: Any, side: str) -> Sequence[Any]:
+    """Check that a corpus-level input is a non-string sequence and return it."""
+    if isinstance(value, np.ndarray):
+        return list(value)
+    if value is None or isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
+        raise ValueError(f"{side} must be a list with one entry per example, got {describe(value)}")
+    return value
+
+
+def check_same_length(**corpora: Sequence[Any]) -> int:
+    """Check that all corpus-level inputs have one entry per example; return that count."""
+    lengths = {name: len(corpus) for name, corpus in corpora.items()}
+    if len(set(lengths.values())) > 1:
+        described = ", ".join(f"{name} has {n}" for name, n in lengths.items())
+        raise ValueError(f"inputs must have one entry per example, but {described}")
+    n = next(iter(lengths.values()))
+    if n == 0:
+        raise ValueError("cannot evaluate an empty corpus (0 examples)")
+    return n
+
+
+def check_score(value: Any, side: str, index: int, position: int, keyword: Any, clip: bool) -> float:
+    """Validate one score (finite, in [0, 1] unless clipped) and return it as a float."""
+    where = f"{side}: example {index}, keyword {position} ({keyword!r})"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{where}: score must be a number in [0, 1], got {describe(value)}")
+    score = float(value)
+    if not math.isfinite(score):
+        raise ValueError(f"{where}: score must be finite, got {score!r}")
+    if 0.0 <= score <= 1.0:
+        return score
+    if clip:
+        return min(max(score, 0.0), 1.0)
+    raise ValueError(
+        f"{where}: score {score!r} is outside [0, 1]; pass clip_scores=True to clip scores "
+        "such as negative cosine similarities into [0, 1]"
+    )
+
+
+class Vocabulary:
+    """Interns normalized keywords to ids; `strings[id]` is the normalized keyword."""
+
+    def __init__(self, normalizer: Normalizer) -> None:
+        self._normalizer = normalizer
+        self._raw_to_id: dict[str, int] = {}
+        self._normalized_to_id: dict[str, int] = {}
+        self.strings: list[str] = []
+        self.known_id = self._raw_to_id.get  # id of an already seen raw keyword, else None
+
+    def intern(self, raw: Any) -> int | None:
+        """Id of a keyword's normalized form; -1 when that is empty; None if not a str."""
+        keyword_id = self._raw_to_id.get(raw) if isinstance(raw, str) else None
+        if keyword_id is None and isinstance(raw, str):
+            normalized = self._normalizer(raw)
+            if not isinstance(normalized, str):
+                raise ValueError(f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str")
+            if not normalized:
+                keyword_id = -1
+            else:
+                keyword_id = self._normalized_to_id.setdefault(normalized, len(self.strings))
+                if keyword_id == len(self.strings):
+                    self.strings.append(normalized)
+            self._raw_to_id[raw] = keyword_id
+        return keyword_id
+
+
+@dataclass(frozen=True)
+class PreparedSide:
+    """One side (predictions or references) of a prepared corpus.
+
+    `ids[i]` holds example i's keyword ids (empty and duplicate keywords dropped, order
+    kept), `scores[i]` their scores (or None), `originals[i]` the kept keywords as given,
+    stripped (only when asked for: sentiment reads them).
+    """
+
+    ids: list[tuple[int, ...]]
+    scores: list[tuple[float, ...]] | None = None
+    originals: list[tuple[str, ...]] | None = None
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.fromiter(map(len, self.ids), dtype=np.int64, count=len(self.ids))
+
+
+def _scores_fast_path(raw_scores: Sequence[Any]) -> tuple[float, ...] | None:
+    """The scores as a tuple when all are floats in [0, 1] (the common case), else None."""
+    if not all(type(score) is float for score in raw_scores) or not math.isfinite(sum(raw_scores)):
+        return None
+    if raw_scores and (min(raw_scores) < 0.0 or max(raw_scores) > 1.0):
+        return None
+    return tuple(raw_scores)
+
+
+def prepare_side(
+    lists: Sequence[Any],
+    vocabulary: Vocabulary,
+    side: str,
+    scores: Sequence[Any] | None = None,
+    clip_scores: bool = False,
+    keep_originals: bool = False,
+    reuse_lists: bool = False,
+) -> PreparedSide:
+    """Validate and prepare one side of a corpus (SPEC section 1).
+
+    With `reuse_lists` (for references: the same gold list broadcast to every review), a
+    list given more than once is prepared once (cached by identity and by content).
+    """
+    all_ids: list[tuple[int, ...]] = []
+    all_scores: list[tuple[float, ...]] | None = None if scores is None else []
+    all_originals: list[tuple[str, ...]] | None = [] if keep_originals else None
+    # Lists cached by identity stay referenced (`alive`) so that their ids are not reused.
+    alive: list[Any] = []
+    by_identity: dict[int, tuple[tuple[int, ...], tuple[str, ...]]] = {}
+    by_content: dict[tuple[Any, ...], tuple[tuple[int, ...], tuple[str, ...]]] = {}
+    known = vocabulary.known_id
+    intern = vocabulary.intern
+    for index, raw_list in enumerate(lists):
+        key = None
+        if reuse_lists:
+            cached = by_identity.get(id(raw_list))
+            if cached is None and type(raw_list) in (list, tuple):
+                key = tuple(raw_list)
+                try:
+                    cached = by_content.get(key)
+                except TypeError:  # unhashable element: reported by the full check below
+                    key = None
+            if cached is not None:
+                all_ids.append(cached[0])
+                if all_originals is not None:
+                    all_originals.append(cached[1])
+                continue
+        if type(raw_list) is not list:
+            raw_list = check_keyword_list(raw_list, side, index)
+        raw_scores = None
+        if scores is not None:
+            raw_scores = check_keyword_list(scores[index], f"{side} scores", index)
+            if len(raw_scores) != len(raw_list):
+                raise ValueError(f"{side}: example {index} has {len(raw_list)} keywords but {len(raw_scores)} scores")
+        try:
+            ids = [known(raw) for raw in raw_list]
+        except TypeError:  # unhashable keyword: reported below
+            ids = [None]
+        else:
+            if None in ids:  # new keywords, or not strings (reported below)
+                ids = [intern(raw) if i is None else i for i, raw in zip(ids, raw_list)]
+        kept_scores = None if raw_scores is None else _scores_fast_path(raw_scores)
+        fast = (
+            None not in ids
+            and -1 not in ids
+            and len(set(ids)) == len(ids)
+            and (raw_scores is None or kept_scores is not None)
+        )
+        if fast:
+            ids = tuple(ids)
+            originals = tuple(raw.strip() for raw in raw_list) if keep_originals else ()
+        else:
+            ids, kept_scores, originals = _prepare_list(raw_list, raw_scores, vocabulary, side, index, clip_scores)
+        all_ids.append(ids)
+        if all_originals is not None:
+            all_originals.append(originals)
+        if all_scores is not None:
+            all_scores.append(kept_scores)
+        elif key is not None:
+            by_identity[id(raw_list)] = by_content[key] = (ids, originals)
+            alive.append(raw_list)
+    return PreparedSide(all_ids, all_scores, all_originals)
+
+
+def _prepare_list(
+    raw_list: Sequence[Any],
+    raw_scores: Sequence[Any] | None,
+    vocabulary: Vocabulary,
+    side: str,
+    index: int,
+    clip_scores: bool,
+) -> tuple[tuple[int, ...], tuple[float, ...] | None, tuple[str, ...]]:
+    """Check every keyword (and score) of one example; drop empty and duplicate keywords."""
+    ids: list[int] = []
+    originals: list[str] = []
+    kept_scores: list[float] = []
+    seen: set[int] = set()
+    for position, raw in enumerate(raw_list):
+        if not isinstance(raw, str):
+            raise ValueError(f"{side}: example {index}, keyword {position} must be a str, got {describe(raw)}")
+        score = None
+        if raw_scores is not None:
+            score = check_score(raw_scores[position], "scores", index, position, raw, clip_scores)
+        keyword_id = vocabulary.intern(raw)
+        if keyword_id < 0 or keyword_id in seen:
+            continue
+        seen.add(keyword_id)
+        ids.append(keyword_id)
+        originals.append(raw.strip())
+        if score is not None:
+            kept_scores.append(score)
+    return tuple(ids), None if raw_scores is None else tuple(kept_scores), tuple(originals)
+
+
+@dataclass(frozen=True)
+class PreparedCorpus:
+    """Predictions and references prepared against one shared vocabulary."""
+
+    strings: list[str]
+    predictions: PreparedSide
+    references: PreparedSide
+
+    def __len__(self) -> int:
+        return len(self.predictions.ids)
+
+
+def prepare_corpus(
+    predictions: Sequence[Any],
+    references: Sequence[Any],
+    *,
+    scores: Sequence[Any] | None = None,
+    normalize: NormalizeOption = "default",
+    stemmer: str | None = None,
+    clip_scores: bool = False,
+    keep_originals: bool = False,
+) -> PreparedCorpus:
+    """Validate and prepare a corpus: one list of predicted and one of gold keywords per example."""
+    predictions = check_corpus(predictions, "predictions")
+    references = check_corpus(references, "references")
+    inputs = {"predictions": predictions, "references": references}
+    if scores is not None:
+        inputs["scores"] = scores = check_corpus(scores, "scores")
+    check_same_length(**inputs)
+    vocabulary = Vocabulary(make_normalizer(normalize, stemmer))
+    prepared_predictions = prepare_side(predictions, vocabulary, "predictions", scores, clip_scores, keep_originals)
+    prepared_references = prepare_side(
+        references, vocabulary, "references", keep_originals=keep_originals, reuse_lists=True
+    )
+    return PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
+
+
+def cutoff_lengths(corpus: PreparedCorpus, top_k: int | str | None) -> list[int | None]:
+    """How many leading predictions each example keeps: all (None), `top_k` (int), or as
+    many as it has gold keywords ("O"). `top_k` must have passed `averaging.check_top_k`."""
+    if top_k == "O":
+        return [len(gold) for gold in corpus.references.ids]
+    return [top_k] * len(corpus)  # type: ignore[list-item]
+
+
+def apply_top_k(corpus: PreparedCorpus, top_k: int | str | None) -> PreparedCorpus:
+    """The corpus with each example's predictions cut as `cutoff_lengths` says."""
+    if top_k is None:
+        return corpus
+    lengths = cutoff_lengths(corpus, top_k)
+
+    def cut(lists: list[tuple[Any, ...]] | None) -> list[tuple[Any, ...]] | None:
+        return None if lists is None else [items[:n] for items, n in zip(lists, lengths)]
+
+    predictions = corpus.predictions
+    cut_predictions = PreparedSide(cut(predictions.ids), cut(predictions.scores), cut(predictions.originals))
+    return PreparedCorpus(corpus.strings, cut_predictions, corpus.references)

@@ -1,0 +1,241 @@
+"""Family 2: score-weighted P/R/F1, graded nDCG@k and MAP@k (SPEC section 4)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .averaging import (
+    TopK,
+    check_average,
+    check_flag,
+    check_positive_int,
+    check_top_k,
+    check_zero_division,
+    mean_or,
+    prf,
+)
+from .matching import check_match, corpus_neighbors, maximum_matching
+from .preparation import NormalizeOption, cutoff_lengths, prepare_corpus
+
+RELEVANCES = ("graded", "binary")
+WEIGHTED_NAMES = ("weighted_precision", "weighted_recall", "weighted_f1")
+
+
+def check_relevance(relevance: str) -> str:
+    if relevance not in RELEVANCES:
+        raise ValueError(f"relevance must be one of {RELEVANCES}, got {relevance!r}")
+    return relevance
+
+
+def _discounts(n: int) -> list[float]:
+    """`1 / log2(i + 2)` for i < n: the rank discount, and the graded relevance of gold position i."""
+    return [1.0 / math.log2(i + 2) for i in range(n)]
+
+
+def ranking_scores(
+    neighbors: Sequence[Sequence[Sequence[int]]],
+    n_gold: Sequence[int],
+    k: int,
+    relevance: str,
+) -> tuple[list[float | None], list[float | None]]:
+    """Per example nDCG@k and AP@k (None for examples without gold keywords).
+
+    Walking the first k predictions by rank, each claims the earliest-position gold
+    keyword it matches that no earlier prediction claimed (SPEC section 4).
+    """
+    discount = _discounts(max(k, max(n_gold, default=0)))
+    gain_of = discount if relevance == "graded" else [1.0] * len(discount)
+    ideal = np.cumsum([gain_of[j] * discount[j] for j in range(k)]).tolist()
+    ndcg: list[float | None] = []
+    average_precision: list[float | None] = []
+    for example, size in zip(neighbors, n_gold):
+        if size == 0:
+            ndcg.append(None)
+            average_precision.append(None)
+            continue
+        claimed: set[int] = set()
+        dcg = 0.0
+        hits = 0
+        precision_sum = 0.0
+        for rank, gold in enumerate(example[:k]):
+            for position in gold:
+                if position not in claimed:
+                    claimed.add(position)
+                    dcg += gain_of[position] * discount[rank]
+                    hits += 1
+                    precision_sum += hits / (rank + 1)
+                    break
+        depth = min(k, size)
+        ndcg.append(dcg / ideal[depth - 1])
+        average_precision.append(precision_sum / depth)
+    return ndcg, average_precision
+
+
+def _weighted_matches(
+    neighbors: Sequence[Sequence[Sequence[int]]],
+    scores: Sequence[Sequence[float]],
+    lengths: Sequence[int | None],
+    one_to_one: bool,
+) -> tuple[list[float], list[float]]:
+    """Per example: (matched score, total score) over the first `lengths[i]` predictions."""
+    matched_scores: list[float] = []
+    totals: list[float] = []
+    for example, example_scores, n in zip(neighbors, scores, lengths):
+        example, example_scores = example[:n], example_scores[:n]
+        totals.append(math.fsum(example_scores))
+        hit = [i for i, gold in enumerate(example) if gold]
+        if one_to_one and len(hit) > 1:
+            order = sorted(range(len(example)), key=lambda i: -example_scores[i])
+            covered = maximum_matching(example, order)
+            hit = [i for i in hit if covered[i]]
+        matched_scores.append(math.fsum(example_scores[i] for i in hit))
+    return matched_scores, totals
+
+
+def weighted_keyword_prf(
+    predictions: Sequence[Sequence[str]],
+    scores: Sequence[Sequence[float]],
+    references: Sequence[Sequence[str]],
+    *,
+    match: str = "substring",
+    normalize: NormalizeOption = "default",
+    stemmer: str | None = None,
+    one_to_one: bool = True,
+    average: str = "macro",
+    top_k: TopK = None,
+    k: int = 5,
+    relevance: str = "graded",
+    clip_scores: bool = False,
+    zero_division: float = 0.0,
+    return_per_example: bool = False,
+) -> dict[str, Any]:
+    """Score-weighted precision / recall / F1, nDCG@k and MAP@k.
+
+    Args:
+        predictions: per example, the predicted keywords in rank order.
+        scores: per example, one confidence in [0, 1] per predicted keyword.
+        references: per example, the gold keywords (most important first).
+        match, normalize, stemmer, average, zero_division: as in `keyword_prf`.
+        one_to_one: matched score from a maximum-weight one-to-one matching (default),
+            or the scores of all predictions that match some gold keyword.
+        top_k: cut-off for the weighted P/R/F1 (None or "M", an int, or "O").
+        k: the rank cut-off of nDCG and MAP (default 5).
+        relevance: "graded" (gold position j weighs 1 / log2(j + 2)) or "binary".
+        clip_scores: clip finite scores into [0, 1] instead of raising.
+        return_per_example: also return `per_example` (nDCG / MAP are None for
+            examples without gold keywords).
+
+    Returns:
+        `weighted_precision`, `weighted_recall`, `weighted_f1`, `ndcg@{k}`, `map@{k}`:
+        floats in [0, 1]. nDCG and MAP average over examples with gold keywords.
+
+    Example:
+        >>> result = weighted_keyword_prf(
+        ...     [["scam", "family", "poverty", "cinematography", "fraud"]],
+        ...     [[0.9, 0.8, 0.7, 0.6, 0.5]],
+        ...     [["fraud", "poverty", "scam"]],
+        ... )
+        >>> round(result["ndcg@5"], 4)
+        0.7295
+    """
+    check_match(match)
+    one_to_one = check_flag(one_to_one, "one_to_one")
+    check_average(average)
+    top_k = check_top_k(top_k)
+    k = check_positive_int(k, "k")
+    check_relevance(relevance)
+    clip_scores = check_flag(clip_scores, "clip_scores")
+    zero_division = check_zero_division(zero_division)
+    return_per_example = check_flag(return_per_example, "return_per_example")
+    if scores is None:
+        raise ValueError("scores must be given: one list of scores per example")
+    corpus = prepare_corpus(
+        predictions, references, scores=scores, normalize=normalize, stemmer=stemmer, clip_scores=clip_scores
+    )
+    neighbors = corpus_neighbors(corpus, match)
+    n_gold = corpus.references.sizes
+    lengths = cutoff_lengths(corpus, top_k)
+    matched, totals = _weighted_matches(neighbors, corpus.predictions.scores, lengths, one_to_one)
+    result = prf(
+        np.asarray(matched),
+        np.asarray(totals),
+        np.asarray(matched),
+        n_gold,
+        average=average,
+        zero_division=zero_division,
+        names=WEIGHTED_NAMES,
+        return_per_example=return_per_example,
+    )
+    ndcg, average_precision = ranking_scores(neighbors, n_gold.tolist(), k, relevance)
+    per_example = result.pop("per_example", None)
+    result[f"ndcg@{k}"] = mean_or([v for v in ndcg if v is not None], zero_division)
+    result[f"map@{k}"] = mean_or([v for v in average_precision if v is not None], zero_division)
+    if per_example is not None:
+        per_example[f"ndcg@{k}"] = ndcg
+        per_example[f"map@{k}"] = average_precision
+        result["per_example"] = per_example
+    return result
+
+
+def _ranking(
+    predictions: Sequence[Sequence[str]],
+    references: Sequence[Sequence[str]],
+    k: int,
+    relevance: str,
+    match: str,
+    normalize: NormalizeOption,
+    stemmer: str | None,
+) -> tuple[list[float | None], list[float | None]]:
+    check_match(match)
+    k = check_positive_int(k, "k")
+    check_relevance(relevance)
+    corpus = prepare_corpus(predictions, references, normalize=normalize, stemmer=stemmer)
+    return ranking_scores(corpus_neighbors(corpus, match), corpus.references.sizes.tolist(), k, relevance)
+
+
+def ndcg_at_k(
+    predictions: Sequence[Sequence[str]],
+    references: Sequence[Sequence[str]],
+    *,
+    k: int = 5,
+    relevance: str = "graded",
+    match: str = "substring",
+    normalize: NormalizeOption = "default",
+    stemmer: str | None = None,
+    zero_division: float = 0.0,
+) -> float:
+    """Mean nDCG@k over examples with gold keywords (`zero_division` if there are none).
+
+    Example:
+        >>> round(ndcg_at_k([["scam", "family", "poverty", "cinematography", "fraud"]],
+        ...                 [["fraud", "poverty", "scam"]]), 4)
+        0.7295
+    """
+    zero_division = check_zero_division(zero_division)
+    ndcg, _ = _ranking(predictions, references, k, relevance, match, normalize, stemmer)
+    return mean_or([v for v in ndcg if v is not None], zero_division)
+
+
+def map_at_k(
+    predictions: Sequence[Sequence[str]],
+    references: Sequence[Sequence[str]],
+    *,
+    k: int = 5,
+    match: str = "substring",
+    normalize: NormalizeOption = "default",
+    stemmer: str | None = None,
+    zero_division: float = 0.0,
+) -> float:
+    """Mean AP@k (binary relevance, SPEC section 4) over examples with gold keywords.
+
+    Example:
+        >>> map_at_k([["scam", "family", "poverty"]], [["fraud", "poverty", "scam"]], k=3)
+        0.5555555555555555
+    """
+    zero_division = check_zero_division(zero_division)
+    _, average_precision = _ranking(predictions, references, k, "binary", match, normalize, stemmer)
+    return mean_or([v for v in average_precision if v is not None], zero_division)
