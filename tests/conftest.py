@@ -1,0 +1,48 @@
+"""Shared fixtures: the real data under ../shared/data (read in place, never copied)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("OPINION_METRICS_SHARED", REPO.parent / "shared"))
+MOVIE_REVIEWS = SHARED / "data" / "movie_reviews"
+TOURISM_REVIEWS = SHARED / "data" / "tourism_reviews_vi" / "train.csv"
+MODELS = ("base", "reranker", "sentiment", "metadata")
+
+
+def require_shared(path: Path) -> Path:
+    """Skip when the shared data is absent on a developer's machine; fail in CI."""
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"shared data missing in CI: {path}")
+        pytest.skip(f"shared data not found at {path} (set OPINION_METRICS_SHARED)")
+    return path
+
+
+def load_movie_reviews() -> list[dict]:
+    """Every review of every movie, with its movie's gold keywords under "gold"."""
+    directory = require_shared(MOVIE_REVIEWS)
+    gold = {}
+    with open(directory / "ground_truth.jsonl", encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            gold[record["movie"]] = record["keywords"]
+    reviews = []
+    for path in sorted(directory.glob("*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as lines:
+            for line in lines:
+                review = json.loads(line)
+                review["gold"] = gold[review["movie"]]
+                reviews.append(review)
+    return reviews
+
+
+@pytest.fixture(scope="session")
+def movie_reviews() -> list[dict]:
+    return load_movie_reviews()

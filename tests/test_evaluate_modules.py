@@ -1,0 +1,163 @@
+"""The evaluate modules: loading by path offline, every input route, doctests, bad rows."""
+
+import doctest
+import importlib
+import os
+import sys
+
+import pytest
+
+evaluate = pytest.importorskip("evaluate")
+datasets = pytest.importorskip("datasets")
+
+from conftest import REPO  # noqa: E402
+
+from opinion_metrics import keyword_prf, weighted_keyword_prf  # noqa: E402
+
+os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+
+PREDICTIONS = [["social satire", "dark comedy", "pizza"], [], ["space opera", "Jedi!"]]
+SCORES = [[0.9, 0.5, 0.1], [], [0.7, 0.6]]
+REFERENCES = [["satire", "class struggle", "comedy"], ["family"], ["jedi", "space opera", "droid"]]
+
+
+@pytest.fixture(scope="module")
+def keyword_module():
+    return evaluate.load(str(REPO / "metrics" / "keyword_prf"))
+
+
+@pytest.fixture(scope="module")
+def weighted_module():
+    return evaluate.load(str(REPO / "metrics" / "weighted_keyword_prf"))
+
+
+OPTIONS = [
+    {},
+    {"match": "exact", "average": "micro"},
+    {"match": "token", "one_to_one": False, "top_k": 1},
+    {"top_k": "O", "zero_division": 1.0, "normalize": "ascii"},
+    {"stemmer": "porter", "return_per_example": True},
+]
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+def test_keyword_module_equals_library(keyword_module, options):
+    expected = keyword_prf(PREDICTIONS, REFERENCES, **options)
+    assert keyword_module.compute(predictions=PREDICTIONS, references=REFERENCES, **options) == expected
+    keyword_module.add_batch(predictions=PREDICTIONS[:2], references=REFERENCES[:2])
+    keyword_module.add(prediction=PREDICTIONS[2], reference=REFERENCES[2])
+    assert keyword_module.compute(**options) == expected
+
+
+@pytest.mark.parametrize("options", [{}, {"relevance": "binary", "k": 2}, {"one_to_one": False, "average": "micro"}])
+def test_weighted_module_equals_library(weighted_module, options):
+    expected = weighted_keyword_prf(PREDICTIONS, SCORES, REFERENCES, **options)
+    assert weighted_module.compute(predictions=PREDICTIONS, scores=SCORES, references=REFERENCES, **options) == expected
+    weighted_module.add_batch(predictions=PREDICTIONS[:1], scores=SCORES[:1], references=REFERENCES[:1])
+    weighted_module.add_batch(predictions=PREDICTIONS[1:], scores=SCORES[1:], references=REFERENCES[1:])
+    assert weighted_module.compute(**options) == expected
+
+
+def test_outputs_are_plain_python_floats(keyword_module, weighted_module):
+    results = [
+        keyword_module.compute(predictions=PREDICTIONS, references=REFERENCES),
+        weighted_module.compute(predictions=PREDICTIONS, scores=SCORES, references=REFERENCES),
+    ]
+    for result in results:
+        assert all(type(value) is float for value in result.values())
+
+
+def test_datasets_columns_are_passed_directly(keyword_module, weighted_module):
+    table = datasets.Dataset.from_dict({"keywords": PREDICTIONS, "scores": SCORES, "gold": REFERENCES})
+    assert keyword_module.compute(predictions=table["keywords"], references=table["gold"]) == keyword_prf(
+        PREDICTIONS, REFERENCES
+    )
+    for batch in table.iter(batch_size=2):
+        weighted_module.add_batch(predictions=batch["keywords"], scores=batch["scores"], references=batch["gold"])
+    assert weighted_module.compute() == weighted_keyword_prf(PREDICTIONS, SCORES, REFERENCES)
+
+
+def test_combine(keyword_module):
+    combined = evaluate.combine([keyword_module])
+    assert combined.compute(predictions=PREDICTIONS, references=REFERENCES) == keyword_prf(PREDICTIONS, REFERENCES)
+
+
+def test_a_gold_list_repeated_for_every_review_round_trips(keyword_module):
+    gold = ["jedi", "empire", "droid"]
+    predictions = [["jedi"], ["sith"], ["droid", "empire"]] * 50
+    keyword_module.add_batch(predictions=predictions, references=[gold] * len(predictions))
+    keyword_module.add_batch(predictions=[["x"]], references=[["x", "y"]])
+    expected = keyword_prf(predictions + [["x"]], [gold] * len(predictions) + [["x", "y"]], return_per_example=True)
+    assert keyword_module.compute(return_per_example=True) == expected
+
+
+@pytest.mark.parametrize("route", ["compute", "add_batch"])
+def test_a_bad_later_row_is_an_error_not_a_silent_cast(keyword_module, route):
+    # evaluate alone checks only the first row and would turn [1, 2] into ["1", "2"].
+    predictions, references = [["a"], ["b"], [1, 2]], [["a"], ["b"], ["c"]]
+    with pytest.raises(ValueError, match=r"predictions: example 2, keyword 0 must be a str, got int 1"):
+        getattr(keyword_module, route)(predictions=predictions, references=references)
+
+
+def test_error_indices_count_across_batches(weighted_module):
+    weighted_module.add_batch(predictions=[["a"], ["b"]], scores=[[0.5], [0.5]], references=[["a"], ["b"]])
+    with pytest.raises(ValueError, match=r"scores: example 3, score 0 must be a finite number, got float nan"):
+        weighted_module.add_batch(predictions=[["a"], ["b"]], scores=[[0.5], [float("nan")]], references=[["a"], ["b"]])
+    weighted_module.compute()  # releases the cache; the valid rows still compute
+
+
+def test_an_empty_first_row_still_gives_the_right_result(keyword_module, weighted_module):
+    predictions, references = [[], ["a", "b"]], [[], ["a"]]
+    expected = keyword_prf(predictions, references)
+    assert keyword_module.compute(predictions=predictions, references=references) == expected
+    keyword_module.add_batch(predictions=predictions, references=references)
+    assert keyword_module.compute() == expected
+    weighted_module.add_batch(predictions=predictions, scores=[[], [0.5, 0.5]], references=references)
+    assert weighted_module.compute() == weighted_keyword_prf(predictions, [[], [0.5, 0.5]], references)
+
+
+def test_length_mismatch_and_missing_inputs(keyword_module, weighted_module):
+    with pytest.raises(ValueError, match="one entry per example"):
+        keyword_module.add_batch(predictions=[["a"]], references=[["a"], ["b"]])
+    with pytest.raises(ValueError, match=r"missing inputs \['scores'\]"):
+        weighted_module.compute(predictions=[["a"]], references=[["a"]])
+    with pytest.raises(ValueError, match=r"scores: example 0 has 2 predictions but 1 scores"):
+        weighted_module.add_batch(predictions=[["a", "b"]], scores=[[0.5]], references=[["a"]])
+
+
+@pytest.mark.parametrize("name", ["keyword_prf", "weighted_keyword_prf"])
+def test_kwargs_description_examples_run_as_doctests(name, monkeypatch):
+    monkeypatch.chdir(REPO)  # the examples load "metrics/<name>" by path
+    monkeypatch.syspath_prepend(str(REPO / "metrics" / name))
+    module = importlib.import_module(name)
+    test = doctest.DocTestParser().get_doctest(
+        module._KWARGS_DESCRIPTION, {"evaluate": evaluate}, name, module.__file__, 0
+    )
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test, out=sys.stdout.write)
+    assert test.examples and runner.failures == 0
+    sys.modules.pop(name, None)
+
+
+CARD_MODULES = {"keyword_prf": "keyword_prf", "weighted_keyword_prf": "weighted"}
+
+
+@pytest.mark.parametrize("name", sorted(CARD_MODULES))
+def test_metric_card_examples_are_true(name, keyword_module, weighted_module):
+    card = (REPO / "metrics" / name / "README.md").read_text(encoding="utf-8")
+    blocks = [block.split("```", 1)[0] for block in card.split("```python")[1:]]
+    examples = "\n".join(block for block in blocks if ">>>" in block)
+    modules = {"keyword_prf": keyword_module, "weighted": weighted_module}
+    test = doctest.DocTestParser().get_doctest(
+        examples, {CARD_MODULES[name]: modules[CARD_MODULES[name]]}, name, None, 0
+    )
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test, out=sys.stdout.write)
+    assert test.examples and runner.failures == 0
+
+
+def test_metric_cards_list_every_deviation_of_the_spec():
+    for name in CARD_MODULES:
+        card = (REPO / "metrics" / name / "README.md").read_text(encoding="utf-8")
+        assert "## Deviations from the source notebooks" in card
+        assert all(f"\n{i}. " in card for i in range(1, 8)), name
