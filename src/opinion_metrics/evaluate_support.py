@@ -21,6 +21,7 @@ from .preparation import check_corpus, check_keyword_list, describe
 
 KEYWORDS = "keywords"
 SCORES = "scores"
+RATINGS = "ratings"
 
 
 def _check_keyword_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
@@ -52,6 +53,30 @@ def _check_score_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
                 )
         checked.append(row)
     return checked
+
+
+def _check_rating_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
+    """Check that every row of a rating column holds integer-valued numbers (the range and
+    the row length depend on compute options and are checked there)."""
+    checked = []
+    for index, row in enumerate(rows):
+        row = check_keyword_list(row, name, offset + index)
+        for position, value in enumerate(row):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, numbers.Real)
+                or not math.isfinite(value)
+                or not float(value).is_integer()
+            ):
+                raise ValueError(
+                    f"{name}: example {offset + index}, aspect {position}: rating must be an integer, "
+                    f"got {describe(value)}"
+                )
+        checked.append([int(value) for value in row])
+    return checked
+
+
+_CHECKS = {KEYWORDS: _check_keyword_rows, SCORES: _check_score_rows, RATINGS: _check_rating_rows}
 
 
 def _string_buffers(values: Any) -> tuple[np.ndarray, memoryview]:
@@ -147,10 +172,8 @@ class CheckedArrowInputs:
             self._examples_added = 0
         offset = self._examples_added
         for name, kind in self.input_kinds.items():
-            if kind == KEYWORDS:
-                columns[name] = _check_keyword_rows(columns[name], name, offset)
-            else:
-                columns[name] = _check_score_rows(columns[name], name, offset)
+            columns[name] = _CHECKS[kind](columns[name], name, offset)
+            if kind == SCORES:
                 for index, (keywords, scores) in enumerate(zip(columns["predictions"], columns[name])):
                     if len(keywords) != len(scores):
                         raise ValueError(
@@ -211,3 +234,17 @@ def arrow_to_lists(column: Any, share_duplicates: bool = False) -> list[Any]:
         out.append(row)
         previous = (row_lengths, row_data)
     return out
+
+
+def arrow_to_ratings(column: Any) -> Any:
+    """An (examples x aspects) int array from an Arrow list column whose rows all have the
+    same length; otherwise Python lists (the metric then names the odd row)."""
+    import pyarrow as pa
+
+    if not isinstance(column, (pa.Array, pa.ChunkedArray)):
+        return column
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    lengths = np.diff(np.asarray(array.offsets))
+    if array.null_count or len(array) == 0 or (lengths != lengths[0]).any():
+        return array.to_pylist()
+    return np.asarray(array.flatten()).reshape(len(array), int(lengths[0]))

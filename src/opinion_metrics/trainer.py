@@ -1,0 +1,158 @@
+"""`compute_metrics` factories for `transformers.Trainer` and `Seq2SeqTrainer`.
+
+Model outputs become metric inputs here, explicitly (argmax, rounding, decoding), never
+silently inside a metric. Nothing here imports transformers: the factories take what
+Trainer passes (an `EvalPrediction` or a `(predictions, label_ids)` tuple).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .aspects import DEFAULT_ASPECTS, aspect_sentiment_score, check_aspects, check_rating_range
+from .keyword_prf import keyword_prf
+from .weighted_keyword_prf import map_at_k, ndcg_at_k
+
+IGNORE_INDEX = -100  # what transformers puts in labels (and pads predictions with)
+ASPECT_OUTPUTS = ("logits", "regression")
+KEYPHRASE_METRICS = ("keyword_prf", "ndcg", "map")
+
+
+def _unpack(eval_prediction: Any) -> tuple[Any, Any]:
+    predictions, labels = (
+        (eval_prediction.predictions, eval_prediction.label_ids)
+        if hasattr(eval_prediction, "label_ids")
+        else eval_prediction
+    )
+    if isinstance(predictions, (tuple, list)) and not isinstance(predictions, np.ndarray):
+        predictions = predictions[0]  # models that also return hidden states
+    return np.asarray(predictions), np.asarray(labels)
+
+
+def ratings_from_logits(logits: Any) -> np.ndarray:
+    """Ratings from classification logits of shape (examples, aspects, classes): the argmax
+    class per aspect, class 0 meaning absent and class r the rating r."""
+    logits = np.asarray(logits)
+    if logits.ndim != 3:
+        raise ValueError(f"logits must have shape (examples, aspects, classes), got shape {logits.shape}")
+    return logits.argmax(axis=-1)
+
+
+def ratings_from_regression(outputs: Any, *, min_rating: int = 1, max_rating: int = 5) -> np.ndarray:
+    """Ratings from regression outputs of shape (examples, aspects): rounded to the nearest
+    integer, clipped to [0, max_rating]; a value that rounds into (0, min_rating) becomes
+    min_rating (present, lowest rating)."""
+    min_rating, max_rating = check_rating_range(min_rating, max_rating)
+    outputs = np.asarray(outputs, dtype=np.float64)
+    if outputs.ndim != 2:
+        raise ValueError(f"regression outputs must have shape (examples, aspects), got shape {outputs.shape}")
+    if not np.isfinite(outputs).all():
+        index, aspect = map(int, np.argwhere(~np.isfinite(outputs))[0])
+        raise ValueError(f"regression outputs: example {index}, aspect {aspect} is {outputs[index, aspect]}")
+    ratings = np.clip(np.rint(outputs), 0, max_rating).astype(np.int64)
+    ratings[(ratings > 0) & (ratings < min_rating)] = min_rating
+    return ratings
+
+
+def aspect_compute_metrics(
+    *,
+    outputs: str = "logits",
+    aspects: Sequence[str] = DEFAULT_ASPECTS,
+    min_rating: int = 1,
+    max_rating: int = 5,
+    zero_division: float = 1.0,
+) -> Callable[[Any], dict[str, float]]:
+    """A Trainer `compute_metrics` for aspect rating models.
+
+    Args:
+        outputs: "logits" (shape (n, aspects, classes), argmax; class 0 = absent) or
+            "regression" (shape (n, aspects), rounded and clipped).
+        aspects, min_rating, max_rating, zero_division: as in `aspect_sentiment_score`.
+
+    Returns:
+        A function of Trainer's `EvalPrediction` returning the flat dict Trainer logs:
+        `score`, `f1_<aspect>`, `r2_<aspect>`, `score_<aspect>`.
+
+    Example:
+        >>> compute_metrics = aspect_compute_metrics(outputs="regression", aspects=["food", "hotel"])
+        >>> compute_metrics((np.array([[0.2, 3.6], [4.9, 0.4]]), np.array([[0, 4], [5, 0]])))["score"]
+        1.0
+    """
+    if outputs not in ASPECT_OUTPUTS:
+        raise ValueError(f"outputs must be one of {ASPECT_OUTPUTS}, got {outputs!r}")
+    aspects = check_aspects(aspects)
+    min_rating, max_rating = check_rating_range(min_rating, max_rating)
+
+    def compute_metrics(eval_prediction: Any) -> dict[str, float]:
+        predictions, labels = _unpack(eval_prediction)
+        if outputs == "logits":
+            ratings = ratings_from_logits(predictions)
+        else:
+            ratings = ratings_from_regression(predictions, min_rating=min_rating, max_rating=max_rating)
+        return aspect_sentiment_score(
+            ratings,
+            labels,
+            aspects=aspects,
+            min_rating=min_rating,
+            max_rating=max_rating,
+            zero_division=zero_division,
+        )
+
+    return compute_metrics
+
+
+def split_keyphrases(text: str, separator: str = ";") -> list[str]:
+    """Keyphrases of a generated string: split on `separator`, stripped, empty ones dropped."""
+    return [phrase.strip() for phrase in text.split(separator) if phrase.strip()]
+
+
+def keyphrase_compute_metrics(
+    tokenizer: Any,
+    *,
+    separator: str = ";",
+    metrics: Sequence[str] = ("keyword_prf",),
+    k: int = 5,
+    **options: Any,
+) -> Callable[[Any], dict[str, float]]:
+    """A Seq2SeqTrainer `compute_metrics` (with `predict_with_generate=True`) for models that
+    generate keyphrases as one string joined by `separator` ("war; empire; jedi").
+
+    Generated ids and label ids are decoded with `tokenizer` (-100 replaced by the pad
+    token first), split into keyphrases, and scored.
+
+    Args:
+        tokenizer: the model's tokenizer (anything with `batch_decode` and `pad_token_id`).
+        separator: the string between keyphrases in the target text.
+        metrics: any of "keyword_prf" (precision / recall / f1), "ndcg" (`ndcg@{k}`) and
+            "map" (`map@{k}`); generated order is the ranking.
+        k: the rank cut-off of nDCG and MAP.
+        **options: passed to the metrics (match, normalize, stemmer, average, ...).
+    """
+    unknown = [name for name in metrics if name not in KEYPHRASE_METRICS]
+    if unknown or not metrics:
+        raise ValueError(f"metrics must be a non-empty subset of {KEYPHRASE_METRICS}, got {list(metrics)!r}")
+    pad_token_id = getattr(tokenizer, "pad_token_id", None)
+    if pad_token_id is None:
+        raise ValueError("the tokenizer has no pad_token_id: set tokenizer.pad_token before evaluating")
+    ranking_options = {key: options[key] for key in ("match", "normalize", "stemmer") if key in options}
+
+    def decode(ids: np.ndarray) -> list[list[str]]:
+        ids = np.where(ids < 0, pad_token_id, ids)
+        return [split_keyphrases(text, separator) for text in tokenizer.batch_decode(ids, skip_special_tokens=True)]
+
+    def compute_metrics(eval_prediction: Any) -> dict[str, float]:
+        generated, labels = _unpack(eval_prediction)
+        predictions, references = decode(generated), decode(labels)
+        results: dict[str, float] = {}
+        if "keyword_prf" in metrics:
+            results.update(keyword_prf(predictions, references, **options))
+        if "ndcg" in metrics:
+            results[f"ndcg@{k}"] = ndcg_at_k(predictions, references, k=k, **ranking_options)
+        if "map" in metrics:
+            results[f"map@{k}"] = map_at_k(predictions, references, k=k, **ranking_options)
+        return results
+
+    return compute_metrics
