@@ -1,6 +1,7 @@
 """Evaluation metrics for opinion mining on reviews (definitions: SPEC.md)."""
 
 from .annotators import agreement, merge_references
+from .aspects import aspect_sentiment_score
 from .grouping import PooledCorpus, pool_by_group
 from .keyword_prf import keyword_prf
 from .matching import maximum_matching, relation_pairs
@@ -12,6 +13,7 @@ __version__ = "0.1.0"
 __all__ = [
     "PooledCorpus",
     "agreement",
+    "aspect_sentiment_score",
     "keyword_prf",
     "make_normalizer",
     "map_at_k",
