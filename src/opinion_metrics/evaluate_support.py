@@ -19,9 +19,11 @@ import numpy as np
 
 from .preparation import check_corpus, check_keyword_list, describe
 
-KEYWORDS = "keywords"
-SCORES = "scores"
-RATINGS = "ratings"
+KEYWORDS = "keywords"  # list of str per example
+SCORES = "scores"  # list of finite numbers per example (range checked at compute)
+SENTIMENTS = "sentiments"  # like SCORES, or None
+RATINGS = "ratings"  # list of integer-valued numbers per example
+TEXTS = "texts"  # a str or None per example
 
 
 def _check_keyword_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
@@ -76,7 +78,25 @@ def _check_rating_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]
     return checked
 
 
-_CHECKS = {KEYWORDS: _check_keyword_rows, SCORES: _check_score_rows, RATINGS: _check_rating_rows}
+def _check_text_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
+    for index, row in enumerate(rows):
+        if row is not None and not isinstance(row, str):
+            raise ValueError(f"{name}: example {offset + index} must be a str (or None), got {describe(row)}")
+    return list(rows)
+
+
+def _check_optional_score_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
+    checked = _check_score_rows([[] if row is None else row for row in rows], name, offset)
+    return [None if row is None else checked_row for row, checked_row in zip(rows, checked)]
+
+
+_CHECKS = {
+    KEYWORDS: _check_keyword_rows,
+    SCORES: _check_score_rows,
+    SENTIMENTS: _check_optional_score_rows,
+    RATINGS: _check_rating_rows,
+    TEXTS: _check_text_rows,
+}
 
 
 def _string_buffers(values: Any) -> tuple[np.ndarray, memoryview]:
@@ -122,11 +142,14 @@ def _keyword_array(rows: list[Any], arrow_type: Any) -> Any:
 class CheckedArrowInputs:
     """Mixin for `evaluate.Metric` subclasses whose inputs are keyword lists and scores.
 
-    Subclasses set `input_kinds`: feature name -> "keywords" or "scores"; a scores column
-    is checked row by row against the "predictions" column's lengths.
+    Subclasses set `input_kinds`: feature name -> one of the kinds below; a scores or
+    sentiments column is checked row by row against the "predictions" column's lengths.
+    Inputs named in `optional_inputs` may be left out: they reach `_compute` as None
+    (directly) or as a column of nulls (through `add_batch`; see `optional_column`).
     """
 
     input_kinds: dict[str, str] = {}
+    optional_inputs: frozenset[str] = frozenset()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -142,27 +165,35 @@ class CheckedArrowInputs:
         to gather processes, and writing a gold list repeated for every review to it and
         reading it back costs several times the metric itself.
         """
-        if self.num_process == 1 and self.writer is None and (predictions is not None or references is not None):
-            batch = {"predictions": predictions, "references": references, **kwargs}
-            names = list(self._feature_names())
-            missing = [name for name in names if batch.get(name) is None]
-            if missing:
-                raise ValueError(f"missing inputs {missing}; this module needs {names}")
-            options = {name: value for name, value in kwargs.items() if name not in names}
-            return self._compute(**{name: batch[name] for name in names}, **options)
-        return super().compute(predictions=predictions, references=references, **kwargs)
+        names = list(self._feature_names())
+        options = {name: value for name, value in kwargs.items() if name not in names}
+        if predictions is None and references is None:
+            return super().compute(**options)
+        columns = {name: value for name, value in kwargs.items() if name in names}
+        inputs = self._inputs({"predictions": predictions, "references": references, **columns})
+        if self.num_process == 1 and self.writer is None:
+            return self._compute(**inputs, **options)
+        self.add_batch(**inputs)
+        return super().compute(**options)
 
-    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
-        """Add a batch of examples (every row validated; errors name the example)."""
-        batch = {"predictions": predictions, "references": references, **kwargs}
+    def _inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """The feature columns of `batch`; optional ones absent are None, others an error."""
         names = list(self._feature_names())
         unknown = [name for name in batch if name not in names and batch[name] is not None]
         if unknown:
             raise ValueError(f"Bad inputs for evaluation module: {unknown}. All required inputs are {names}")
-        missing = [name for name in names if batch.get(name) is None]
+        missing = [name for name in names if batch.get(name) is None and name not in self.optional_inputs]
         if missing:
             raise ValueError(f"missing inputs {missing}; this module needs {names}")
-        columns = {name: check_corpus(batch[name], name) for name in names}
+        return {name: batch.get(name) for name in names}
+
+    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
+        """Add a batch of examples (every row validated; errors name the example)."""
+        inputs = self._inputs({"predictions": predictions, "references": references, **kwargs})
+        n = len(check_corpus(predictions, "predictions"))
+        columns = {
+            name: [None] * n if column is None else check_corpus(column, name) for name, column in inputs.items()
+        }
         lengths = {name: len(column) for name, column in columns.items()}
         if len(set(lengths.values())) > 1:
             raise ValueError(f"inputs must have one entry per example, but got lengths {lengths}")
@@ -173,11 +204,12 @@ class CheckedArrowInputs:
         offset = self._examples_added
         for name, kind in self.input_kinds.items():
             columns[name] = _CHECKS[kind](columns[name], name, offset)
-            if kind == SCORES:
+            if kind in (SCORES, SENTIMENTS):
                 for index, (keywords, scores) in enumerate(zip(columns["predictions"], columns[name])):
-                    if len(keywords) != len(scores):
+                    if scores is not None and len(keywords) != len(scores):
                         raise ValueError(
-                            f"{name}: example {offset + index} has {len(keywords)} predictions but {len(scores)} scores"
+                            f"{name}: example {offset + index} has {len(keywords)} predictions "
+                            f"but {len(scores)} {name}"
                         )
         import pyarrow as pa
 
@@ -189,7 +221,7 @@ class CheckedArrowInputs:
             for field in schema
         ]
         self.writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
-        self._examples_added = offset + lengths["predictions"]
+        self._examples_added = offset + n
 
     def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
         """Add one example; other inputs (such as `scores`) by their feature name."""
@@ -248,3 +280,11 @@ def arrow_to_ratings(column: Any) -> Any:
     if array.null_count or len(array) == 0 or (lengths != lengths[0]).any():
         return array.to_pylist()
     return np.asarray(array.flatten()).reshape(len(array), int(lengths[0]))
+
+
+def optional_column(column: Any) -> list[Any] | None:
+    """An optional input as `_compute` should see it: None when absent or all null."""
+    if column is None:
+        return None
+    values = arrow_to_lists(column)
+    return None if all(value is None for value in values) else values

@@ -147,10 +147,8 @@ def check_score(value: Any, side: str, index: int, position: int, keyword: Any, 
         return score
     if clip:
         return min(max(score, 0.0), 1.0)
-    raise ValueError(
-        f"{where}: score {score!r} is outside [0, 1]; pass clip_scores=True to clip scores "
-        "such as negative cosine similarities into [0, 1]"
-    )
+    hint = "; pass clip_scores=True to clip scores such as negative cosine similarities into [0, 1]"
+    raise ValueError(f"{where}: score {score!r} is outside [0, 1]" + (hint if side == "scores" else ""))
 
 
 class Vocabulary:
@@ -215,6 +213,7 @@ def prepare_side(
     clip_scores: bool = False,
     keep_originals: bool = False,
     reuse_lists: bool = False,
+    scores_name: str = "scores",
 ) -> PreparedSide:
     """Validate and prepare one side of a corpus (SPEC section 1).
 
@@ -249,9 +248,11 @@ def prepare_side(
             raw_list = check_keyword_list(raw_list, side, index)
         raw_scores = None
         if scores is not None:
-            raw_scores = check_keyword_list(scores[index], f"{side} scores", index)
+            raw_scores = check_keyword_list(scores[index], scores_name, index)
             if len(raw_scores) != len(raw_list):
-                raise ValueError(f"{side}: example {index} has {len(raw_list)} keywords but {len(raw_scores)} scores")
+                raise ValueError(
+                    f"{side}: example {index} has {len(raw_list)} keywords but {len(raw_scores)} {scores_name}"
+                )
         try:
             ids = [known(raw) for raw in raw_list]
         except TypeError:  # unhashable keyword: reported below
@@ -270,7 +271,9 @@ def prepare_side(
             ids = tuple(ids)
             originals = tuple(raw.strip() for raw in raw_list) if keep_originals else ()
         else:
-            ids, kept_scores, originals = _prepare_list(raw_list, raw_scores, vocabulary, side, index, clip_scores)
+            ids, kept_scores, originals = _prepare_list(
+                raw_list, raw_scores, vocabulary, side, index, clip_scores, scores_name
+            )
         all_ids.append(ids)
         if all_originals is not None:
             all_originals.append(originals)
@@ -289,6 +292,7 @@ def _prepare_list(
     side: str,
     index: int,
     clip_scores: bool,
+    scores_name: str,
 ) -> tuple[tuple[int, ...], tuple[float, ...] | None, tuple[str, ...]]:
     """Check every keyword (and score) of one example; drop empty and duplicate keywords."""
     ids: list[int] = []
@@ -300,7 +304,7 @@ def _prepare_list(
             raise ValueError(f"{side}: example {index}, keyword {position} must be a str, got {describe(raw)}")
         score = None
         if raw_scores is not None:
-            score = check_score(raw_scores[position], "scores", index, position, raw, clip_scores)
+            score = check_score(raw_scores[position], scores_name, index, position, raw, clip_scores)
         keyword_id = vocabulary.intern(raw)
         if keyword_id < 0 or keyword_id in seen:
             continue
@@ -333,16 +337,19 @@ def prepare_corpus(
     stemmer: str | None = None,
     clip_scores: bool = False,
     keep_originals: bool = False,
+    scores_name: str = "scores",
 ) -> PreparedCorpus:
     """Validate and prepare a corpus: one list of predicted and one of gold keywords per example."""
     predictions = check_corpus(predictions, "predictions")
     references = check_corpus(references, "references")
     inputs = {"predictions": predictions, "references": references}
     if scores is not None:
-        inputs["scores"] = scores = check_corpus(scores, "scores")
+        inputs[scores_name] = scores = check_corpus(scores, scores_name)
     check_same_length(**inputs)
     vocabulary = Vocabulary(make_normalizer(normalize, stemmer))
-    prepared_predictions = prepare_side(predictions, vocabulary, "predictions", scores, clip_scores, keep_originals)
+    prepared_predictions = prepare_side(
+        predictions, vocabulary, "predictions", scores, clip_scores, keep_originals, scores_name=scores_name
+    )
     prepared_references = prepare_side(
         references, vocabulary, "references", keep_originals=keep_originals, reuse_lists=True
     )

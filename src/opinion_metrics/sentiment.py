@@ -1,0 +1,149 @@
+"""Family 4: Sentiment Appropriateness Score (SPEC section 6).
+
+Does the sentiment of an example's predicted keywords fit its gold keywords
+(`sas_from_keywords`) and its review text (`sas_from_text`)? Sentiment is VADER's, mapped
+into [0, 1], unless a custom function or per-keyword sentiments are given.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .averaging import check_flag
+from .preparation import NormalizeOption, check_corpus, describe, prepare_corpus
+
+MAPPINGS = ("weighted", "compound")
+SentimentFunction = Callable[[str], float]
+
+
+def vader_sentiment(mapping: str = "weighted") -> SentimentFunction:
+    """VADER sentiment of a string in [0, 1].
+
+    "weighted" (the seeds): `1.0 * pos + 0.5 * neu + 0.0 * neg`; "compound": `(compound + 1) / 2`.
+    """
+    if mapping not in MAPPINGS:
+        raise ValueError(f"mapping must be one of {MAPPINGS}, got {mapping!r}")
+    try:
+        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+    except ImportError as error:
+        raise ImportError(
+            "the sentiment metric needs VADER: pip install 'opinion-metrics[sentiment]' (vaderSentiment)"
+        ) from error
+    polarity = SentimentIntensityAnalyzer().polarity_scores
+    if mapping == "weighted":
+        return lambda text: (lambda s: 1.0 * s["pos"] + 0.5 * s["neu"])(polarity(text))
+    return lambda text: (polarity(text)["compound"] + 1.0) / 2.0
+
+
+class _CachedSentiment:
+    """Each distinct string goes through the sentiment function once; outputs are checked."""
+
+    def __init__(self, function: SentimentFunction) -> None:
+        self.function = function
+        self.cache: dict[str, float] = {}
+
+    def __call__(self, text: str) -> float:
+        value = self.cache.get(text)
+        if value is None:
+            value = self.function(text)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                raise ValueError(f"the sentiment function returned {describe(value)} for {text!r}; expected [0, 1]")
+            value = self.cache[text] = float(value)
+        return value
+
+    def mean(self, texts: Sequence[str]) -> float:
+        return math.fsum(map(self, texts)) / len(texts)
+
+
+def _check_texts(texts: Any, n: int) -> list[str | None]:
+    texts = check_corpus(texts, "texts")
+    if len(texts) != n:
+        raise ValueError(f"inputs must have one entry per example, but predictions has {n}, texts has {len(texts)}")
+    for index, text in enumerate(texts):
+        if text is not None and not isinstance(text, str):
+            raise ValueError(f"texts: example {index} must be a str (or None), got {describe(text)}")
+    return list(texts)
+
+
+def sentiment_appropriateness(
+    predictions: Sequence[Sequence[str]],
+    references: Sequence[Sequence[str]] | None = None,
+    *,
+    texts: Sequence[str | None] | None = None,
+    prediction_sentiments: Sequence[Sequence[float]] | None = None,
+    mapping: str = "weighted",
+    sentiment: SentimentFunction | None = None,
+    normalize: NormalizeOption = "default",
+    stemmer: str | None = None,
+    return_per_example: bool = False,
+) -> dict[str, Any]:
+    """Sentiment Appropriateness Score: `1 - |s_pred - s_ref|`, averaged over examples.
+
+    Args:
+        predictions: per example, the predicted keywords.
+        references: per example, the gold keywords (optional when `texts` is given).
+        texts: per example, the review text (or None): adds `sas_from_text`.
+        prediction_sentiments: per example, one sentiment in [0, 1] per predicted keyword
+            (for models that output their own); replaces the sentiment of the predictions.
+        mapping: VADER mapping, "weighted" (pos + 0.5 neu, default) or "compound".
+        sentiment: a custom `str -> [0, 1]` function replacing VADER (e.g. non-English).
+        normalize, stemmer: keyword preparation (empty and duplicate keywords dropped; the
+            sentiment reads the first occurrence as written, stripped).
+        return_per_example: also return `per_example` (None where an example is left out).
+
+    Returns:
+        `sas_from_keywords` (examples with predictions and references) and
+        `sas_from_text` (examples with predictions and a text), in [0, 1]. A key that
+        cannot be computed for any example is absent.
+
+    Example:
+        >>> result = sentiment_appropriateness([["awful", "boring"]], [["great", "moving"]],
+        ...                                    sentiment=lambda s: 0.9 if s in ("great", "moving") else 0.2)
+        >>> round(result["sas_from_keywords"], 4)
+        0.3
+    """
+    return_per_example = check_flag(return_per_example, "return_per_example")
+    if sentiment is None:
+        sentiment = vader_sentiment(mapping)
+    elif not callable(sentiment):
+        raise ValueError(f"sentiment must be a callable str -> float in [0, 1], got {describe(sentiment)}")
+    predictions = check_corpus(predictions, "predictions")
+    if references is None and texts is None:
+        raise ValueError("give references, texts, or both: there is nothing to compare the predictions with")
+    if references is None:
+        references = [[] for _ in range(len(predictions))]
+    corpus = prepare_corpus(
+        predictions,
+        references,
+        scores=prediction_sentiments,
+        normalize=normalize,
+        stemmer=stemmer,
+        keep_originals=True,
+        scores_name="prediction_sentiments",
+    )
+    texts = None if texts is None else _check_texts(texts, len(corpus))
+    score = _CachedSentiment(sentiment)
+    from_keywords: list[float | None] = []
+    from_text: list[float | None] = []
+    for index in range(len(corpus)):
+        predicted = corpus.predictions.originals[index]
+        if not predicted:
+            from_keywords.append(None)
+            from_text.append(None)
+            continue
+        given = corpus.predictions.scores
+        s_pred = math.fsum(given[index]) / len(given[index]) if given is not None else score.mean(predicted)
+        gold = corpus.references.originals[index]
+        from_keywords.append(1.0 - abs(s_pred - score.mean(gold)) if gold else None)
+        text = None if texts is None else texts[index]
+        from_text.append(1.0 - abs(s_pred - score(text)) if text is not None else None)
+    result: dict[str, Any] = {}
+    for name, values in (("sas_from_keywords", from_keywords), ("sas_from_text", from_text)):
+        present = [value for value in values if value is not None]
+        if present:
+            result[name] = math.fsum(present) / len(present)
+    if return_per_example:
+        result["per_example"] = {"sas_from_keywords": from_keywords, "sas_from_text": from_text}
+    return result
