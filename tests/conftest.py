@@ -9,6 +9,11 @@ from pathlib import Path
 
 import pytest
 
+# Never reach for the Hub in tests: evaluate modules load by path, models from packages.
+os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("OPINION_METRICS_SHARED", REPO.parent / "shared"))
 MOVIE_REVIEWS = SHARED / "data" / "movie_reviews"

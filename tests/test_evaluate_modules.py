@@ -14,7 +14,7 @@ from conftest import REPO  # noqa: E402
 
 from opinion_metrics import keyword_prf, weighted_keyword_prf  # noqa: E402
 
-os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+
 
 PREDICTIONS = [["social satire", "dark comedy", "pizza"], [], ["space opera", "Jedi!"]]
 SCORES = [[0.9, 0.5, 0.1], [], [0.7, 0.6]]
@@ -130,6 +130,8 @@ CARD_MODULES = {
     "keyword_prf": "keyword_prf",
     "weighted_keyword_prf": "weighted",
     "aspect_sentiment_score": "aspect_score",
+    "semantic_keyword_prf": "semantic",
+    "sentiment_appropriateness": "sas",
 }
 
 
@@ -157,8 +159,54 @@ def test_metric_card_examples_are_true(name):
     run_doctest(examples, {CARD_MODULES[name]: evaluate.load(str(REPO / "metrics" / name))}, name)
 
 
-@pytest.mark.parametrize("name", ["keyword_prf", "weighted_keyword_prf"])
+@pytest.mark.parametrize(
+    "name", ["keyword_prf", "weighted_keyword_prf", "semantic_keyword_prf", "sentiment_appropriateness"]
+)
 def test_metric_cards_list_every_deviation_of_the_spec(name):
     card = (REPO / "metrics" / name / "README.md").read_text(encoding="utf-8")
     assert "## Deviations from the source notebooks" in card
     assert all(f"\n{i}. " in card for i in range(1, 8))
+
+
+def test_semantic_module_loads_without_a_model_and_fails_only_at_compute(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    module = evaluate.load(str(REPO / "metrics" / "semantic_keyword_prf"))
+    with pytest.raises(ValueError, match="could not load the sentence-transformers model 'no-such/model'"):
+        module.compute(predictions=[["a"]], references=[["a"]], model="no-such/model")
+
+
+def test_semantic_module_equals_library():
+    pytest.importorskip("sentence_transformers")
+    from opinion_metrics.semantic import semantic_keyword_prf
+
+    module = evaluate.load(str(REPO / "metrics" / "semantic_keyword_prf"))
+    expected = semantic_keyword_prf(PREDICTIONS, REFERENCES, threshold=0.6)
+    assert module.compute(predictions=PREDICTIONS, references=REFERENCES, threshold=0.6) == expected
+    module.add_batch(predictions=PREDICTIONS[:2], references=REFERENCES[:2])
+    module.add(prediction=PREDICTIONS[2], reference=REFERENCES[2])
+    assert module.compute(threshold=0.6) == pytest.approx(expected)
+
+
+def test_sentiment_module_optional_inputs():
+    pytest.importorskip("vaderSentiment")
+    from opinion_metrics.sentiment import sentiment_appropriateness
+
+    module = evaluate.load(str(REPO / "metrics" / "sentiment_appropriateness"))
+    texts = ["A sharp satire.", None, "Space opera at its best."]
+    sentiments = [[0.9, 0.2, 0.5], [], [0.7, 0.6]]
+    for inputs in (
+        {},
+        {"texts": texts},
+        {"prediction_sentiments": sentiments},
+        {"texts": texts, "prediction_sentiments": sentiments},
+    ):
+        expected = sentiment_appropriateness(PREDICTIONS, REFERENCES, **inputs)
+        assert module.compute(predictions=PREDICTIONS, references=REFERENCES, **inputs) == expected
+        module.add_batch(predictions=PREDICTIONS, references=REFERENCES, **inputs)
+        assert module.compute() == pytest.approx(expected)
+    with pytest.raises(ValueError, match=r"prediction_sentiments: example 2, score 1 must be a finite number"):
+        module.add_batch(
+            predictions=PREDICTIONS, references=REFERENCES, prediction_sentiments=[[0.1] * 3, [], [0.5, None]]
+        )
+    with pytest.raises(ValueError, match=r"texts: example 1 must be a str \(or None\), got int 7"):
+        module.add_batch(predictions=PREDICTIONS, references=REFERENCES, texts=["a", 7, "b"])

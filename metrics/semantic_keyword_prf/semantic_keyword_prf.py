@@ -15,6 +15,7 @@
 
 import datasets
 import evaluate
+
 from opinion_metrics.evaluate_support import KEYWORDS, CheckedArrowInputs, arrow_to_lists
 from opinion_metrics.semantic import DEFAULT_MODEL, semantic_keyword_prf
 

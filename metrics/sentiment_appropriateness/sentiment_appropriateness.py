@@ -15,6 +15,7 @@
 
 import datasets
 import evaluate
+
 from opinion_metrics.evaluate_support import (
     KEYWORDS,
     SENTIMENTS,

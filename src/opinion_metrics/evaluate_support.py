@@ -208,8 +208,7 @@ class CheckedArrowInputs:
                 for index, (keywords, scores) in enumerate(zip(columns["predictions"], columns[name])):
                     if scores is not None and len(keywords) != len(scores):
                         raise ValueError(
-                            f"{name}: example {offset + index} has {len(keywords)} predictions "
-                            f"but {len(scores)} {name}"
+                            f"{name}: example {offset + index} has {len(keywords)} predictions but {len(scores)} {name}"
                         )
         import pyarrow as pa
 

@@ -46,7 +46,7 @@ def clear_embedding_cache() -> None:
 
 
 def default_device() -> str:
-    """"cuda" when a GPU is visible, else "mps" on Apple silicon, else "cpu"."""
+    """ "cuda" when a GPU is visible, else "mps" on Apple silicon, else "cpu"."""
     try:
         import torch
     except ImportError:
@@ -192,7 +192,9 @@ def _semantic_counts(
         start = 0
         while start < len(members):
             chunk, slots = [], 0
-            while start < len(members) and (not chunk or slots + len(prediction_ids[members[start]]) <= slots_per_block):
+            while start < len(members) and (
+                not chunk or slots + len(prediction_ids[members[start]]) <= slots_per_block
+            ):
                 chunk.append(members[start])
                 slots += len(prediction_ids[members[start]])
                 start += 1
@@ -273,7 +275,9 @@ def semantic_keyword_prf(
     return_per_example = check_flag(return_per_example, "return_per_example")
     encoder = KeywordEncoder(model, device=device, batch_size=batch_size, show_progress=show_progress)
     corpus = apply_top_k(prepare_corpus(predictions, references, normalize=normalize, stemmer=stemmer), top_k)
-    used = sorted({i for ids in corpus.predictions.ids for i in ids} | {i for ids in corpus.references.ids for i in ids})
+    used = sorted(
+        {i for ids in corpus.predictions.ids for i in ids} | {i for ids in corpus.references.ids for i in ids}
+    )
     embeddings = np.zeros((len(corpus.strings), 1), dtype=np.float32)
     if used:
         vectors = encoder.encode([corpus.strings[i] for i in used])
@@ -292,4 +296,3 @@ def semantic_keyword_prf(
     if per_example is not None:
         result["per_example"] = {**per_example, **soft_per_example}
     return result
-

