@@ -39,10 +39,9 @@ _LOADED_MODELS: dict[tuple[str, str], Any] = {}
 
 
 def clear_embedding_cache() -> None:
-    """Forget every cached embedding (and loaded model)."""
+    """Forget every cached embedding (loaded models stay loaded)."""
     _NAMED_CACHES.clear()
     _OBJECT_CACHES.clear()
-    _LOADED_MODELS.clear()
 
 
 def default_device() -> str:
