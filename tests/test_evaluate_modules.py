@@ -2,7 +2,6 @@
 
 import doctest
 import importlib
-import os
 import sys
 
 import pytest
@@ -13,8 +12,6 @@ datasets = pytest.importorskip("datasets")
 from conftest import REPO  # noqa: E402
 
 from opinion_metrics import keyword_prf, weighted_keyword_prf  # noqa: E402
-
-
 
 PREDICTIONS = [["social satire", "dark comedy", "pizza"], [], ["space opera", "Jedi!"]]
 SCORES = [[0.9, 0.5, 0.1], [], [0.7, 0.6]]
