@@ -1,13 +1,16 @@
-"""`opinion-metrics`: evaluate a predictions / references file from the command line.
+"""`opinion-metrics`: evaluate a file of predictions from the command line.
 
-opinion-metrics examples/reviews.jsonl --by model
-opinion-metrics data.csv --predictions keywords --references gold --group movie --output results.json
+    opinion-metrics examples/reviews.jsonl --by model
+    opinion-metrics reviews.jsonl.gz --predictions keywords_base --gold ground_truth.jsonl --gold-key movie \\
+        --gold-column keywords --metrics keyword_prf semantic_keyword_prf --output results.json --plot results.png
+    opinion-metrics ratings.csv --metrics aspect_sentiment_score --aspects giai_tri,luu_tru --prediction-prefix pred_
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import json
 import sys
 from collections.abc import Sequence
@@ -15,12 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .aspects import DEFAULT_ASPECTS, aspect_sentiment_score
 from .grouping import pool_by_group
 from .keyword_prf import keyword_prf
 from .weighted_keyword_prf import weighted_keyword_prf
 
-FAMILIES = ("keyword_prf", "weighted_keyword_prf")
+FAMILIES = (
+    "keyword_prf",
+    "weighted_keyword_prf",
+    "semantic_keyword_prf",
+    "sentiment_appropriateness",
+    "aspect_sentiment_score",
+)
 LIST_SEPARATOR = ";"
+Results = dict[str, dict[str, dict[str, float]]]
 
 
 def _split_cell(value: Any) -> Any:
@@ -30,24 +41,29 @@ def _split_cell(value: Any) -> Any:
     return value
 
 
-def _parse_scores(values: list[str], row: int, column: str) -> list[float]:
+def _parse_numbers(values: list[str], row: int, column: str) -> list[float]:
     try:
         return [float(value) for value in values]
     except ValueError:
-        raise ValueError(f"{column}: row {row}: scores must be numbers separated by '{LIST_SEPARATOR}'") from None
+        raise ValueError(f"{column}: row {row}: expected numbers separated by '{LIST_SEPARATOR}'") from None
 
 
-def load_table(path: Path, list_columns: Sequence[str], score_columns: Sequence[str]) -> dict[str, list[Any]]:
-    """Columns of a JSONL / JSON / CSV / Parquet file or a `datasets` folder saved with
-    `save_to_disk`. In CSV, list cells hold items separated by ';'."""
+def _open_text(path: Path) -> Any:
+    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8", newline="")
+
+
+def load_table(path: Path, list_columns: Sequence[str], number_columns: Sequence[str]) -> dict[str, list[Any]]:
+    """Columns of a JSONL / JSON / CSV / TSV file (optionally .gz), a Parquet file, or a
+    `datasets` folder saved with `save_to_disk`. In CSV, list cells hold items separated by ';'."""
     if not path.exists():
         raise ValueError(f"no such file or folder: {path}")
-    suffix = path.suffix.lower()
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    suffix = suffixes[-1] if suffixes else ""
     if path.is_dir():
         from datasets import load_from_disk
 
         dataset = load_from_disk(str(path))
-        if hasattr(dataset, "keys"):  # a DatasetDict: take its first split
+        if hasattr(dataset, "keys"):  # a DatasetDict: its first split
             dataset = dataset[next(iter(dataset.keys()))]
         return dataset.to_dict()
     if suffix == ".parquet":
@@ -55,24 +71,24 @@ def load_table(path: Path, list_columns: Sequence[str], score_columns: Sequence[
 
         return parquet.read_table(path).to_pydict()
     if suffix in (".jsonl", ".json"):
-        with open(path, encoding="utf-8") as lines:
+        with _open_text(path) as lines:
             records = json.load(lines) if suffix == ".json" else [json.loads(line) for line in lines if line.strip()]
         if isinstance(records, dict):
             return records
         names = list(dict.fromkeys(name for record in records for name in record))
         return {name: [record.get(name) for record in records] for name in names}
     if suffix in (".csv", ".tsv"):
-        with open(path, encoding="utf-8", newline="") as lines:
+        with _open_text(path) as lines:
             records = list(csv.DictReader(lines, delimiter="\t" if suffix == ".tsv" else ","))
         table = {name: [record[name] for record in records] for name in (records[0] if records else {})}
         for name in list_columns:
             if name in table:
                 table[name] = [_split_cell(value) for value in table[name]]
-        for name in score_columns:
+        for name in number_columns:
             if name in table:
-                table[name] = [_parse_scores(values, row, name) for row, values in enumerate(table[name])]
+                table[name] = [_parse_numbers(_split_cell(v), row, name) for row, v in enumerate(table[name])]
         return table
-    raise ValueError(f"unsupported file type {suffix!r}: use .jsonl, .json, .csv, .tsv, .parquet or a datasets folder")
+    raise ValueError(f"unsupported file {path.name!r}: use .jsonl, .json, .csv, .tsv (or .gz of those), .parquet")
 
 
 def _column(table: dict[str, list[Any]], name: str, option: str) -> list[Any]:
@@ -81,94 +97,199 @@ def _column(table: dict[str, list[Any]], name: str, option: str) -> list[Any]:
     return table[name]
 
 
-def evaluate_table(table: dict[str, list[Any]], args: argparse.Namespace) -> dict[str, dict[str, dict[str, float]]]:
+def attach_gold(table: dict[str, list[Any]], args: argparse.Namespace) -> None:
+    """Give every row the gold list of its key from a separate file (e.g. gold per movie)."""
+    gold = load_table(args.gold, [args.gold_column], [])
+    keys, lists = _column(gold, args.gold_key, "--gold-key"), _column(gold, args.gold_column, "--gold-column")
+    by_key = {key: keywords for key, keywords in zip(keys, lists)}
+    missing = sorted({str(key) for key in _column(table, args.gold_key, "--gold-key") if key not in by_key})
+    if missing:
+        raise ValueError(f"no gold keywords in {args.gold.name} for {args.gold_key} = {', '.join(missing[:5])}")
+    table[args.references] = [by_key[key] for key in table[args.gold_key]]
+
+
+def _compute(family: str, rows: list[int], table: dict[str, list[Any]], args: argparse.Namespace) -> dict[str, float]:
+    if family == "aspect_sentiment_score":
+        aspects = args.aspects or list(DEFAULT_ASPECTS)
+        gold = [_column(table, a, "--aspects") for a in aspects]
+        predicted = [_column(table, args.prediction_prefix + a, "--prediction-prefix") for a in aspects]
+        return aspect_sentiment_score(
+            [[int(float(column[i])) for column in predicted] for i in rows],
+            [[int(float(column[i])) for column in gold] for i in rows],
+            aspects=aspects,
+            min_rating=args.min_rating,
+            max_rating=args.max_rating,
+        )
+    predictions = [_column(table, args.predictions, "--predictions")[i] for i in rows]
+    references = [_column(table, args.references, "--references")[i] for i in rows]
+    scores = [table[args.scores][i] for i in rows] if args.scores in table else None
+    if args.group:
+        groups = _column(table, args.group, "--group")
+        pooled = pool_by_group(
+            predictions,
+            references,
+            [groups[i] for i in rows],
+            scores=scores,
+            normalize=args.normalize,
+            stemmer=args.stemmer,
+            clip_scores=args.clip_scores,
+        )
+        predictions, references, scores = pooled.predictions, pooled.references, pooled.scores
+    options = {"match": args.match, "normalize": args.normalize, "stemmer": args.stemmer, "average": args.average}
+    options.update(top_k=args.top_k, zero_division=args.zero_division)
+    if args.one_to_one is not None:  # else each family's default
+        options["one_to_one"] = args.one_to_one
+    if family == "keyword_prf":
+        return keyword_prf(predictions, references, **options)
+    if family == "weighted_keyword_prf":
+        if scores is None:
+            raise ValueError(f"weighted_keyword_prf needs a scores column: {args.scores!r} not found; use --scores")
+        return weighted_keyword_prf(
+            predictions,
+            scores,
+            references,
+            k=args.k,
+            relevance=args.relevance,
+            clip_scores=args.clip_scores,
+            **options,
+        )
+    if family == "semantic_keyword_prf":
+        from .semantic import DEFAULT_MODEL, semantic_keyword_prf
+
+        options.pop("match")
+        return semantic_keyword_prf(
+            predictions, references, model=args.model or DEFAULT_MODEL, threshold=args.threshold, **options
+        )
+    from .sentiment import sentiment_appropriateness
+
+    texts = [table[args.texts][i] for i in rows] if args.texts in table and not args.group else None
+    return sentiment_appropriateness(
+        predictions, references, texts=texts, normalize=args.normalize, stemmer=args.stemmer
+    )
+
+
+def _default_families(table: dict[str, list[Any]], args: argparse.Namespace) -> list[str]:
+    if args.predictions not in table and all(a in table for a in args.aspects or DEFAULT_ASPECTS):
+        return ["aspect_sentiment_score"]
+    return ["keyword_prf"] + (["weighted_keyword_prf"] if args.scores in table else [])
+
+
+def evaluate_table(table: dict[str, list[Any]], args: argparse.Namespace) -> Results:
     """{subset: {family: results}}, one subset per value of `--by` (or "all")."""
-    predictions = _column(table, args.predictions, "--predictions")
-    references = _column(table, args.references, "--references")
-    scores = table.get(args.scores)
-    families = args.metrics or [f for f in FAMILIES if f != "weighted_keyword_prf" or scores is not None]
-    if "weighted_keyword_prf" in families and scores is None:
-        raise ValueError(f"weighted_keyword_prf needs a scores column: {args.scores!r} not found; use --scores")
-    subsets = {"all": list(range(len(predictions)))}
+    from tqdm.auto import tqdm
+
+    if args.gold:
+        attach_gold(table, args)
+    families = args.metrics or _default_families(table, args)
+    if "all" in families:
+        families = [family for family in FAMILIES[:4] if family != "weighted_keyword_prf" or args.scores in table]
+    n = len(next(iter(table.values()), []))
+    subsets: dict[str, list[int]] = {"all": list(range(n))}
     if args.by:
         subsets = {}
         for index, value in enumerate(_column(table, args.by, "--by")):
             subsets.setdefault(str(value), []).append(index)
-    options = {"match": args.match, "normalize": args.normalize, "stemmer": args.stemmer, "average": args.average}
-    options.update(one_to_one=args.one_to_one, top_k=args.top_k, zero_division=args.zero_division)
-    results: dict[str, dict[str, dict[str, float]]] = {}
-    for subset, rows in subsets.items():
-        subset_predictions = [predictions[i] for i in rows]
-        subset_references = [references[i] for i in rows]
-        subset_scores = None if scores is None else [scores[i] for i in rows]
-        if args.group:
-            groups = _column(table, args.group, "--group")
-            pooled = pool_by_group(
-                subset_predictions,
-                subset_references,
-                [groups[i] for i in rows],
-                scores=subset_scores,
-                normalize=args.normalize,
-                stemmer=args.stemmer,
-                clip_scores=args.clip_scores,
-            )
-            subset_predictions, subset_references, subset_scores = pooled.predictions, pooled.references, pooled.scores
-        results[subset] = {}
-        for family in families:
-            if family == "keyword_prf":
-                results[subset][family] = keyword_prf(subset_predictions, subset_references, **options)
-            elif family == "weighted_keyword_prf":
-                results[subset][family] = weighted_keyword_prf(
-                    subset_predictions,
-                    subset_scores,
-                    subset_references,
-                    k=args.k,
-                    relevance=args.relevance,
-                    clip_scores=args.clip_scores,
-                    **options,
-                )
+    results: Results = {subset: {} for subset in subsets}
+    steps = [(subset, family) for subset in subsets for family in families]
+    progress = tqdm(steps, desc="evaluating", unit="metric", disable=len(steps) < 2 or n < 1000, leave=False)
+    for subset, family in progress:
+        progress.set_postfix_str(f"{family} {subset}")
+        results[subset][family] = _compute(family, subsets[subset], table, args)
     return results
 
 
-def format_tables(results: dict[str, dict[str, dict[str, float]]], label: str) -> str:
+def format_tables(results: Results, label: str) -> str:
     """One table per metric family: a row per subset, a column per metric."""
     blocks = []
     families = list(dict.fromkeys(family for by_family in results.values() for family in by_family))
     for family in families:
         rows = [(subset, by_family[family]) for subset, by_family in results.items() if family in by_family]
-        names = list(rows[0][1])
+        names = list(dict.fromkeys(name for _, values in rows for name in values))
         width = max(len(label), *(len(subset) for subset, _ in rows))
         lines = [family, "  ".join([label.ljust(width), *(name.rjust(max(len(name), 6)) for name in names)])]
         for subset, values in rows:
-            cells = [f"{values[name]:.4f}".rjust(max(len(name), 6)) for name in names]
+            cells = [(f"{values[name]:.4f}" if name in values else "-").rjust(max(len(name), 6)) for name in names]
             lines.append("  ".join([subset.ljust(width), *cells]))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
 
+def plot_results(results: Results, path: Path) -> None:
+    """One bar chart per family: each metric, a bar per subset."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    families = list(dict.fromkeys(family for by_family in results.values() for family in by_family))
+    figure, axes = plt.subplots(len(families), 1, figsize=(9, 3.2 * len(families)), squeeze=False, layout="constrained")
+    subsets = list(results)
+    for axis, family in zip(axes[:, 0], families):
+        names = list(dict.fromkeys(name for subset in subsets for name in results[subset].get(family, {})))
+        width = 0.8 / len(subsets)
+        for position, subset in enumerate(subsets):
+            values = [results[subset].get(family, {}).get(name, 0.0) for name in names]
+            axis.bar([i + position * width for i in range(len(names))], values, width, label=subset)
+        axis.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], names, rotation=20, ha="right")
+        axis.set_ylim(0, 1.05)
+        axis.set_title(family)
+        if len(subsets) > 1:
+            axis.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="opinion-metrics",
-        description="Evaluate keyword predictions against gold keywords (SPEC.md metric families).",
+        description="Evaluate keyword or aspect-rating predictions (the metric families of SPEC.md).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__,
     )
-    parser.add_argument("file", type=Path, help=".jsonl, .json, .csv, .tsv, .parquet, or a datasets folder")
-    parser.add_argument("--metrics", nargs="+", choices=FAMILIES, help="families to compute (default: all that apply)")
-    parser.add_argument("--predictions", default="predictions", help="column of predicted keyword lists")
-    parser.add_argument("--references", default="references", help="column of gold keyword lists")
-    parser.add_argument("--scores", default="scores", help="column of prediction score lists")
-    parser.add_argument("--by", help="column to split by: one result row per value (e.g. the model)")
-    parser.add_argument("--group", help="column to pool by before evaluating (e.g. the movie: global evaluation)")
-    parser.add_argument("--match", default="substring", choices=["exact", "substring", "token"])
-    parser.add_argument("--normalize", default="default", choices=["default", "ascii", "none"])
-    parser.add_argument("--stemmer", choices=["porter"])
-    parser.add_argument("--average", default="macro", choices=["macro", "micro"])
-    parser.add_argument("--no-one-to-one", dest="one_to_one", action="store_false", help="count every match")
-    parser.add_argument("--top-k", type=_top_k, default=None, help="an integer, 'O' or 'M' (default: all)")
-    parser.add_argument("--k", type=int, default=5, help="rank cut-off of nDCG and MAP (default 5)")
-    parser.add_argument("--relevance", default="graded", choices=["graded", "binary"])
-    parser.add_argument("--clip-scores", action="store_true", help="clip scores into [0, 1]")
-    parser.add_argument("--zero-division", type=float, default=0.0)
-    parser.add_argument("--output", type=Path, help="also write the results as JSON")
+    parser.add_argument("file", type=Path, help=".jsonl, .json, .csv, .tsv (or .gz), .parquet, or a datasets folder")
+    parser.add_argument(
+        "--metrics",
+        nargs="+",
+        choices=[*FAMILIES, "all"],
+        help="families to compute; 'all': every keyword family the columns allow (default: the lexical ones)",
+    )
+    columns = parser.add_argument_group("columns")
+    columns.add_argument("--predictions", default="predictions", help="predicted keyword lists (default: predictions)")
+    columns.add_argument("--references", default="references", help="gold keyword lists (default: references)")
+    columns.add_argument("--scores", default="scores", help="prediction scores (default: scores)")
+    columns.add_argument("--texts", default="review", help="review texts, for sentiment (default: review)")
+    columns.add_argument("--by", help="split by this column: one result row per value (e.g. the model)")
+    columns.add_argument("--group", help="pool by this column before evaluating (e.g. the movie)")
+    columns.add_argument("--gold", type=Path, help="a separate file of gold lists, joined on --gold-key")
+    columns.add_argument("--gold-key", default="movie", help="the join column in both files (default: movie)")
+    columns.add_argument("--gold-column", default="keywords", help="gold lists in --gold (default: keywords)")
+    columns.add_argument(
+        "--aspects", type=lambda v: [a.strip() for a in v.split(",") if a.strip()], help="aspect columns"
+    )
+    columns.add_argument("--prediction-prefix", default="pred_", help="predicted aspect columns: prefix + aspect")
+    options = parser.add_argument_group("metric options")
+    options.add_argument("--match", default="substring", choices=["exact", "substring", "token"])
+    options.add_argument("--normalize", default="default", choices=["default", "ascii", "none"])
+    options.add_argument("--stemmer", choices=["porter"])
+    options.add_argument("--average", default="macro", choices=["macro", "micro"])
+    options.add_argument(
+        "--one-to-one",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="one-to-one matching (default: each family's, on except for semantic)",
+    )
+    options.add_argument("--top-k", type=_top_k, default=None, help="an integer, 'O' or 'M' (default: all)")
+    options.add_argument("--k", type=int, default=5, help="rank cut-off of nDCG and MAP (default 5)")
+    options.add_argument("--relevance", default="graded", choices=["graded", "binary"])
+    options.add_argument("--clip-scores", action="store_true", help="clip scores into [0, 1]")
+    options.add_argument("--zero-division", type=float, default=0.0)
+    options.add_argument("--model", help="sentence-transformers model (default all-MiniLM-L6-v2)")
+    options.add_argument("--threshold", type=float, default=0.75, help="semantic match threshold (default 0.75)")
+    options.add_argument("--min-rating", type=int, default=1)
+    options.add_argument("--max-rating", type=int, default=5)
+    output = parser.add_argument_group("output")
+    output.add_argument("--output", type=Path, help="also write the results as JSON")
+    output.add_argument("--plot", type=Path, help="also draw the results as a PNG")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
@@ -178,8 +299,7 @@ def _top_k(value: str) -> int | str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         table = load_table(args.file, [args.predictions, args.references], [args.scores])
         results = evaluate_table(table, args)
@@ -190,6 +310,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output:
         args.output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
         print(f"\nwrote {args.output}")
+    if args.plot:
+        plot_results(results, args.plot)
+        print(f"wrote {args.plot}")
     return 0
 
 

@@ -1,0 +1,8 @@
+"""Gradio demo Space for the keyword_prf metric (opinion-metrics)."""
+
+from opinion_metrics.demo import build_app
+
+demo = build_app("keyword_prf")
+
+if __name__ == "__main__":
+    demo.launch()

@@ -1,0 +1,278 @@
+"""The Gradio Spaces: input parsing, every app over real HTTP (gradio_client), one app in
+headless Chromium, and the staged Hub folders of scripts/publish.py."""
+
+import importlib.util
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+gradio = pytest.importorskip("gradio")
+gradio_client = pytest.importorskip("gradio_client")
+
+from opinion_metrics import keyword_prf, weighted_keyword_prf  # noqa: E402
+from opinion_metrics.aspects import aspect_sentiment_score  # noqa: E402
+from opinion_metrics.demo import (  # noqa: E402
+    FAMILIES,
+    build_app,
+    build_combined_app,
+    parse_keyword_lines,
+    parse_rating_lines,
+)
+
+
+def test_parse_keyword_lines():
+    keywords, scores = parse_keyword_lines("social satire (0.8); pizza (0.1)\n\nspace opera (1)\n")
+    assert keywords == [["social satire", "pizza"], [], ["space opera"]]
+    assert scores == [[0.8, 0.1], [], [1.0]]
+    assert parse_keyword_lines("a; b;; c") == ([["a", "b", "c"]], None)
+    assert parse_keyword_lines("star wars (episode iv)") == ([["star wars (episode iv)"]], None)
+    assert parse_keyword_lines("a (-0.25); b (1e-1)")[1] == [[-0.25, 0.1]]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a (0.5); b", "line 1: give a score to every keyword or to none"),
+        ("a (0.5)\nb", "some lines have scores and others not"),
+    ],
+)
+def test_parse_errors(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_keyword_lines(text)
+
+
+def test_parse_ratings():
+    assert parse_rating_lines("0, 4,5\n1 2 3") == [[0, 4, 5], [1, 2, 3]]
+    with pytest.raises(ValueError, match="line 2: ratings must be integers"):
+        parse_rating_lines("0,1\n0,x")
+
+
+def launch(app):
+    _, url, _ = app.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    return url
+
+
+@pytest.fixture(scope="module")
+def clients():
+    apps, clients = {}, {}
+    for name in FAMILIES:
+        apps[name] = build_app(name)
+        clients[name] = gradio_client.Client(launch(apps[name]), verbose=False)
+    apps["combined"] = build_combined_app()
+    clients["combined"] = gradio_client.Client(launch(apps["combined"]), verbose=False)
+    yield clients
+    for app in apps.values():
+        app.close()
+
+
+def table(result):
+    return {row[0]: row[1] for row in result["data"]}
+
+
+def call(client, name, predictions, references, extra="", upload=None, **options):
+    values = [options.get(o.name, o.default) for o in FAMILIES[name].options]
+    return client.predict(predictions, references, extra, upload, *values, api_name="/compute")
+
+
+def test_keyword_app(clients):
+    summary, per_example, plot = call(
+        clients["keyword_prf"],
+        "keyword_prf",
+        "war; star wars; wars\nsocial satire",
+        "star wars\nsatire; comedy",
+        match="token",
+        average="micro",
+    )
+    expected = keyword_prf(
+        [["war", "star wars", "wars"], ["social satire"]],
+        [["star wars"], ["satire", "comedy"]],
+        match="token",
+        average="micro",
+    )
+    assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
+    assert per_example["headers"] == ["example", "precision", "recall", "f1"] and len(per_example["data"]) == 2
+    assert plot["type"] == "matplotlib"
+
+
+def test_weighted_app_and_top_k_option(clients):
+    predictions = "scam (0.9); family (0.8); poverty (0.7); cinematography (0.6); fraud (0.5)"
+    summary, _, _ = call(
+        clients["weighted_keyword_prf"], "weighted_keyword_prf", predictions, "fraud; poverty; scam", top_k="2", k=5
+    )
+    expected = weighted_keyword_prf(
+        [["scam", "family", "poverty", "cinematography", "fraud"]],
+        [[0.9, 0.8, 0.7, 0.6, 0.5]],
+        [["fraud", "poverty", "scam"]],
+        top_k=2,
+    )
+    assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
+    assert table(summary)["ndcg@5"] == 0.7295
+
+
+def test_aspect_app_with_an_uploaded_csv(clients, tmp_path):
+    path = tmp_path / "ratings.csv"
+    path.write_text("food,hotel,pred_food,pred_hotel\n0,5,0,4\n3,2,3,0\n", encoding="utf-8")
+    summary, _, _ = call(
+        clients["aspect_sentiment_score"],
+        "aspect_sentiment_score",
+        "",
+        "",
+        "food, hotel",
+        gradio_client.handle_file(str(path)),
+    )
+    expected = aspect_sentiment_score([[0, 4], [3, 0]], [[0, 5], [3, 2]], aspects=["food", "hotel"])
+    assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
+
+
+def test_sentiment_and_semantic_apps(clients):
+    pytest.importorskip("vaderSentiment")
+    pytest.importorskip("sentence_transformers")
+    from opinion_metrics.semantic import semantic_keyword_prf
+    from opinion_metrics.sentiment import sentiment_appropriateness
+
+    summary, _, _ = call(
+        clients["sentiment_appropriateness"],
+        "sentiment_appropriateness",
+        "great acting; moving story\nboring plot",
+        "masterpiece\ndull",
+        "Loved it.\nToo long.",
+    )
+    expected = sentiment_appropriateness(
+        [["great acting", "moving story"], ["boring plot"]],
+        [["masterpiece"], ["dull"]],
+        texts=["Loved it.", "Too long."],
+    )
+    assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
+    summary, _, _ = call(
+        clients["semantic_keyword_prf"], "semantic_keyword_prf", "scam; family drama", "fraud; family", threshold=0.5
+    )
+    expected = semantic_keyword_prf([["scam", "family drama"]], [["fraud", "family"]], threshold=0.5)
+    assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
+
+
+@pytest.mark.parametrize(
+    ("name", "predictions", "references", "options", "message"),
+    [
+        ("keyword_prf", "a; b\nc", "a", {}, r"one line per example \(predictions: 2, references: 1\)"),
+        ("keyword_prf", "", "", {}, "no examples"),
+        ("keyword_prf", "a", "a", {"top_k": "ten"}, "top_k must be M, O or a positive integer"),
+        ("weighted_keyword_prf", "a; b", "a", {}, "need a score per keyword"),
+        ("weighted_keyword_prf", "a (1.5)", "a", {}, r"score 1.5 is outside \[0, 1\]; pass clip_scores=True"),
+        ("aspect_sentiment_score", "0, 9, 0, 0, 0, 0", "0, 1, 0, 0, 0, 0", {}, r"rating 9 is outside \{0\} ∪ \[1, 5\]"),
+        ("aspect_sentiment_score", "0, 1", "0, 1", {}, "example 0 has 2 ratings, expected 6"),
+    ],
+)
+def test_malformed_input_is_a_readable_error_not_a_traceback(clients, name, predictions, references, options, message):
+    with pytest.raises(gradio_client.exceptions.AppError, match=message):
+        call(clients[name], name, predictions, references, **options)
+
+
+def test_combined_app_shows_every_keyword_family(clients):
+    pytest.importorskip("sentence_transformers")
+    result = clients["combined"].predict(
+        "great acting (0.9); moving story (0.6)",
+        "masterpiece; moving story",
+        "A moving film.",
+        None,
+        api_name="/compare",
+    )
+    families = {row[0] for row in result["data"]}
+    assert families == {"keyword_prf", "weighted_keyword_prf", "semantic_keyword_prf", "sentiment_appropriateness"}
+    f1 = next(row[2] for row in result["data"] if row[:2] == ["keyword_prf", "f1"])
+    assert f1 == round(keyword_prf([["great acting", "moving story"]], [["masterpiece", "moving story"]])["f1"], 4)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def test_keyword_app_in_headless_chromium(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail("CI installs Debian's chromium; /usr/bin/chromium is missing")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    app = build_app("keyword_prf")
+    url = launch(app)
+    screenshot = tmp_path / "keyword_prf.png"
+    try:
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=str(CHROMIUM),
+                args=[
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                ],
+            )
+            page = browser.new_page(viewport={"width": 1280, "height": 1100})
+            page.goto(url)
+            page.get_by_label("predictions").fill("social satire; dark comedy; pizza")
+            page.get_by_label("references").fill("satire; class struggle; comedy")
+            page.get_by_role("button", name="Compute").click()
+            results = page.locator("div.table-wrap").first
+            sync_api.expect(results).to_contain_text("0.6667", timeout=30_000)
+            text = results.inner_text()
+            page.screenshot(path=str(screenshot), full_page=True)
+            browser.close()
+    finally:
+        app.close()
+    assert "precision" in text and "0.6667" in text
+    assert screenshot.stat().st_size > 10_000
+    if os.environ.get("OPINION_METRICS_SCREENSHOTS"):
+        shutil.copy(screenshot, os.environ["OPINION_METRICS_SCREENSHOTS"])
+
+
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory):
+    spec = importlib.util.spec_from_file_location("publish", REPO / "scripts" / "publish.py")
+    publish = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(publish)
+    out = tmp_path_factory.mktemp("spaces")
+    assert publish.main(["--dry-run", "--out", str(out)]) == 0
+    return publish, out
+
+
+@pytest.mark.parametrize("name", [*FAMILIES, "opinion_metrics"])
+def test_staged_space_has_valid_metadata_and_pinned_requirements(staged, name):
+    from huggingface_hub import RepoCard
+
+    publish, out = staged
+    folder = out / name
+    card = RepoCard.load(folder / "README.md")
+    assert card.data.sdk == "gradio" and card.data.app_file == "app.py"
+    assert card.data.sdk_version == gradio.__version__.split("+")[0]
+    assert {"evaluate", "metric"} <= set(card.data.tags)
+    assert (folder / "app.py").exists()
+    requirements = (folder / "requirements.txt").read_text()
+    assert f"=={publish.version()}" in requirements and requirements.startswith("opinion-metrics[")
+
+
+@pytest.mark.parametrize("name", ["keyword_prf", "weighted_keyword_prf", "aspect_sentiment_score"])
+def test_staged_module_loads_and_computes(staged, name):
+    evaluate = pytest.importorskip("evaluate")
+    _, out = staged
+    module = evaluate.load(str(out / name))
+    inputs = {
+        "keyword_prf": {"predictions": [["a", "b"]], "references": [["a"]]},
+        "weighted_keyword_prf": {"predictions": [["a", "b"]], "scores": [[0.5, 0.5]], "references": [["a"]]},
+        "aspect_sentiment_score": {"predictions": [[0, 1]], "references": [[0, 1]], "aspects": ["x", "y"]},
+    }[name]
+    result = module.compute(**inputs)
+    assert result and all(0.0 <= value <= 1.0 for value in result.values())
+
+
+def test_space_apps_import_and_build():
+    for folder in sorted((REPO / "spaces").iterdir()):
+        spec = importlib.util.spec_from_file_location(f"app_{folder.name}", folder / "app.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules.pop(spec.name, None)
+        spec.loader.exec_module(module)
+        assert isinstance(module.demo, gradio.Blocks)
