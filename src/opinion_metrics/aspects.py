@@ -7,6 +7,7 @@ prediction and reference are both present, with the fixed rating range as denomi
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Sequence
 from typing import Any
@@ -58,17 +59,18 @@ def _first_bad_value(rows: Any, side: str, n_aspects: int | None, aspects: Seque
         for position, value in enumerate(row):
             name = aspects[position] if aspects and position < len(aspects) else f"aspect {position}"
             integral = isinstance(value, numbers.Real) and not isinstance(value, bool)
-            if integral and not float(value).is_integer():
+            if integral and (not math.isfinite(value) or not float(value).is_integer() or abs(value) > 2**53):
                 integral = False
             if not integral:
                 return f"{side}: example {index}, aspect {name!r}: rating must be an integer, got {describe(value)}"
-    return f"{side}: ratings must form an (examples x aspects) table of integers"
+    return f"{side}: ratings must form an (examples x aspects) table of integers, got {describe(rows)}"
 
 
 def ratings_array(
     rows: Any, side: str = "ratings", aspects: Sequence[str] | None = None, n_aspects: int | None = None
 ) -> np.ndarray:
-    """Validate an (examples x aspects) table of integer ratings and return it as int64.
+    """Validate an (examples x aspects) table of integer-valued ratings; return it as an
+    integer or float array (`check_ratings` checks the range, then it can be cast).
 
     Accepts nested lists or arrays; a float equal to an integer (4.0) is accepted. NaN,
     None, strings, boolean arrays, non-integers and rows of the wrong length raise
@@ -76,6 +78,8 @@ def ratings_array(
     """
     if n_aspects is None and aspects is not None:
         n_aspects = len(aspects)
+    if rows is None or isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__len__"):
+        raise ValueError(f"{side} must be a table with one row of ratings per example, got {describe(rows)}")
     if isinstance(rows, np.ndarray) and rows.dtype.kind in "iu" and rows.ndim == 2:
         array = rows
     else:
@@ -83,7 +87,7 @@ def ratings_array(
             array = np.asarray(rows)
         except (ValueError, TypeError):  # ragged
             raise ValueError(_first_bad_value(rows, side, n_aspects, aspects)) from None
-        if array.dtype.kind == "f":
+        if array.dtype.kind == "f" and array.ndim == 2:
             with np.errstate(invalid="ignore"):
                 bad = ~np.isfinite(array) | (array != np.round(array))
             if bad.any():
@@ -93,7 +97,7 @@ def ratings_array(
                     f"{side}: example {index}, aspect {name!r}: rating must be an integer, "
                     f"got {float(array[index, position])!r}"
                 )
-        elif array.dtype.kind not in "iu":
+        elif array.dtype.kind not in "iuf":
             raise ValueError(_first_bad_value(rows, side, n_aspects, aspects))
     if array.ndim != 2:
         if array.ndim == 1 and array.size == 0:
@@ -106,7 +110,7 @@ def ratings_array(
             f"{side}: example 0 has {array.shape[1]} ratings, expected {n_aspects} "
             f"(one per aspect: {list(aspects or [])})"
         )
-    return array.astype(np.int64, copy=False)
+    return array
 
 
 def check_ratings(array: np.ndarray, side: str, aspects: Sequence[str], min_rating: int, max_rating: int) -> None:
@@ -114,8 +118,9 @@ def check_ratings(array: np.ndarray, side: str, aspects: Sequence[str], min_rati
     bad = (array != 0) & ((array < min_rating) | (array > max_rating))
     if bad.any():
         index, position = map(int, np.argwhere(bad)[0])
+        value = array[index, position]
         raise ValueError(
-            f"{side}: example {index}, aspect {aspects[position]!r}: rating {int(array[index, position])} is "
+            f"{side}: example {index}, aspect {aspects[position]!r}: rating {value:g} is "
             f"outside {{0}} ∪ [{min_rating}, {max_rating}] (0 means the aspect is absent)"
         )
 
@@ -162,6 +167,7 @@ def aspect_sentiment_score(
         )
     check_ratings(predicted, "predictions", aspects, min_rating, max_rating)
     check_ratings(gold, "references", aspects, min_rating, max_rating)
+    predicted, gold = predicted.astype(np.int64), gold.astype(np.int64)
 
     predicted_present, gold_present = predicted != 0, gold != 0
     both = predicted_present & gold_present

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .preparation import check_corpus, check_keyword_list, describe
+from .preparation import check_corpus, check_keyword_list, check_same_length, describe
 
 KEYWORDS = "keywords"  # list of str per example
 SCORES = "scores"  # list of finite numbers per example (range checked at compute)
@@ -194,9 +194,8 @@ class CheckedArrowInputs:
         columns = {
             name: [None] * n if column is None else check_corpus(column, name) for name, column in inputs.items()
         }
-        lengths = {name: len(column) for name, column in columns.items()}
-        if len(set(lengths.values())) > 1:
-            raise ValueError(f"inputs must have one entry per example, but got lengths {lengths}")
+        if any(len(column) != n for column in columns.values()):
+            check_same_length(**columns)  # raises, naming the first example without a partner
         if self.writer is None:
             self.selected_feature_format = self._infer_feature_from_batch(columns)
             self._init_writer()

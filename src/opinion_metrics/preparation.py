@@ -118,7 +118,12 @@ def check_corpus(value: Any, side: str) -> Sequence[Any]:
     """Check that a corpus-level input is a non-string sequence and return it."""
     if isinstance(value, np.ndarray):
         return list(value)
-    if value is None or isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
+    if (
+        value is None
+        or isinstance(value, (str, bytes, dict))
+        or not hasattr(value, "__len__")
+        or not hasattr(value, "__getitem__")
+    ):
         raise ValueError(f"{side} must be a list with one entry per example, got {describe(value)}")
     return value
 
@@ -128,7 +133,10 @@ def check_same_length(**corpora: Sequence[Any]) -> int:
     lengths = {name: len(corpus) for name, corpus in corpora.items()}
     if len(set(lengths.values())) > 1:
         described = ", ".join(f"{name} has {n}" for name, n in lengths.items())
-        raise ValueError(f"inputs must have one entry per example, but {described}")
+        shortest = min(lengths, key=lengths.get)
+        raise ValueError(
+            f"inputs must have one entry per example, but {described} (example {lengths[shortest]} has no {shortest})"
+        )
     n = next(iter(lengths.values()))
     if n == 0:
         raise ValueError("cannot evaluate an empty corpus (0 examples)")
