@@ -80,28 +80,13 @@ def ratings_array(
         n_aspects = len(aspects)
     if rows is None or isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__len__"):
         raise ValueError(f"{side} must be a table with one row of ratings per example, got {describe(rows)}")
-    if isinstance(rows, np.ndarray) and rows.dtype.kind in "iu" and rows.ndim == 2:
-        array = rows
-    else:
-        try:
-            array = np.asarray(rows)
-        except (ValueError, TypeError):  # ragged
-            raise ValueError(_first_bad_value(rows, side, n_aspects, aspects)) from None
-        if array.dtype.kind == "f" and array.ndim == 2:
-            with np.errstate(invalid="ignore"):
-                bad = ~np.isfinite(array) | (array != np.round(array))
-            if bad.any():
-                index, position = map(int, np.argwhere(bad)[0])
-                name = aspects[position] if aspects else f"aspect {position}"
-                raise ValueError(
-                    f"{side}: example {index}, aspect {name!r}: rating must be an integer, "
-                    f"got {float(array[index, position])!r}"
-                )
-        elif array.dtype.kind not in "iuf":
-            raise ValueError(_first_bad_value(rows, side, n_aspects, aspects))
-    if array.ndim != 2:
-        if array.ndim == 1 and array.size == 0:
-            raise ValueError(f"{side}: no examples (need at least one)")
+    try:
+        array = np.asarray(rows)
+    except (ValueError, TypeError):  # ragged
+        raise ValueError(_first_bad_value(rows, side, n_aspects, aspects)) from None
+    if array.ndim == 1 and array.size == 0:
+        raise ValueError(f"{side}: no examples (need at least one)")
+    if array.dtype.kind not in "iuf" or array.ndim != 2:
         raise ValueError(_first_bad_value(rows, side, n_aspects, aspects))
     if array.shape[0] == 0:
         raise ValueError(f"{side}: no examples (need at least one)")
@@ -110,6 +95,16 @@ def ratings_array(
             f"{side}: example 0 has {array.shape[1]} ratings, expected {n_aspects} "
             f"(one per aspect: {list(aspects or [])})"
         )
+    if array.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(array) | (array != np.round(array))
+        if bad.any():
+            index, position = map(int, np.argwhere(bad)[0])
+            name = aspects[position] if aspects else f"aspect {position}"
+            raise ValueError(
+                f"{side}: example {index}, aspect {name!r}: rating must be an integer, "
+                f"got {float(array[index, position])!r}"
+            )
     return array
 
 

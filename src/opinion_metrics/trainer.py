@@ -32,13 +32,24 @@ def _unpack(eval_prediction: Any) -> tuple[Any, Any]:
     return np.asarray(predictions), np.asarray(labels)
 
 
+def _numeric(values: Any, name: str, shape: str, ndim: int) -> np.ndarray:
+    """`values` as a finite float array of `ndim` dimensions, else a ValueError."""
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a numeric array of shape {shape}, got {type(values).__name__}") from None
+    if array.ndim != ndim or 0 in array.shape:
+        raise ValueError(f"{name} must have shape {shape}, got shape {array.shape}")
+    if not np.isfinite(array).all():
+        index = tuple(int(i) for i in np.argwhere(~np.isfinite(array))[0])
+        raise ValueError(f"{name}: example {index[0]}, aspect {index[1]} is {array[index]}")
+    return array
+
+
 def ratings_from_logits(logits: Any) -> np.ndarray:
     """Ratings from classification logits of shape (examples, aspects, classes): the argmax
     class per aspect, class 0 meaning absent and class r the rating r."""
-    logits = np.asarray(logits)
-    if logits.ndim != 3:
-        raise ValueError(f"logits must have shape (examples, aspects, classes), got shape {logits.shape}")
-    return logits.argmax(axis=-1)
+    return _numeric(logits, "logits", "(examples, aspects, classes)", 3).argmax(axis=-1)
 
 
 def ratings_from_regression(outputs: Any, *, min_rating: int = 1, max_rating: int = 5) -> np.ndarray:
@@ -46,12 +57,7 @@ def ratings_from_regression(outputs: Any, *, min_rating: int = 1, max_rating: in
     integer, clipped to [0, max_rating]; a value that rounds into (0, min_rating) becomes
     min_rating (present, lowest rating)."""
     min_rating, max_rating = check_rating_range(min_rating, max_rating)
-    outputs = np.asarray(outputs, dtype=np.float64)
-    if outputs.ndim != 2:
-        raise ValueError(f"regression outputs must have shape (examples, aspects), got shape {outputs.shape}")
-    if not np.isfinite(outputs).all():
-        index, aspect = map(int, np.argwhere(~np.isfinite(outputs))[0])
-        raise ValueError(f"regression outputs: example {index}, aspect {aspect} is {outputs[index, aspect]}")
+    outputs = _numeric(outputs, "regression outputs", "(examples, aspects)", 2)
     ratings = np.clip(np.rint(outputs), 0, max_rating).astype(np.int64)
     ratings[(ratings > 0) & (ratings < min_rating)] = min_rating
     return ratings
