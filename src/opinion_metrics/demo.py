@@ -269,7 +269,9 @@ FAMILIES: dict[str, Family] = {
             _AVERAGE,
             _TOP_K,
             _NORMALIZE,
+            _STEMMER,
             _ZERO,
+            Option("model", "text", "sentence-transformers/all-MiniLM-L6-v2", info="a model name or path"),
         ],
         _compute_semantic,
         [["scam; family drama; pizza\nspace opera; jedi knight", "fraud; family; poverty\nspace opera; jedi; empire"]],
@@ -279,7 +281,11 @@ FAMILIES: dict[str, Family] = {
         "Sentiment Appropriateness Score",
         "Does the sentiment (VADER) of the predicted keywords fit the gold keywords and the review?",
         ("predictions", "references", "texts"),
-        [Option("mapping", "choice", "weighted", ("weighted", "compound"), "VADER mapping into [0, 1]"), _NORMALIZE],
+        [
+            Option("mapping", "choice", "weighted", ("weighted", "compound"), "VADER mapping into [0, 1]"),
+            _NORMALIZE,
+            _STEMMER,
+        ],
         _compute_sentiment,
         [
             [
