@@ -206,9 +206,8 @@ def test_spaces_upload_shows_the_error_in_the_ui(family, inputs, options, messag
 def _semantic_with_tiny_encoder(data, options):
     from opinion_metrics.demo import _keyword_options
 
-    return semantic_keyword_prf(
-        data["predictions"], data["references"], model=TinyEncoder(), **_keyword_options(options)
-    )
+    options = {**_keyword_options(options), "model": TinyEncoder()}
+    return semantic_keyword_prf(data["predictions"], data["references"], **options)
 
 
 # --- accepted edge cases, with their values ---------------------------------------------
