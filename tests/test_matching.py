@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_impl import related
 from scipy.optimize import linear_sum_assignment
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from opinion_metrics import maximum_matching, relation_pairs
-from opinion_metrics.matching import _containment_by_find, _containment_by_lookup
+from opinion_metrics.matching import _containment_by_find, _containment_by_lookup, maximum_matching, relation_pairs
 
 
 @pytest.mark.parametrize(
@@ -32,16 +32,7 @@ def test_relations(a, b, exact, substring, token):
 
 
 def brute_force(predicted, gold, match):
-    def related(a, b):
-        if match == "exact":
-            return a == b
-        if match == "substring":
-            return a == b or a in b or b in a
-        ta, tb = a.split(), b.split()
-        short, long = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
-        return any(long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1))
-
-    return {(i, j) for i, a in enumerate(predicted) for j, b in enumerate(gold) if related(a, b)}
+    return {(i, j) for i, a in enumerate(predicted) for j, b in enumerate(gold) if related(a, b, match)}
 
 
 keyword = st.text(alphabet="ab c\x00", min_size=1, max_size=7).map(lambda s: " ".join(s.split())).filter(bool)

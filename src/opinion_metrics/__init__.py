@@ -4,7 +4,6 @@ from .annotators import agreement, merge_references
 from .aspects import aspect_sentiment_score
 from .grouping import PooledCorpus, pool_by_group
 from .keyword_prf import keyword_prf
-from .matching import maximum_matching, relation_pairs
 from .preparation import make_normalizer, normalize_keyword
 from .weighted_keyword_prf import map_at_k, ndcg_at_k, weighted_keyword_prf
 
@@ -17,11 +16,9 @@ __all__ = [
     "keyword_prf",
     "make_normalizer",
     "map_at_k",
-    "maximum_matching",
     "merge_references",
     "ndcg_at_k",
     "normalize_keyword",
     "pool_by_group",
-    "relation_pairs",
     "weighted_keyword_prf",
 ]
