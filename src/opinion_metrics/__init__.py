@@ -5,6 +5,8 @@ from .aspects import aspect_sentiment_score
 from .grouping import PooledCorpus, pool_by_group
 from .keyword_prf import keyword_prf
 from .preparation import make_normalizer, normalize_keyword
+from .semantic import semantic_keyword_prf
+from .sentiment import sentiment_appropriateness
 from .weighted_keyword_prf import map_at_k, ndcg_at_k, weighted_keyword_prf
 
 __version__ = "0.1.0"
@@ -20,5 +22,7 @@ __all__ = [
     "ndcg_at_k",
     "normalize_keyword",
     "pool_by_group",
+    "semantic_keyword_prf",
+    "sentiment_appropriateness",
     "weighted_keyword_prf",
 ]
