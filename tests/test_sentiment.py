@@ -130,3 +130,15 @@ def test_real_movie_reviews_four_models(movie_reviews):
 def test_bad_inputs(options, message):
     with pytest.raises(ValueError, match=message):
         sentiment_appropriateness(**options)
+
+
+def test_worker_processes_give_the_same_values(movie_reviews):
+    sample = movie_reviews[::200]
+    predictions = [review["keywords_base"] or [] for review in sample]
+    references = [review["gold"] for review in sample]
+    texts = [review["review"] for review in sample]
+    alone = sentiment_appropriateness(predictions, references, texts=texts, workers=1, return_per_example=True)
+    together = sentiment_appropriateness(predictions, references, texts=texts, workers=2, return_per_example=True)
+    assert together == alone
+    with pytest.raises(ValueError, match="workers must be a positive integer"):
+        sentiment_appropriateness(predictions, references, workers=0)

@@ -8,10 +8,13 @@ into [0, 1], unless a custom function or per-keyword sentiments are given.
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from .averaging import check_flag
+from .averaging import check_flag, check_positive_int
 from .preparation import NormalizeOption, check_corpus, describe, prepare_corpus
 
 MAPPINGS = ("weighted", "compound")
@@ -57,6 +60,37 @@ class _CachedSentiment:
         return math.fsum(map(self, texts)) / len(texts)
 
 
+# VADER on long reviews costs milliseconds each (pure Python): past this many characters
+# of distinct text, score them in worker processes (forked, so nothing is re-imported).
+PARALLEL_MIN_CHARACTERS = 500_000
+_worker_sentiment: SentimentFunction | None = None
+
+
+def _start_worker(mapping: str) -> None:
+    global _worker_sentiment
+    _worker_sentiment = vader_sentiment(mapping)
+
+
+def _score_chunk(texts: list[str]) -> list[float]:
+    assert _worker_sentiment is not None
+    return [_worker_sentiment(text) for text in texts]
+
+
+def _available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def vader_in_parallel(texts: list[str], mapping: str, workers: int) -> list[float]:
+    """VADER sentiments of `texts` computed by `workers` forked processes."""
+    context = multiprocessing.get_context("fork")
+    chunks = [texts[start : start + 200] for start in range(0, len(texts), 200)]
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(mapping,)) as pool:
+        return [value for chunk in pool.map(_score_chunk, chunks) for value in chunk]
+
+
 def _check_texts(texts: Any, n: int) -> list[str | None]:
     texts = check_corpus(texts, "texts")
     if len(texts) != n:
@@ -77,6 +111,7 @@ def sentiment_appropriateness(
     sentiment: SentimentFunction | None = None,
     normalize: NormalizeOption = "default",
     stemmer: str | None = None,
+    workers: int | None = None,
     return_per_example: bool = False,
 ) -> dict[str, Any]:
     """Sentiment Appropriateness Score: `1 - |s_pred - s_ref|`, averaged over examples.
@@ -91,6 +126,9 @@ def sentiment_appropriateness(
         sentiment: a custom `str -> [0, 1]` function replacing VADER (e.g. non-English).
         normalize, stemmer: keyword preparation (empty and duplicate keywords dropped; the
             sentiment reads the first occurrence as written, stripped).
+        workers: processes for VADER (default: the available CPUs when the distinct
+            strings exceed 500,000 characters, as long reviews do, on systems with fork;
+            else 1). A custom `sentiment` function always runs in this process.
         return_per_example: also return `per_example` (None where an example is left out).
 
     Returns:
@@ -105,6 +143,9 @@ def sentiment_appropriateness(
         0.3
     """
     return_per_example = check_flag(return_per_example, "return_per_example")
+    if workers is not None:
+        workers = check_positive_int(workers, "workers")
+    use_vader = sentiment is None
     if sentiment is None:
         sentiment = vader_sentiment(mapping)
     elif not callable(sentiment):
@@ -125,6 +166,8 @@ def sentiment_appropriateness(
     )
     texts = None if texts is None else _check_texts(texts, len(corpus))
     score = _CachedSentiment(sentiment)
+    if use_vader:
+        _prefill_in_parallel(score, corpus, texts, mapping, workers)
     from_keywords: list[float | None] = []
     from_text: list[float | None] = []
     for index in range(len(corpus)):
@@ -147,3 +190,20 @@ def sentiment_appropriateness(
     if return_per_example:
         result["per_example"] = {"sas_from_keywords": from_keywords, "sas_from_text": from_text}
     return result
+
+
+def _prefill_in_parallel(
+    score: _CachedSentiment, corpus: Any, texts: list[str | None] | None, mapping: str, workers: int | None
+) -> None:
+    """Score every distinct string the call needs in worker processes, when worth it."""
+    lists = list({id(keywords): keywords for keywords in corpus.references.originals}.values())
+    if corpus.predictions.scores is None:
+        lists += corpus.predictions.originals
+    needed = dict.fromkeys([text for text in texts or [] if text is not None] + [k for ks in lists for k in ks])
+    if workers is None:
+        large = sum(map(len, needed)) >= PARALLEL_MIN_CHARACTERS
+        workers = min(_available_cpus(), 8) if large else 1
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return
+    strings = list(needed)
+    score.cache.update(zip(strings, vader_in_parallel(strings, mapping, workers)))
