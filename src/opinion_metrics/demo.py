@@ -7,6 +7,7 @@ a browser); gradio and matplotlib are imported only when an app or a plot is bui
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -532,6 +533,18 @@ def build_app(name: str) -> Any:
 
         def handler(*args: Any) -> tuple[Any, Any, Any]:
             return run(name, *args)
+
+        # Named parameters for the Space's API page and gradio_client (instead of param_0...).
+        handler.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            inspect.Parameter(parameter, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            for parameter in [
+                "predictions",
+                "references",
+                extra_name if extra_name in family.inputs else "unused",
+                "upload",
+                *(option.name for option in family.options),
+            ]
+        )
 
         button.click(
             handler,
