@@ -117,7 +117,7 @@ def test_weighted_app_and_top_k_option(clients):
 def test_aspect_app_with_an_uploaded_csv(clients, tmp_path):
     path = tmp_path / "ratings.csv"
     path.write_text("food,hotel,pred_food,pred_hotel\n0,5,0,4\n3,2,3,0\n", encoding="utf-8")
-    summary, _, _ = call(
+    summary, per_aspect, _ = call(
         clients["aspect_sentiment_score"],
         "aspect_sentiment_score",
         "",
@@ -127,6 +127,8 @@ def test_aspect_app_with_an_uploaded_csv(clients, tmp_path):
     )
     expected = aspect_sentiment_score([[0, 4], [3, 0]], [[0, 5], [3, 2]], aspects=["food", "hotel"])
     assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
+    assert per_aspect["headers"] == ["aspect", "f1", "r2", "score"]
+    assert per_aspect["data"] == [["food", 1.0, 1.0, 1.0], ["hotel", 0.6667, 0.9375, 0.625]]
 
 
 def test_sentiment_and_semantic_apps(clients):

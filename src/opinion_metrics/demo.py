@@ -356,9 +356,13 @@ def collect_inputs(family: Family, predictions: str, references: str, extra: str
 def evaluate_family(
     name: str, data: dict[str, Any], options: dict[str, Any]
 ) -> tuple[dict[str, float], dict[str, list]]:
-    """(summary, per-example columns) for one family."""
+    """(summary, per-example columns) for one family; per aspect for the aspect score."""
     result = FAMILIES[name].compute(data, options)
     per_example = result.pop("per_example", {})
+    if name == "aspect_sentiment_score":
+        aspects = data["aspects"]
+        per_example = {"aspect": list(aspects)}
+        per_example.update({key: [result[f"{key}_{a}"] for a in aspects] for key in ("f1", "r2", "score")})
     return result, per_example
 
 
@@ -450,7 +454,10 @@ def _tables(summary: dict[str, float], per_example: dict[str, list]) -> tuple[An
     import pandas as pd
 
     summary_table = pd.DataFrame({"metric": list(summary), "value": [round(v, 4) for v in summary.values()]})
-    rows = pd.DataFrame({"example": range(1, 1 + max((len(v) for v in per_example.values()), default=0))})
+    if "aspect" in per_example:  # the aspect score is corpus-level: one row per aspect instead
+        rows = pd.DataFrame({"aspect": per_example.pop("aspect")})
+    else:
+        rows = pd.DataFrame({"example": range(1, 1 + max((len(v) for v in per_example.values()), default=0))})
     for key, values in per_example.items():
         rows[key] = [None if v is None else round(v, 4) for v in values]
     return summary_table, rows
@@ -528,7 +535,9 @@ def build_app(name: str) -> Any:
         with gr.Row():
             summary = gr.Dataframe(label="results", interactive=False)
             figure = gr.Plot(label="plot")
-        per_example = gr.Dataframe(label="per example", interactive=False)
+        per_example = gr.Dataframe(
+            label="per aspect" if name == "aspect_sentiment_score" else "per example", interactive=False
+        )
         gr.Examples(family.examples, [predictions, references, extra][: len(family.examples[0])], label="examples")
 
         def handler(*args: Any) -> tuple[Any, Any, Any]:
