@@ -104,3 +104,10 @@ def test_real_tourism_ratings(tmp_path, capsys):
     predicted = [[int(table[f"pred_{c}"][i]) for c in VIETNAMESE_COLUMNS] for i in range(len(rows))]
     expected = aspect_sentiment_score(predicted, gold, aspects=VIETNAMESE_COLUMNS)
     assert json.loads(output.read_text())["all"]["aspect_sentiment_score"] == pytest.approx(expected)
+
+
+def test_a_non_integer_rating_in_a_csv_is_an_error_not_truncated(tmp_path, capsys):
+    path = tmp_path / "ratings.csv"
+    path.write_text("x,y,pred_x,pred_y\n0,4,0,4.5\n", encoding="utf-8")
+    assert main([str(path), "--aspects", "x,y"]) == 2
+    assert "example 0, aspect 'y': rating must be an integer, got 4.5" in capsys.readouterr().err

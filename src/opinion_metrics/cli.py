@@ -97,6 +97,21 @@ def _column(table: dict[str, list[Any]], name: str, option: str) -> list[Any]:
     return table[name]
 
 
+def rating_rows(table: dict[str, list[Any]], aspects: Sequence[str], prefix: str = "") -> list[list[Any]]:
+    """Rows of ratings from the columns `prefix + aspect`. Numeric strings (CSV cells) become
+    numbers; anything else, 4.5 included, is left for the metric to report, never truncated."""
+
+    def number(value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return float(value) if "." in value else int(value)
+            except ValueError:
+                return value
+        return value
+
+    return [[number(value) for value in row] for row in zip(*(table[prefix + aspect] for aspect in aspects))]
+
+
 def attach_gold(table: dict[str, list[Any]], args: argparse.Namespace) -> None:
     """Give every row the gold list of its key from a separate file (e.g. gold per movie)."""
     gold = load_table(args.gold, [args.gold_column], [])
@@ -111,11 +126,13 @@ def attach_gold(table: dict[str, list[Any]], args: argparse.Namespace) -> None:
 def _compute(family: str, rows: list[int], table: dict[str, list[Any]], args: argparse.Namespace) -> dict[str, float]:
     if family == "aspect_sentiment_score":
         aspects = args.aspects or list(DEFAULT_ASPECTS)
-        gold = [_column(table, a, "--aspects") for a in aspects]
-        predicted = [_column(table, args.prediction_prefix + a, "--prediction-prefix") for a in aspects]
+        for aspect in aspects:
+            _column(table, aspect, "--aspects")
+            _column(table, args.prediction_prefix + aspect, "--prediction-prefix")
+        predicted, gold = rating_rows(table, aspects, args.prediction_prefix), rating_rows(table, aspects)
         return aspect_sentiment_score(
-            [[int(float(column[i])) for column in predicted] for i in rows],
-            [[int(float(column[i])) for column in gold] for i in rows],
+            [predicted[i] for i in rows],
+            [gold[i] for i in rows],
             aspects=aspects,
             min_rating=args.min_rating,
             max_rating=args.max_rating,

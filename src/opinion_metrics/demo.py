@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .aspects import DEFAULT_ASPECTS, aspect_sentiment_score
+from .cli import load_table, rating_rows
 from .keyword_prf import keyword_prf
 from .weighted_keyword_prf import weighted_keyword_prf
 
@@ -78,29 +79,12 @@ def parse_rating_lines(text: str | None, name: str = "predictions") -> list[list
     return rows
 
 
-def _rating_rows(table: dict[str, list[Any]], aspects: Sequence[str], prefix: str) -> list[list[Any]]:
-    """Rows of ratings from columns `prefix + aspect`; numeric strings (CSV cells) become
-    numbers, anything else is left for the metric to report."""
-
-    def number(value: Any) -> Any:
-        if isinstance(value, str):
-            try:
-                return float(value) if "." in value else int(value)
-            except ValueError:
-                return value
-        return value
-
-    return [[number(value) for value in row] for row in zip(*(table[prefix + aspect] for aspect in aspects))]
-
-
 def parse_names(text: str | None) -> list[str]:
     return [name.strip() for name in re.split(r"[,;\n]", text or "") if name.strip()]
 
 
 def read_upload(path: str | Path) -> dict[str, list[Any]]:
     """Columns of an uploaded CSV / TSV / JSONL / JSON / Parquet file (list cells in CSV: ';')."""
-    from .cli import load_table
-
     return load_table(Path(path), ["predictions", "references"], ["scores", "prediction_sentiments"])
 
 
@@ -330,8 +314,8 @@ def collect_inputs(family: Family, predictions: str, references: str, extra: str
                 raise ValueError(
                     f"the file needs a column per aspect (gold) and pred_<aspect> (predicted); missing for {missing}"
                 )
-            data["references"] = _rating_rows(table, data["aspects"], "")
-            data["predictions"] = _rating_rows(table, data["aspects"], "pred_")
+            data["references"] = rating_rows(table, data["aspects"])
+            data["predictions"] = rating_rows(table, data["aspects"], "pred_")
         else:
             data["predictions"] = parse_rating_lines(predictions, "predictions")
             data["references"] = parse_rating_lines(references, "references")
