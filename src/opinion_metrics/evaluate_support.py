@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .preparation import check_corpus, check_keyword_list, check_same_length, describe
+from .preparation import check_corpus, check_keyword, check_keyword_list, check_same_length, describe
 
 KEYWORDS = "keywords"  # list of str per example
 SCORES = "scores"  # list of finite numbers per example (range checked at compute)
@@ -34,10 +34,7 @@ def _check_keyword_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any
         if id(row) not in seen:
             row = check_keyword_list(row, name, offset + index)
             for position, keyword in enumerate(row):
-                if not isinstance(keyword, str):
-                    raise ValueError(
-                        f"{name}: example {offset + index}, keyword {position} must be a str, got {describe(keyword)}"
-                    )
+                check_keyword(keyword, name, offset + index, position)
             seen.add(id(rows[index]))
         checked.append(row)
     return checked

@@ -114,6 +114,12 @@ def check_keyword_list(value: Any, side: str, index: int) -> Sequence[Any]:
     return value
 
 
+def check_keyword(value: Any, side: str, index: int, position: int) -> None:
+    """Every keyword must be a str."""
+    if not isinstance(value, str):
+        raise ValueError(f"{side}: example {index}, keyword {position} must be a str, got {describe(value)}")
+
+
 def check_corpus(value: Any, side: str) -> Sequence[Any]:
     """Check that a corpus-level input is a non-string sequence and return it."""
     if isinstance(value, np.ndarray):
@@ -308,8 +314,7 @@ def _prepare_list(
     kept_scores: list[float] = []
     seen: set[int] = set()
     for position, raw in enumerate(raw_list):
-        if not isinstance(raw, str):
-            raise ValueError(f"{side}: example {index}, keyword {position} must be a str, got {describe(raw)}")
+        check_keyword(raw, side, index, position)
         score = None
         if raw_scores is not None:
             score = check_score(raw_scores[position], scores_name, index, position, raw, clip_scores)
