@@ -281,3 +281,17 @@ def test_space_apps_import_and_build():
         sys.modules.pop(spec.name, None)
         spec.loader.exec_module(module)
         assert isinstance(module.demo, gradio.Blocks)
+
+
+def test_ndcg_by_rank_plot_shows_ndcg_at_each_cut_off():
+    from opinion_metrics import ndcg_at_k
+    from opinion_metrics.demo import plot_ndcg_by_rank
+
+    data = {
+        "predictions": [["scam", "family", "poverty", "cinematography", "fraud"], ["x"]],
+        "references": [["fraud", "poverty", "scam"], ["x", "y"]],
+    }
+    options = {"match": "token", "normalize": "default", "stemmer": "none", "relevance": "binary"}
+    plotted = plot_ndcg_by_rank(data, options).axes[0].lines[0].get_ydata()
+    expected = [ndcg_at_k(**data, k=k, match="token", relevance="binary") for k in range(1, 11)]
+    assert list(plotted) == pytest.approx(expected)

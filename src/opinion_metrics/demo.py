@@ -378,21 +378,21 @@ def plot_distribution(values: Sequence[float | None], label: str) -> Any:
 
 
 def plot_ndcg_by_rank(data: dict[str, Any], options: dict[str, Any], max_k: int = 10) -> Any:
-    """Mean nDCG@k for k = 1..max_k: where in the ranking the matches come."""
-    from .weighted_keyword_prf import ndcg_at_k
+    """Mean nDCG@k for k = 1..max_k: where in the ranking the matches come. The corpus is
+    prepared and matched once; only the cut-off changes."""
+    from .averaging import mean_or
+    from .matching import corpus_neighbors
+    from .preparation import prepare_corpus
+    from .weighted_keyword_prf import ranking_scores
 
-    keyword_options = _keyword_options(
-        {key: options[key] for key in ("match", "normalize", "stemmer") if key in options}
-    )
+    preparation = _keyword_options({key: options[key] for key in ("normalize", "stemmer") if key in options})
+    corpus = prepare_corpus(data["predictions"], data["references"], **preparation)
+    neighbors = corpus_neighbors(corpus, options.get("match", "substring"))
+    n_gold = corpus.references.sizes.tolist()
+    relevance, zero_division = options.get("relevance", "graded"), float(options.get("zero_division", 0.0))
     ks = list(range(1, max_k + 1))
     values = [
-        ndcg_at_k(
-            data["predictions"],
-            data["references"],
-            k=k,
-            relevance=options.get("relevance", "graded"),
-            **keyword_options,
-        )
+        mean_or([v for v in ranking_scores(neighbors, n_gold, k, relevance)[0] if v is not None], zero_division)
         for k in ks
     ]
     figure, axes = _figure()
