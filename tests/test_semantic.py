@@ -22,12 +22,25 @@ class CountingModel:
     """Wraps a model and records every text it is asked to encode."""
 
     def __init__(self, model):
-        self.model, self.calls, self.texts = model, 0, []
+        self.model, self.calls, self.texts, self.batches = model, 0, [], []
 
     def encode(self, texts, **options):
         self.calls += 1
         self.texts.extend(texts)
+        self.batches.append(list(texts))
         return self.model.encode(texts, **options)
+
+
+class TokenizingCountingModel(CountingModel):
+    """A counting model that, like a SentenceTransformer, exposes its tokenizer."""
+
+    @property
+    def tokenizer(self):
+        return self.model.tokenizer
+
+    @property
+    def max_seq_length(self):
+        return self.model.max_seq_length
 
 
 def direct_embeddings(model, keywords):
@@ -101,6 +114,26 @@ def test_each_distinct_string_is_encoded_once_and_the_cache_prevents_re_encoding
     assert counting.texts[4:] == ["money"] and counting.calls == 2
     again = semantic_keyword_prf([["scam", "Fraud!"], ["fraud", "family"]], [gold, gold], model=counting)
     assert counting.calls == 2 and again == first
+
+
+def test_batches_hold_keywords_of_one_token_length_and_embeddings_do_not_change(model):
+    keywords = ["war", "space opera", "jedi", "an extremely long keyphrase with many tokens", "fraud", "bank job"]
+    counting = TokenizingCountingModel(model)
+    vectors = KeywordEncoder(counting, batch_size=2).encode(keywords)
+    token_counts = {k: len(ids) for k, ids in zip(keywords, model.tokenizer(keywords)["input_ids"])}
+    assert sorted(counting.texts) == sorted(keywords)
+    batches = counting.batches
+    assert all(len(batch) <= 2 and len({token_counts[k] for k in batch}) == 1 for batch in batches)
+    assert len(batches) > 1 and len({token_counts[k] for k in keywords}) > 1
+    direct = direct_embeddings(model, keywords)
+    assert np.allclose(vectors, [direct[k] for k in keywords], atol=1e-6)
+
+
+def test_models_without_a_tokenizer_get_plain_batches(model):
+    counting = CountingModel(model)
+    keywords = ["war", "an extremely long keyphrase with many tokens", "fraud", "bank job", "jedi"]
+    KeywordEncoder(counting, batch_size=2).encode(keywords)
+    assert counting.texts == keywords and counting.calls == 3
 
 
 def test_similarity_blocks_do_not_change_the_result(model):
