@@ -129,8 +129,16 @@ def test_batches_hold_keywords_of_one_token_length_and_embeddings_do_not_change(
     assert np.allclose(vectors, [direct[k] for k in keywords], atol=1e-6)
 
 
-def test_models_without_a_tokenizer_get_plain_batches(model):
-    counting = CountingModel(model)
+class OtherTokenizerModel(CountingModel):
+    """Exposes a tokenizer that is not a Hugging Face one (it returns a list)."""
+
+    def tokenizer(self, texts, **options):
+        return [text.split() for text in texts]
+
+
+@pytest.mark.parametrize("wrapper", [CountingModel, OtherTokenizerModel])
+def test_models_without_a_hugging_face_tokenizer_get_plain_batches(model, wrapper):
+    counting = wrapper(model)
     keywords = ["war", "an extremely long keyphrase with many tokens", "fraud", "bank job", "jedi"]
     KeywordEncoder(counting, batch_size=2).encode(keywords)
     assert counting.texts == keywords and counting.calls == 3

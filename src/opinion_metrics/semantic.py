@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -185,16 +185,16 @@ def padding_free_batches(model: Any, texts: Sequence[str], batch_size: int) -> l
     of equal token count need no padding, which makes encoding about 1.8x faster on CPU.
     Models that do not expose a Hugging Face tokenizer get plain batches.
     """
+    groups = [list(range(len(texts)))]
     tokenizer = getattr(model, "tokenizer", None)
     if callable(tokenizer):
         max_length = getattr(model, "max_seq_length", None)
-        ids = tokenizer(list(texts), truncation=max_length is not None, max_length=max_length)["input_ids"]
-        by_length: dict[int, list[int]] = {}
-        for index, token_ids in enumerate(ids):
-            by_length.setdefault(len(token_ids), []).append(index)
-        groups = list(by_length.values())
-    else:
-        groups = [list(range(len(texts)))]
+        encoding = tokenizer(list(texts), truncation=max_length is not None, max_length=max_length)
+        if isinstance(encoding, Mapping) and "input_ids" in encoding:
+            by_length: dict[int, list[int]] = {}
+            for index, token_ids in enumerate(encoding["input_ids"]):
+                by_length.setdefault(len(token_ids), []).append(index)
+            groups = list(by_length.values())
     return [group[start : start + batch_size] for group in groups for start in range(0, len(group), batch_size)]
 
 
