@@ -19,14 +19,20 @@ def model():
 
 
 class CountingModel:
-    """Wraps a model and records every text it is asked to encode."""
+    """Wraps a model and records every batch of texts it is asked to encode."""
 
     def __init__(self, model):
-        self.model, self.calls, self.texts, self.batches = model, 0, [], []
+        self.model, self.batches = model, []
+
+    @property
+    def calls(self):
+        return len(self.batches)
+
+    @property
+    def texts(self):
+        return [text for batch in self.batches for text in batch]
 
     def encode(self, texts, **options):
-        self.calls += 1
-        self.texts.extend(texts)
         self.batches.append(list(texts))
         return self.model.encode(texts, **options)
 
@@ -122,9 +128,8 @@ def test_batches_hold_keywords_of_one_token_length_and_embeddings_do_not_change(
     vectors = KeywordEncoder(counting, batch_size=2).encode(keywords)
     token_counts = {k: len(ids) for k, ids in zip(keywords, model.tokenizer(keywords)["input_ids"])}
     assert sorted(counting.texts) == sorted(keywords)
-    batches = counting.batches
-    assert all(len(batch) <= 2 and len({token_counts[k] for k in batch}) == 1 for batch in batches)
-    assert len(batches) > 1 and len({token_counts[k] for k in keywords}) > 1
+    assert all(len(batch) <= 2 and len({token_counts[k] for k in batch}) == 1 for batch in counting.batches)
+    assert counting.calls > 1 and len({token_counts[k] for k in keywords}) > 1
     direct = direct_embeddings(model, keywords)
     assert np.allclose(vectors, [direct[k] for k in keywords], atol=1e-6)
 
