@@ -67,15 +67,18 @@ def local_tokenizer(texts, extra=()):
     )
 
 
+def tiny_bert_config(vocab_size, **extra):
+    return transformers.BertConfig(
+        vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, **extra
+    )
+
+
 class AspectRater(torch.nn.Module):
     """A tiny BERT encoder with one softmax over {absent, 1..5} per aspect."""
 
     def __init__(self, vocab_size, n_aspects=6, n_classes=6):
         super().__init__()
-        config = transformers.BertConfig(
-            vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
-        )
-        self.encoder = transformers.BertModel(config)
+        self.encoder = transformers.BertModel(tiny_bert_config(vocab_size))
         self.head = torch.nn.Linear(32, n_aspects * n_classes)
         self.shape = (n_aspects, n_classes)
 
@@ -110,15 +113,7 @@ def test_trainer_evaluate_with_the_aspect_helper(tmp_path, tourism_slice, output
         model = AspectRater(len(tokenizer))
         labels = ratings
     else:
-        config = transformers.BertConfig(
-            vocab_size=len(tokenizer),
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            intermediate_size=64,
-            num_labels=6,
-            problem_type="regression",
-        )
+        config = tiny_bert_config(len(tokenizer), num_labels=6, problem_type="regression")
         model = transformers.BertForSequenceClassification(config)
         labels = [[float(r) for r in row] for row in ratings]
     dataset = datasets.Dataset.from_dict({**encoded, "labels": labels})
