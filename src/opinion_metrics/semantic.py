@@ -189,7 +189,13 @@ def padding_free_batches(model: Any, texts: Sequence[str], batch_size: int) -> l
     tokenizer = getattr(model, "tokenizer", None)
     if callable(tokenizer):
         max_length = getattr(model, "max_seq_length", None)
-        encoding = tokenizer(list(texts), truncation=max_length is not None, max_length=max_length)
+        encoding = tokenizer(
+            list(texts),
+            truncation=max_length is not None,
+            max_length=max_length,
+            return_attention_mask=False,  # only the token counts are needed
+            return_token_type_ids=False,
+        )
         if isinstance(encoding, Mapping) and "input_ids" in encoding:
             by_length: dict[int, list[int]] = {}
             for index, token_ids in enumerate(encoding["input_ids"]):
