@@ -8,7 +8,8 @@ from conftest import MOVIE_REVIEWS, REPO, TOURISM_REVIEWS, load_movie_reviews, r
 
 from opinion_metrics import keyword_prf, pool_by_group, weighted_keyword_prf
 from opinion_metrics.aspects import VIETNAMESE_COLUMNS, aspect_sentiment_score
-from opinion_metrics.cli import load_table, main
+from opinion_metrics.cli import main
+from opinion_metrics.tables import load_table
 
 EXAMPLE = REPO / "examples" / "reviews.jsonl"
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from .aspects import DEFAULT_ASPECTS, aspect_sentiment_score
-from .cli import load_table, rating_rows
 from .keyword_prf import keyword_prf
+from .tables import load_table, rating_rows
 from .weighted_keyword_prf import weighted_keyword_prf
 
 KEYWORD_SEPARATOR = ";"
