@@ -295,3 +295,26 @@ def test_ndcg_by_rank_plot_shows_ndcg_at_each_cut_off():
     plotted = plot_ndcg_by_rank(data, options).axes[0].lines[0].get_ydata()
     expected = [ndcg_at_k(**data, k=k, match="token", relevance="binary") for k in range(1, 11)]
     assert list(plotted) == pytest.approx(expected)
+
+
+def test_combined_app_never_passes_keyword_scores_as_sentiments(clients):
+    """SPEC deviation 7: confidence scores are not sentiments. The SAS row equals the metric
+    computed without prediction_sentiments (VADER on the keywords)."""
+    pytest.importorskip("vaderSentiment")
+    pytest.importorskip("sentence_transformers")
+    from opinion_metrics.sentiment import sentiment_appropriateness
+
+    result = clients["combined"].predict(
+        "great acting (0.9); moving story (0.6)\nboring plot (0.8); space (0.3)",
+        "masterpiece; moving story\ndull; boring plot; space opera",
+        "A moving, beautiful film.\nDull and far too long.",
+        None,
+        api_name="/compare",
+    )
+    rows = {row[1]: row[2] for row in result["data"] if row[0] == "sentiment_appropriateness"}
+    expected = sentiment_appropriateness(
+        [["great acting", "moving story"], ["boring plot", "space"]],
+        [["masterpiece", "moving story"], ["dull", "boring plot", "space opera"]],
+        texts=["A moving, beautiful film.", "Dull and far too long."],
+    )
+    assert rows == pytest.approx({k: round(v, 4) for k, v in expected.items()})

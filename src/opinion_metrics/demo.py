@@ -181,7 +181,7 @@ def _compute_sentiment(data: dict[str, Any], options: dict[str, Any]) -> dict[st
         data["predictions"],
         data["references"],
         texts=data.get("texts"),
-        prediction_sentiments=data.get("scores"),
+        prediction_sentiments=data.get("prediction_sentiments"),
         return_per_example=True,
         **_keyword_options(options),
     )
@@ -327,7 +327,9 @@ def collect_inputs(family: Family, predictions: str, references: str, extra: str
             if column not in table:
                 raise ValueError(f"the file needs a {column!r} column (found: {', '.join(table)})")
         data["predictions"], data["references"] = table["predictions"], table["references"]
-        data["scores"] = table.get("scores", table.get("prediction_sentiments"))
+        data["scores"] = table.get("scores")
+        # Confidence scores are never sentiments (SPEC deviation 7): only a column named so.
+        data["prediction_sentiments"] = table.get("prediction_sentiments")
         data["texts"] = table.get("texts", table.get("review"))
     else:
         data["predictions"], data["scores"] = parse_keyword_lines(predictions, "predictions")
