@@ -167,6 +167,15 @@ def test_sentiment_and_semantic_apps(clients):
         ("weighted_keyword_prf", "a (1.5)", "a", {}, r"score 1.5 is outside \[0, 1\]; pass clip_scores=True"),
         ("aspect_sentiment_score", "0, 9, 0, 0, 0, 0", "0, 1, 0, 0, 0, 0", {}, r"rating 9 is outside \{0\} ∪ \[1, 5\]"),
         ("aspect_sentiment_score", "0, 1", "0, 1", {}, "example 0 has 2 ratings, expected 6"),
+        # Non-integers where an integer is needed are errors, never rounded or truncated.
+        (
+            "aspect_sentiment_score",
+            "0, 1, 0, 0, 0, 0",
+            "0, 1, 0, 0, 0, 0",
+            {"min_rating": 1.7},
+            "min rating must be an integer, got 1.7",
+        ),
+        ("weighted_keyword_prf", "a (0.5)", "a", {"k": 2.5}, "k must be an integer, got 2.5"),
     ],
 )
 def test_malformed_input_is_a_readable_error_not_a_traceback(clients, name, predictions, references, options, message):

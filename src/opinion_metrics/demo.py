@@ -143,6 +143,13 @@ def _top_k(value: str) -> int | str | None:
         raise ValueError(f"top_k must be M, O or a positive integer, got {value!r}") from None
 
 
+def whole_number(value: Any, label: str) -> int:
+    """A control's value that must be an integer: 3 or 3.0, never 2.5 or True (no rounding)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer():
+        raise ValueError(f"{label} must be an integer, got {value!r}")
+    return int(value)
+
+
 def _keyword_options(options: dict[str, Any]) -> dict[str, Any]:
     options = dict(options)
     if "stemmer" in options:
@@ -160,7 +167,7 @@ def _compute_weighted(data: dict[str, Any], options: dict[str, Any]) -> dict[str
     if data.get("scores") is None:
         raise ValueError('weighted metrics need a score per keyword: "keyword (0.8); other (0.3)"')
     options = _keyword_options(options)
-    options["k"] = int(options["k"])
+    options["k"] = whole_number(options["k"], "k")
     return weighted_keyword_prf(
         data["predictions"], data["scores"], data["references"], return_per_example=True, **options
     )
@@ -189,7 +196,8 @@ def _compute_sentiment(data: dict[str, Any], options: dict[str, Any]) -> dict[st
 
 def _compute_aspects(data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     options = dict(options)
-    options["min_rating"], options["max_rating"] = int(options["min_rating"]), int(options["max_rating"])
+    for name in ("min_rating", "max_rating"):
+        options[name] = whole_number(options[name], name.replace("_", " "))
     return aspect_sentiment_score(data["predictions"], data["references"], aspects=data["aspects"], **options)
 
 
