@@ -1,0 +1,151 @@
+"""Keyword diversity: a reference-free measurement of one system's predictions (SPEC section 10).
+
+Keywords are prepared as in section 1 except that duplicates are kept (they are what the
+ratios count). Each distinct normalized keyword is embedded once, through the semantic
+family's encoder and its (model, text) cache; per example, the cosines of its distinct
+keywords form a small Gram matrix, computed for all examples with the same number of
+distinct keywords in one batched product.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .averaging import check_flag, check_positive_int, check_zero_division, mean_or
+from .preparation import (
+    NormalizeOption,
+    Vocabulary,
+    check_corpus,
+    check_keyword,
+    check_keyword_list,
+    check_same_length,
+    make_normalizer,
+)
+from .semantic import KeywordEncoder
+
+DIVERSITY_NAMES = ("unique_keyword_ratio", "unique_token_ratio", "self_similarity")
+
+
+def _prepare_keeping_duplicates(predictions: Sequence[Any], vocabulary: Vocabulary) -> list[list[int]]:
+    """Per example, the ids of its non-empty normalized keywords, duplicates kept, in order."""
+    known, intern = vocabulary.known_id, vocabulary.intern
+    prepared = []
+    for index, raw_list in enumerate(predictions):  # iteration: positional for a pandas Series
+        if type(raw_list) is not list:
+            raw_list = check_keyword_list(raw_list, "predictions", index)
+        try:
+            ids = [known(raw) for raw in raw_list]
+        except TypeError:  # an unhashable keyword: reported below
+            ids = [None]
+        if None in ids:  # new keywords, or not strings
+            ids = []
+            for position, raw in enumerate(raw_list):
+                check_keyword(raw, "predictions", index, position)
+                ids.append(intern(raw))
+        prepared.append([i for i in ids if i >= 0])
+    return prepared
+
+
+def _embeddings(strings: list[str], used: list[int], encoder: KeywordEncoder) -> np.ndarray:
+    """Unit-length float64 embeddings of `strings[i]` for i in `used` (row i; others zero)."""
+    texts = [strings[i] for i in used]
+    vectors = encoder.encode(texts).astype(np.float64)
+    norms = np.linalg.norm(vectors, axis=1)
+    bad = ~(np.isfinite(vectors).all(axis=1) & (norms > 0))
+    if bad.any():
+        text = texts[int(np.flatnonzero(bad)[0])]
+        raise ValueError(f"the model returned a non-finite or zero embedding for keyword {text!r}")
+    embeddings = np.zeros((len(strings), vectors.shape[1]))
+    embeddings[used] = vectors / norms[:, None]
+    return embeddings
+
+
+def _self_similarities(distinct: list[list[int]], embeddings: np.ndarray) -> list[float | None]:
+    """Per example, the mean cosine over pairs i < j of its distinct keywords (None if < 2)."""
+    values: list[float | None] = [None] * len(distinct)
+    by_size: dict[int, list[int]] = {}
+    for index, ids in enumerate(distinct):
+        if len(ids) >= 2:
+            by_size.setdefault(len(ids), []).append(index)
+    for size, members in by_size.items():
+        vectors = embeddings[np.asarray([distinct[index] for index in members])]  # (m, size, dim)
+        gram = np.clip(vectors @ vectors.transpose(0, 2, 1), -1.0, 1.0)  # float rounding can pass 1
+        upper = np.triu_indices(size, k=1)  # distinct strings: no pair of equal strings (S = 1)
+        for index, value in zip(members, gram[:, upper[0], upper[1]].mean(axis=1).tolist()):
+            values[index] = value
+    return values
+
+
+def keyword_diversity(
+    predictions: Sequence[Sequence[str]],
+    *,
+    normalize: NormalizeOption = "default",
+    stemmer: str | None = None,
+    model: Any = None,
+    device: str | None = None,
+    batch_size: int = 256,
+    zero_division: float = 0.0,
+    return_per_example: bool = False,
+) -> dict[str, Any]:
+    """How diverse each example's predicted keywords are (no references needed).
+
+    Args:
+        predictions: per example, the predicted keywords.
+        normalize, stemmer: keyword preparation as in `keyword_prf`; empty keywords are
+            dropped, duplicates are kept.
+        model: None (no `self_similarity`), a sentence-transformers model name or path,
+            or a model object with `.encode` (as in `semantic_keyword_prf`; same cache).
+        device, batch_size: for the model, as in `semantic_keyword_prf`.
+        zero_division: the value when no example has a keyword (for `self_similarity`:
+            none has two distinct keywords), in [0, 1].
+        return_per_example: also return `per_example`, a dict of per-example lists (None
+            for an example left out of a mean).
+
+    Returns:
+        `unique_keyword_ratio` (distinct keywords / keywords), `unique_token_ratio`
+        (distinct white-space tokens / tokens) and, with a model, `self_similarity` (mean
+        cosine over pairs of distinct keywords; lower is more diverse), each the mean over
+        examples with at least one keyword (two distinct keywords for `self_similarity`).
+
+    Example:
+        >>> keyword_diversity([["Star Wars", "star wars!", "space opera", "space"], []])
+        {'unique_keyword_ratio': 0.75, 'unique_token_ratio': 0.5714285714285714}
+    """
+    zero_division = check_zero_division(zero_division)
+    return_per_example = check_flag(return_per_example, "return_per_example")
+    batch_size = check_positive_int(batch_size, "batch_size")
+    encoder = None if model is None else KeywordEncoder(model, device=device, batch_size=batch_size)
+    predictions = check_corpus(predictions, "predictions")
+    check_same_length(predictions=predictions)
+    vocabulary = Vocabulary(make_normalizer(normalize, stemmer))
+    prepared = _prepare_keeping_duplicates(predictions, vocabulary)
+    tokens_of = [string.split() for string in vocabulary.strings]
+
+    keyword_ratio: list[float | None] = []
+    token_ratio: list[float | None] = []
+    distinct: list[list[int]] = []
+    for ids in prepared:
+        unique = list(dict.fromkeys(ids))
+        distinct.append(unique)
+        tokens = [token for i in ids for token in tokens_of[i]]
+        keyword_ratio.append(len(unique) / len(ids) if ids else None)
+        # A custom normalizer can return white space only: a keyword without tokens.
+        token_ratio.append(len(set(tokens)) / len(tokens) if tokens else None)
+    per_example: dict[str, list[float | None]] = {
+        "unique_keyword_ratio": keyword_ratio,
+        "unique_token_ratio": token_ratio,
+    }
+    if encoder is not None:
+        used = sorted({i for ids in distinct if len(ids) >= 2 for i in ids})
+        embeddings = _embeddings(vocabulary.strings, used, encoder) if used else np.zeros((0, 0))
+        per_example["self_similarity"] = _self_similarities(distinct, embeddings)
+    result: dict[str, Any] = {
+        name: mean_or([value for value in values if value is not None], zero_division)
+        for name, values in per_example.items()
+    }
+    if return_per_example:
+        result["per_example"] = per_example
+    return result
