@@ -1,8 +1,5 @@
-"""The evaluate modules: loading by path offline, every input route, doctests, bad rows."""
-
-import doctest
-import importlib
-import sys
+"""The evaluate modules: loading by path offline, every input route, bad rows (doctests and
+evaluate's own checks: test_module_harness.py)."""
 
 import pytest
 
@@ -120,40 +117,6 @@ def test_length_mismatch_and_missing_inputs(keyword_module, weighted_module):
         weighted_module.compute(predictions=[["a"]], references=[["a"]])
     with pytest.raises(ValueError, match=r"scores: example 0 has 2 predictions but 1 scores"):
         weighted_module.add_batch(predictions=[["a", "b"]], scores=[[0.5]], references=[["a"]])
-
-
-# Each module, and the name its metric card's examples give the loaded module.
-CARD_MODULES = {
-    "keyword_prf": "keyword_prf",
-    "weighted_keyword_prf": "weighted",
-    "aspect_sentiment_score": "aspect_score",
-    "semantic_keyword_prf": "semantic",
-    "sentiment_appropriateness": "sas",
-}
-
-
-def run_doctest(text, globs, name):
-    test = doctest.DocTestParser().get_doctest(text, globs, name, None, 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    runner.run(test, out=sys.stdout.write)
-    assert test.examples and runner.failures == 0
-
-
-@pytest.mark.parametrize("name", sorted(CARD_MODULES))
-def test_kwargs_description_examples_run_as_doctests(name, monkeypatch):
-    monkeypatch.chdir(REPO)  # the examples load "metrics/<name>" by path
-    monkeypatch.syspath_prepend(str(REPO / "metrics" / name))
-    module = importlib.import_module(name)
-    run_doctest(module._KWARGS_DESCRIPTION, {"evaluate": evaluate}, name)
-    sys.modules.pop(name, None)
-
-
-@pytest.mark.parametrize("name", sorted(CARD_MODULES))
-def test_metric_card_examples_are_true(name):
-    card = (REPO / "metrics" / name / "README.md").read_text(encoding="utf-8")
-    blocks = [block.split("```", 1)[0] for block in card.split("```python")[1:]]
-    examples = "\n".join(block for block in blocks if ">>>" in block)
-    run_doctest(examples, {CARD_MODULES[name]: evaluate.load(str(REPO / "metrics" / name))}, name)
 
 
 @pytest.mark.parametrize(

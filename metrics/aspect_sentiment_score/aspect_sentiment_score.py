@@ -53,7 +53,7 @@ Returns:
         reviews where both sides rate the aspect; 1.0 when n = 0.
     score_<aspect> (`float`): in [0, 1], f1_<aspect> x r2_<aspect>.
 Examples:
-    >>> aspect_score = evaluate.load("metrics/aspect_sentiment_score")
+    >>> aspect_score = evaluate.load("aspect_sentiment_score")
     >>> results = aspect_score.compute(
     ...     predictions=[[0, 4], [3, 0]], references=[[0, 5], [3, 2]], aspects=["food", "hotel"]
     ... )

@@ -60,7 +60,7 @@ Returns:
     recall (`float`): in [0, 1].
     f1 (`float`): in [0, 1], the harmonic mean of precision and recall.
 Examples:
-    >>> keyword_prf = evaluate.load("metrics/keyword_prf")
+    >>> keyword_prf = evaluate.load("keyword_prf")
     >>> predictions = [["social satire", "dark comedy", "pizza"], ["space opera"]]
     >>> references = [["satire", "class struggle", "comedy"], ["space opera", "jedi"]]
     >>> keyword_prf.compute(predictions=predictions, references=references)

@@ -66,7 +66,7 @@ Returns:
     soft_recall (`float`): in [0, 1], mean over gold keywords of max(0, best similarity).
     soft_f1 (`float`): in [0, 1].
 Examples:
-    >>> semantic = evaluate.load("metrics/semantic_keyword_prf")
+    >>> semantic = evaluate.load("semantic_keyword_prf")
     >>> results = semantic.compute(
     ...     predictions=[["space opera", "jedi knight", "pizza"]],
     ...     references=[["space opera", "jedi", "empire"]],

@@ -68,7 +68,7 @@ Returns:
     sas_from_text (`float`): in [0, 1], over examples with predictions and a text.
     A key that cannot be computed for any example is absent.
 Examples:
-    >>> sas = evaluate.load("metrics/sentiment_appropriateness")
+    >>> sas = evaluate.load("sentiment_appropriateness")
     >>> results = sas.compute(
     ...     predictions=[["great acting", "moving story"], ["boring plot"]],
     ...     references=[["masterpiece", "beautiful"], ["dull", "waste of time"]],

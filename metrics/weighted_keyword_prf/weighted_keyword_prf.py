@@ -70,7 +70,7 @@ Returns:
     ndcg@{k} (`float`): in [0, 1], mean over examples with gold keywords.
     map@{k} (`float`): in [0, 1], mean over examples with gold keywords.
 Examples:
-    >>> weighted_keyword_prf = evaluate.load("metrics/weighted_keyword_prf")
+    >>> weighted_keyword_prf = evaluate.load("weighted_keyword_prf")
     >>> results = weighted_keyword_prf.compute(
     ...     predictions=[["scam", "family", "poverty", "cinematography", "fraud"]],
     ...     scores=[[0.9, 0.8, 0.7, 0.6, 0.5]],
