@@ -56,8 +56,8 @@ def test_errors_are_one_readable_line(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"predictions": ["a", 3], "references": ["a"]}\n')
-    assert main([str(bad)]) == 2
-    assert "predictions: example 0, keyword 1 must be a str, got int 3" in capsys.readouterr().err
+    assert main([str(bad)]) == 1  # a data error
+    assert "predictions: line 1 of bad.jsonl, keyword 1 must be a str, got int 3" in capsys.readouterr().err
 
 
 def test_real_movie_reviews_with_a_separate_gold_file(tmp_path, capsys):
@@ -110,5 +110,5 @@ def test_real_tourism_ratings(tmp_path, capsys):
 def test_a_non_integer_rating_in_a_csv_is_an_error_not_truncated(tmp_path, capsys):
     path = tmp_path / "ratings.csv"
     path.write_text("x,y,pred_x,pred_y\n0,4,0,4.5\n", encoding="utf-8")
-    assert main([str(path), "--aspects", "x,y"]) == 2
-    assert "example 0, aspect 'y': rating must be an integer, got 4.5" in capsys.readouterr().err
+    assert main([str(path), "--aspects", "x,y"]) == 1
+    assert "line 2 of ratings.csv, aspect 'y': rating must be an integer, got 4.5" in capsys.readouterr().err

@@ -1,17 +1,21 @@
 """`opinion-metrics`: evaluate a file of predictions from the command line.
 
     opinion-metrics examples/reviews.jsonl --by model
-    opinion-metrics reviews.jsonl.gz --predictions keywords_base --gold ground_truth.jsonl --gold-key movie \\
-        --gold-column keywords --metrics keyword_prf semantic_keyword_prf --output results.json --plot results.png
+    opinion-metrics reviews.jsonl.gz --predictions 'keywords_*' --scores 'scores_*' --gold ground_truth.jsonl \\
+        --gold-key movie --gold-column keywords --metrics keyword_prf semantic_keyword_prf --plot results.png
     opinion-metrics ratings.csv --metrics aspect_sentiment_score --aspects giai_tri,luu_tru --prediction-prefix pred_
+
+Exit status: 0 done, 1 the data cannot be evaluated, 2 a mistake in the command line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,53 +23,124 @@ from . import __version__
 from .aspects import DEFAULT_ASPECTS, aspect_sentiment_score
 from .grouping import pool_by_group
 from .keyword_prf import keyword_prf
-from .tables import load_table, rating_rows
+from .tables import Table, TableError, rating_rows, read_table
 from .weighted_keyword_prf import weighted_keyword_prf
 
-FAMILIES = (
-    "keyword_prf",
-    "weighted_keyword_prf",
-    "semantic_keyword_prf",
-    "sentiment_appropriateness",
-    "aspect_sentiment_score",
-)
+KEYWORD_FAMILIES = ("keyword_prf", "weighted_keyword_prf", "semantic_keyword_prf", "sentiment_appropriateness")
+FAMILIES = (*KEYWORD_FAMILIES, "aspect_sentiment_score")
 Results = dict[str, dict[str, dict[str, float]]]
 
 
-def _column(table: dict[str, list[Any]], name: str, option: str) -> list[Any]:
-    if name not in table:
-        raise ValueError(f"column {name!r} not found (columns: {', '.join(table)}); choose one with {option}")
-    return table[name]
+class UsageError(ValueError):
+    """A mistake in the command line (exit status 2); other `ValueError`s are data errors (1)."""
 
 
-def attach_gold(table: dict[str, list[Any]], args: argparse.Namespace) -> None:
-    """Give every row the gold list of its key from a separate file (e.g. gold per movie)."""
-    gold = load_table(args.gold, [args.gold_column], [])
+def _column(table: Table, name: str, option: str) -> list[Any]:
+    if name not in table.columns:
+        columns = ", ".join(table.columns) or "none"
+        raise UsageError(
+            f"column {name!r} not found in {table.path.name} (columns: {columns}); choose one with {option}"
+        )
+    return table.columns[name]
+
+
+def attach_gold(table: Table, args: argparse.Namespace) -> Table:
+    """Give every row the gold list of its key from a separate file (e.g. gold per movie).
+    Returns the gold table, so that a message about a gold list can name its line there."""
+    gold = read_table(args.gold, [args.gold_column], [])
     keys, lists = _column(gold, args.gold_key, "--gold-key"), _column(gold, args.gold_column, "--gold-column")
-    by_key = {key: keywords for key, keywords in zip(keys, lists)}
+    by_key = {key: row for row, key in enumerate(keys)}
     missing = sorted({str(key) for key in _column(table, args.gold_key, "--gold-key") if key not in by_key})
     if missing:
         raise ValueError(f"no gold keywords in {args.gold.name} for {args.gold_key} = {', '.join(missing[:5])}")
-    table[args.references] = [by_key[key] for key in table[args.gold_key]]
+    args.gold_rows = [by_key[key] for key in table.columns[args.gold_key]]
+    table.columns[args.references] = [lists[row] for row in args.gold_rows]
+    return gold
 
 
-def _compute(family: str, rows: list[int], table: dict[str, list[Any]], args: argparse.Namespace) -> dict[str, float]:
+class _Speaker:
+    """Rewrites library messages in the CLI's words: options as flags (`clip_scores=True` ->
+    `--clip-scores`), input sides as the user's columns, and "example N" as the line in the file."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        self.flags = {
+            action.dest: action
+            for group in parser._action_groups
+            if group.title == "metric options"
+            for action in group._group_actions
+        }
+        names = "|".join(sorted(map(re.escape, self.flags), key=len, reverse=True))
+        self.pattern = re.compile(rf"(?<![\w@'-])({names})(?:=([^\s,;:)]+))?(?!\w)")
+
+    def _flag(self, match: re.Match[str]) -> str:
+        name, value = match.group(1), match.group(2)
+        # a name with "_" is unambiguous; a plain word ("model") only as `name=...` or `name must`
+        if "_" not in name and value is None and not match.string.startswith(" must", match.end()):
+            return match.group(0)
+        self.translated = True
+        action = self.flags[name]
+        flag = action.option_strings[0]
+        if value is None:
+            return flag
+        if isinstance(action, argparse.BooleanOptionalAction):
+            return flag if value == "True" else "--no-" + flag[2:]
+        if action.nargs == 0:  # store_true
+            return flag if value == "True" else f"no {flag}"
+        return f"{flag} {value.strip(chr(39))}"
+
+    def __call__(self, message: str, locate: Callable[[str, int], str], sides: dict[str, str]) -> ValueError:
+        """The message as a `UsageError` when it is about an option, else as a data error."""
+        side = message.split(":", 1)[0] if ":" in message else ""
+        located = re.sub(r"\bexample (\d+)", lambda m: locate(side, int(m.group(1))), message)
+        if side in sides and sides[side] != side:
+            located = f"{side} (column {sides[side]!r}){located[len(side) :]}"
+        self.translated = False
+        spoken = self.pattern.sub(self._flag, located)
+        return UsageError(spoken) if self.translated and located == message else ValueError(spoken)
+
+
+def _models(table: Table, args: argparse.Namespace) -> dict[str, tuple[str, str]]:
+    """{model: (predictions column, scores column)}: one entry per column matching a
+    `--predictions` pattern such as 'keywords_*' (the '*' part names the model), else one."""
+    if "*" not in args.predictions:
+        return {"": (args.predictions, args.scores)}
+    if args.predictions.count("*") > 1 or args.scores.count("*") > 1:
+        raise UsageError("--predictions and --scores take at most one '*' each")
+    pattern = re.compile(re.escape(args.predictions).replace(r"\*", "(.+)") + "$")
+    models = {}
+    for name in table.columns:
+        match = pattern.match(name)
+        if match:
+            models[match.group(1)] = (name, args.scores.replace("*", match.group(1)))
+    if not models:
+        columns = ", ".join(table.columns)
+        raise UsageError(f"--predictions {args.predictions!r} matches no column of {table.path.name} ({columns})")
+    return models
+
+
+def _compute(
+    family: str, rows: list[int], table: Table, args: argparse.Namespace, columns: tuple[str, str]
+) -> dict[str, float]:
     if family == "aspect_sentiment_score":
         aspects = args.aspects or list(DEFAULT_ASPECTS)
         for aspect in aspects:
             _column(table, aspect, "--aspects")
             _column(table, args.prediction_prefix + aspect, "--prediction-prefix")
-        predicted, gold = rating_rows(table, aspects, args.prediction_prefix), rating_rows(table, aspects)
+        predicted = rating_rows(table.columns, aspects, args.prediction_prefix)
+        gold = rating_rows(table.columns, aspects)
+        options = {} if args.zero_division is None else {"zero_division": args.zero_division}
         return aspect_sentiment_score(
             [predicted[i] for i in rows],
             [gold[i] for i in rows],
             aspects=aspects,
             min_rating=args.min_rating,
             max_rating=args.max_rating,
+            **options,
         )
-    predictions = [_column(table, args.predictions, "--predictions")[i] for i in rows]
+    prediction_column, score_column = columns
+    predictions = [_column(table, prediction_column, "--predictions")[i] for i in rows]
     references = [_column(table, args.references, "--references")[i] for i in rows]
-    scores = [table[args.scores][i] for i in rows] if args.scores in table else None
+    scores = [table.columns[score_column][i] for i in rows] if score_column in table.columns else None
     if args.group:
         groups = _column(table, args.group, "--group")
         pooled = pool_by_group(
@@ -77,16 +152,19 @@ def _compute(family: str, rows: list[int], table: dict[str, list[Any]], args: ar
             stemmer=args.stemmer,
             clip_scores=args.clip_scores,
         )
+        args.pooled_groups = pooled.groups  # the examples are now the groups
         predictions, references, scores = pooled.predictions, pooled.references, pooled.scores
     options = {"match": args.match, "normalize": args.normalize, "stemmer": args.stemmer, "average": args.average}
-    options.update(top_k=args.top_k, zero_division=args.zero_division)
-    if args.one_to_one is not None:  # else each family's default
+    options["top_k"] = args.top_k
+    if args.zero_division is not None:  # else each family's default
+        options["zero_division"] = args.zero_division
+    if args.one_to_one is not None:
         options["one_to_one"] = args.one_to_one
     if family == "keyword_prf":
         return keyword_prf(predictions, references, **options)
     if family == "weighted_keyword_prf":
         if scores is None:
-            raise ValueError(f"weighted_keyword_prf needs a scores column: {args.scores!r} not found; use --scores")
+            raise UsageError(f"weighted_keyword_prf needs a scores column: {score_column!r} not found; use --scores")
         return weighted_keyword_prf(
             predictions,
             scores,
@@ -101,44 +179,102 @@ def _compute(family: str, rows: list[int], table: dict[str, list[Any]], args: ar
 
         options.pop("match")
         return semantic_keyword_prf(
-            predictions, references, model=args.model or DEFAULT_MODEL, threshold=args.threshold, **options
+            predictions,
+            references,
+            model=args.model or DEFAULT_MODEL,
+            threshold=args.threshold,
+            device=args.device,
+            **options,
         )
     from .sentiment import sentiment_appropriateness
 
-    texts = [table[args.texts][i] for i in rows] if args.texts in table and not args.group else None
+    texts = [table.columns[args.texts][i] for i in rows] if args.texts in table.columns and not args.group else None
+    sentiments = None
+    if args.prediction_sentiments:
+        sentiments = [_column(table, args.prediction_sentiments, "--prediction-sentiments")[i] for i in rows]
     return sentiment_appropriateness(
-        predictions, references, texts=texts, normalize=args.normalize, stemmer=args.stemmer
+        predictions,
+        references,
+        texts=texts,
+        prediction_sentiments=sentiments,
+        normalize=args.normalize,
+        stemmer=args.stemmer,
     )
 
 
-def _default_families(table: dict[str, list[Any]], args: argparse.Namespace) -> list[str]:
-    if args.predictions not in table and all(a in table for a in args.aspects or DEFAULT_ASPECTS):
+def _default_families(table: Table, args: argparse.Namespace, scores: list[str]) -> list[str]:
+    if args.predictions not in table.columns and all(a in table.columns for a in args.aspects or DEFAULT_ASPECTS):
         return ["aspect_sentiment_score"]
-    return ["keyword_prf"] + (["weighted_keyword_prf"] if args.scores in table else [])
+    return ["keyword_prf"] + (["weighted_keyword_prf"] if all(s in table.columns for s in scores) else [])
 
 
-def evaluate_table(table: dict[str, list[Any]], args: argparse.Namespace) -> Results:
-    """{subset: {family: results}}, one subset per value of `--by` (or "all")."""
+def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | None = None) -> Results:
+    """{subset: {family: results}}: one subset per model of a '*' pattern and value of `--by`
+    (or "all"). Library errors are rewritten by `speak` into the CLI's words."""
     from tqdm.auto import tqdm
 
-    if args.gold:
-        attach_gold(table, args)
-    families = args.metrics or _default_families(table, args)
+    gold = attach_gold(table, args) if args.gold else None
+    models = _models(table, args)
+    families = args.metrics or _default_families(table, args, [scores for _, scores in models.values()])
     if "all" in families:
-        families = [family for family in FAMILIES[:4] if family != "weighted_keyword_prf" or args.scores in table]
-    n = len(next(iter(table.values()), []))
-    subsets: dict[str, list[int]] = {"all": list(range(n))}
+        has_scores = all(scores in table.columns for _, scores in models.values())
+        families = [family for family in KEYWORD_FAMILIES if family != "weighted_keyword_prf" or has_scores]
+    if args.prediction_sentiments and args.group and "sentiment_appropriateness" in families:
+        raise UsageError("--prediction-sentiments cannot be pooled with --group")
+    n = len(next(iter(table.columns.values()), []))
+    if n == 0:
+        raise ValueError(f"{table.path.name}: no rows to evaluate")
+    by_value: dict[str, list[int]] = {"": list(range(n))}
     if args.by:
-        subsets = {}
+        by_value = {}
         for index, value in enumerate(_column(table, args.by, "--by")):
-            subsets.setdefault(str(value), []).append(index)
+            by_value.setdefault(str(value), []).append(index)
+    subsets = {
+        "/".join(part for part in (model, value) if part) or "all": (columns, rows)
+        for model, columns in models.items()
+        for value, rows in by_value.items()
+    }
     results: Results = {subset: {} for subset in subsets}
     steps = [(subset, family) for subset in subsets for family in families]
     progress = tqdm(steps, desc="evaluating", unit="metric", disable=len(steps) < 2 or n < 1000, leave=False)
     for subset, family in progress:
         progress.set_postfix_str(f"{family} {subset}")
-        results[subset][family] = _compute(family, subsets[subset], table, args)
+        columns, rows = subsets[subset]
+        args.pooled_groups = None
+        try:
+            results[subset][family] = _compute(family, rows, table, args, columns)
+        except UsageError:
+            raise
+        except ValueError as error:
+            if speak is None:
+                raise
+            raise _spoken(speak, str(error), table, gold, args, rows, columns) from None
     return results
+
+
+def _spoken(
+    speak: _Speaker,
+    message: str,
+    table: Table,
+    gold: Table | None,
+    args: argparse.Namespace,
+    rows: list[int],
+    columns: tuple[str, str],
+) -> ValueError:
+    def locate(side: str, example: int) -> str:
+        if args.pooled_groups is not None and example < len(args.pooled_groups):
+            return f"{args.group} {args.pooled_groups[example]!r}"
+        if example >= len(rows):
+            return f"example {example}"
+        if gold is not None and side == "references":
+            return gold.location(args.gold_rows[rows[example]])
+        return table.location(rows[example])
+
+    sides = {"predictions": columns[0], "scores": columns[1], "texts": args.texts}
+    sides["references"] = args.gold_column if gold is not None else args.references
+    if args.prediction_sentiments:
+        sides["prediction_sentiments"] = args.prediction_sentiments
+    return speak(message, locate, sides)
 
 
 def format_tables(results: Results, label: str) -> str:
@@ -157,29 +293,90 @@ def format_tables(results: Results, label: str) -> str:
     return "\n\n".join(blocks)
 
 
-def plot_results(results: Results, path: Path) -> None:
-    """One bar chart per family: each metric, a bar per subset."""
+def _value_label(value: float) -> str:
+    """A bar's label: 4 decimals, or 2 significant digits for values that would print as 0.0000."""
+    if math.isnan(value):
+        return ""
+    return f"{value:.2g}" if 0 < abs(value) < 0.00005 else f"{value:.4f}"
+
+
+def results_figure(results: Results, title: str = "") -> Any:
+    """One bar chart per family: a group of bars per metric, a bar per subset, each labelled
+    with its value (so a tiny value stays readable); `title` names the file and the subsets."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     families = list(dict.fromkeys(family for by_family in results.values() for family in by_family))
-    figure, axes = plt.subplots(len(families), 1, figsize=(9, 3.2 * len(families)), squeeze=False, layout="constrained")
     subsets = list(results)
+    figure, axes = plt.subplots(
+        len(families), 1, figsize=(max(9, 1.2 * len(subsets) * 4), 3.6 * len(families)), squeeze=False
+    )
+    figure.set_layout_engine("constrained")
+    if title:
+        figure.suptitle(title)
     for axis, family in zip(axes[:, 0], families):
         names = list(dict.fromkeys(name for subset in subsets for name in results[subset].get(family, {})))
         width = 0.8 / len(subsets)
+        top = 1.0
         for position, subset in enumerate(subsets):
-            values = [results[subset].get(family, {}).get(name, 0.0) for name in names]
-            axis.bar([i + position * width for i in range(len(names))], values, width, label=subset)
+            values = [results[subset].get(family, {}).get(name, math.nan) for name in names]
+            top = max([top, *(value for value in values if not math.isnan(value))])
+            bars = axis.bar([i + position * width for i in range(len(names))], values, width, label=subset)
+            rotation = 90 if len(subsets) > 2 else 0
+            labels = [_value_label(value) for value in values]
+            axis.bar_label(bars, labels, padding=2, fontsize="x-small", rotation=rotation)
         axis.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], names, rotation=20, ha="right")
-        axis.set_ylim(0, 1.05)
+        axis.set_ylim(0, top * (1.35 if len(subsets) > 2 else 1.15))
+        axis.set_ylabel("value")
         axis.set_title(family)
         if len(subsets) > 1:
             axis.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return figure
+
+
+def plot_results(results: Results, path: Path, title: str = "") -> None:
+    """Save `results_figure` as a PNG."""
+    figure = results_figure(results, title)
+    import matplotlib.pyplot as plt
+
     figure.savefig(path, dpi=120)
     plt.close(figure)
+
+
+def _positive_int(value: str) -> int:
+    if not re.fullmatch(r"\+?\d+", value.strip()) or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _integer(value: str) -> int:
+    if not re.fullmatch(r"[+-]?\d+", value.strip()):
+        raise argparse.ArgumentTypeError(f"must be an integer, got {value!r}")
+    return int(value)
+
+
+def _top_k(value: str) -> int | str:
+    if value in ("O", "M"):
+        return value
+    try:
+        return _positive_int(value)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, 'O' or 'M', got {value!r}") from None
+
+
+def _number_in(low: float, high: float) -> Callable[[str], float]:
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not low <= number <= high:
+            raise argparse.ArgumentTypeError(f"must be a number in [{low:g}, {high:g}], got {value!r}")
+        return number
+
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -197,10 +394,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="families to compute; 'all': every keyword family the columns allow (default: the lexical ones)",
     )
     columns = parser.add_argument_group("columns")
-    columns.add_argument("--predictions", default="predictions", help="predicted keyword lists (default: predictions)")
+    columns.add_argument(
+        "--predictions",
+        default="predictions",
+        help="predicted keyword lists (default: predictions); a pattern such as 'keywords_*' evaluates "
+        "every matching column, one result row per model (the '*' part)",
+    )
     columns.add_argument("--references", default="references", help="gold keyword lists (default: references)")
-    columns.add_argument("--scores", default="scores", help="prediction scores (default: scores)")
+    columns.add_argument(
+        "--scores", default="scores", help="prediction scores (default: scores); 'scores_*' follows --predictions"
+    )
     columns.add_argument("--texts", default="review", help="review texts, for sentiment (default: review)")
+    columns.add_argument(
+        "--prediction-sentiments",
+        help="per-keyword sentiments in [0, 1] for sentiment_appropriateness (never taken from --scores)",
+    )
     columns.add_argument("--by", help="split by this column: one result row per value (e.g. the model)")
     columns.add_argument("--group", help="pool by this column before evaluating (e.g. the movie)")
     columns.add_argument("--gold", type=Path, help="a separate file of gold lists, joined on --gold-key")
@@ -221,40 +429,72 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="one-to-one matching (default: each family's, on except for semantic)",
     )
-    options.add_argument("--top-k", type=_top_k, default=None, help="an integer, 'O' or 'M' (default: all)")
-    options.add_argument("--k", type=int, default=5, help="rank cut-off of nDCG and MAP (default 5)")
+    options.add_argument("--top-k", type=_top_k, default=None, help="a positive integer, 'O' or 'M' (default: all)")
+    options.add_argument("--k", type=_positive_int, default=5, help="rank cut-off of nDCG and MAP (default 5)")
     options.add_argument("--relevance", default="graded", choices=["graded", "binary"])
     options.add_argument("--clip-scores", action="store_true", help="clip scores into [0, 1]")
-    options.add_argument("--zero-division", type=float, default=0.0)
+    options.add_argument(
+        "--zero-division",
+        type=_number_in(0.0, 1.0),
+        default=None,
+        help="the value of a 0/0 score (default: each family's: 0 for keywords, 1 for aspects)",
+    )
     options.add_argument("--model", help="sentence-transformers model (default all-MiniLM-L6-v2)")
-    options.add_argument("--threshold", type=float, default=0.75, help="semantic match threshold (default 0.75)")
-    options.add_argument("--min-rating", type=int, default=1)
-    options.add_argument("--max-rating", type=int, default=5)
+    options.add_argument("--device", help="device for the semantic model, e.g. cpu or cuda (default: automatic)")
+    options.add_argument(
+        "--threshold", type=_number_in(-1.0, 1.0), default=0.75, help="semantic match threshold (default 0.75)"
+    )
+    options.add_argument("--min-rating", type=_integer, default=1)
+    options.add_argument("--max-rating", type=_integer, default=5)
     output = parser.add_argument_group("output")
     output.add_argument("--output", type=Path, help="also write the results as JSON")
-    output.add_argument("--plot", type=Path, help="also draw the results as a PNG")
+    output.add_argument("--plot", type=Path, help="also draw the results as a PNG (needs matplotlib)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
 
-def _top_k(value: str) -> int | str:
-    return value if value in ("O", "M") else int(value)
+def check_output(path: Path, option: str) -> None:
+    """Fail before any work if `path` cannot be written (its folder missing or read-only)."""
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a folder; give a file name")
+    if not path.parent.is_dir():
+        raise UsageError(f"{option} {path}: the folder {path.parent} does not exist")
+    existed = path.exists()
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as error:
+        raise UsageError(f"{option} {path}: cannot write there ({error.strerror})") from None
+    if not existed:
+        path.unlink()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
-        table = load_table(args.file, [args.predictions, args.references], [args.scores])
-        results = evaluate_table(table, args)
-    except (ValueError, ImportError) as error:
+        for path, option in ((args.output, "--output"), (args.plot, "--plot")):
+            if path is not None:
+                check_output(path, option)
+        if args.plot is not None:
+            try:
+                import matplotlib  # noqa: F401
+            except ImportError:
+                raise UsageError("--plot needs matplotlib: pip install matplotlib") from None
+        table = read_table(args.file, [args.predictions, args.references], [args.scores])
+        results = evaluate_table(table, args, _Speaker(parser))
+    except (UsageError, TableError, ValueError, ImportError) as error:
         print(f"opinion-metrics: error: {error}", file=sys.stderr)
-        return 2
-    print(format_tables(results, args.by or ""))
+        usage = isinstance(error, (UsageError, ImportError)) or getattr(error, "usage", False)
+        return 2 if usage else 1
+    label = "/".join(part for part in ("model" if "*" in args.predictions else "", args.by or "") if part)
+    print(format_tables(results, label))
     if args.output:
         args.output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
         print(f"\nwrote {args.output}")
     if args.plot:
-        plot_results(results, args.plot)
+        subsets = f" ({label}: {', '.join(results)})" if label else ""
+        plot_results(results, args.plot, f"{args.file.name}{subsets}")
         print(f"wrote {args.plot}")
     return 0
 

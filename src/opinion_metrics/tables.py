@@ -1,16 +1,193 @@
-"""Reading tables of examples from files: JSONL / JSON / CSV / TSV (optionally .gz), Parquet,
-or a `datasets` folder. Shared by the CLI and the Spaces."""
+"""Reading tables of examples from files: JSONL / JSON / CSV / TSV (optionally gzip-compressed),
+Parquet, or a `datasets` folder. Shared by the CLI and the Spaces.
+
+A file that cannot be read raises `TableError`: one line naming the file, the line (1-based, as
+editors count) where known, and what was expected."""
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import json
-from collections.abc import Sequence
+import re
+import zlib
+from collections.abc import Iterator, Sequence
+from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 LIST_SEPARATOR = ";"
+SUPPORTED = ".jsonl, .json, .csv, .tsv (or .gz of those), .parquet, or a datasets folder"
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+class TableError(ValueError):
+    """A file that cannot be read as a table. `usage` is True when the path itself is the
+    mistake (missing, unsupported kind), False when its content is."""
+
+    def __init__(self, path: Path, message: str, line: int | None = None, usage: bool = False) -> None:
+        self.path, self.line, self.usage = Path(path), line, usage
+        super().__init__(f"{self.path.name}" + (f", line {line}" if line else "") + f": {message}")
+
+
+class Table(NamedTuple):
+    """The columns of a file, and the 1-based line of each row where the format has lines."""
+
+    path: Path
+    columns: dict[str, list[Any]]
+    lines: list[int] | None
+
+    def location(self, row: int) -> str:
+        """Where row `row` (0-based) is in the file, as its user sees it: 'line 3 of x.jsonl'."""
+        place = f"line {self.lines[row]}" if self.lines is not None else f"row {row + 1}"
+        return f"{place} of {self.path.name}"
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({json.dumps(value)})"
+    for types, name in ((str, "a string"), ((int, float), "a number"), (list, "a list"), (dict, "an object")):
+        if isinstance(value, types):
+            return f"{name} ({json.dumps(value)[:40]})" if not isinstance(value, (list, dict)) else name
+    return type(value).__name__
+
+
+def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line) of a UTF-8 text file, gzip-compressed or not; a leading BOM is dropped."""
+    with open(path, "rb") as raw:
+        compressed = raw.read(2) == b"\x1f\x8b"
+    if path.suffix.lower() == ".gz" and not compressed:
+        raise TableError(path, "not a gzip file, although its name ends in .gz")
+    number = 0
+    try:
+        with gzip.open(path, "rb") if compressed else open(path, "rb") as handle:
+            for number, data in enumerate(handle, 1):
+                if number == 1 and data.startswith(codecs.BOM_UTF8):
+                    data = data[len(codecs.BOM_UTF8) :]
+                try:
+                    line = data.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    byte = data[error.start]
+                    raise TableError(
+                        path, f"not UTF-8 text (byte 0x{byte:02x}); save the file as UTF-8", number
+                    ) from None
+                if "\x00" in line:
+                    raise TableError(path, "binary data (a NUL byte); expected a text file", number)
+                yield number, line
+    except (EOFError, OSError, zlib.error) as error:
+        if not compressed:
+            raise
+        raise TableError(path, f"corrupt gzip data ({error}); expected a complete .gz file", number + 1) from None
+
+
+def _json_rows(path: Path, text: str) -> tuple[list[Any], list[int]] | dict[str, Any]:
+    """A JSON array's items with the line each starts on, or the parsed value of any other JSON."""
+    position = _JSON_SPACE.match(text).end()
+    if not text.startswith("[", position):
+        try:
+            return {"value": json.loads(text)}
+        except json.JSONDecodeError as error:
+            raise TableError(path, f"invalid JSON ({error.msg}, column {error.colno})", error.lineno) from None
+    decoder, items, lines, line, counted = json.JSONDecoder(), [], [], 1, 0
+    position = _JSON_SPACE.match(text, position + 1).end()
+    done = text.startswith("]", position)
+    if done:
+        position += 1
+    while not done:
+        line, counted = line + text.count("\n", counted, position), position
+        try:
+            item, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as error:
+            raise TableError(path, f"invalid JSON ({error.msg}, column {error.colno})", error.lineno) from None
+        items.append(item)
+        lines.append(line)
+        position = _JSON_SPACE.match(text, end).end()
+        if not text.startswith((",", "]"), position):
+            where = text.count("\n", 0, position) + 1
+            raise TableError(path, "invalid JSON (expected ',' or ']' after an item of the list)", where)
+        done = text.startswith("]", position)
+        position = _JSON_SPACE.match(text, position + 1).end()
+    if text[position:].strip():
+        raise TableError(path, "invalid JSON (extra data after the list)", text.count("\n", 0, position) + 1)
+    return items, lines
+
+
+def _records_to_columns(records: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    names = list(dict.fromkeys(name for record in records for name in record))
+    return {name: [record.get(name) for record in records] for name in names}
+
+
+def _read_jsonl(path: Path) -> tuple[dict[str, list[Any]], list[int]]:
+    records, lines = [], []
+    for number, line in _text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            message = f"invalid JSON ({error.msg}, column {error.colno}); expected one JSON object per line"
+            raise TableError(path, message, number) from None
+        if not isinstance(record, dict):
+            raise TableError(path, f"expected a JSON object (one row per line), got {_kind(record)}", number)
+        records.append(record)
+        lines.append(number)
+    return _records_to_columns(records), lines
+
+
+def _read_json(path: Path) -> tuple[dict[str, list[Any]], list[int] | None]:
+    parsed = _json_rows(path, "".join(line for _, line in _text_lines(path)))
+    expected = "expected a list of row objects or an object mapping each column to a list"
+    if isinstance(parsed, tuple):
+        items, lines = parsed
+        for item, line in zip(items, lines):
+            if not isinstance(item, dict):
+                raise TableError(path, f"{expected}; got a list holding {_kind(item)}", line)
+        return _records_to_columns(items), lines
+    value = parsed["value"]
+    if not isinstance(value, dict):
+        raise TableError(path, f"{expected}, got {_kind(value)}", 1)
+    for name, column in value.items():
+        if not isinstance(column, list):
+            raise TableError(path, f"{expected}; column {name!r} is {_kind(column)}, not a list")
+    return value, None
+
+
+def _read_delimited(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], list[int]]:
+    reader = csv.reader((line for _, line in _text_lines(path)), delimiter=delimiter)
+    header: list[str] | None = None
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    start = 1
+    try:
+        for row in reader:
+            if row:
+                if header is None:
+                    header = row
+                    repeated = sorted({name for name in row if row.count(name) > 1})
+                    if repeated:
+                        raise TableError(path, f"column {repeated[0]!r} appears twice in the header", start)
+                elif len(row) != len(header):
+                    message = (
+                        f"{len(row)} fields, but the header has {len(header)}; list cells separate items with "
+                        f"'{LIST_SEPARATOR}', and a cell holding '{delimiter}' must be quoted"
+                    )
+                    raise TableError(path, message.replace("'\t'", "a tab"), start)
+                else:
+                    rows.append(row)
+                    lines.append(start)
+            start = reader.line_num + 1
+    except csv.Error as error:
+        raise TableError(path, f"not a readable CSV ({error})", reader.line_num) from None
+    columns = {name: [row[i] for row in rows] for i, name in enumerate(header or [])}
+    return columns, lines
+
+
+def _is_named(name: str, wanted: Sequence[str]) -> bool:
+    """`name` is one of `wanted`, where a wanted name with '*' is a pattern ('keywords_*')."""
+    return any(fnmatchcase(name, pattern) if "*" in pattern else name == pattern for pattern in wanted)
 
 
 def _split_cell(value: Any) -> Any:
@@ -20,54 +197,81 @@ def _split_cell(value: Any) -> Any:
     return value
 
 
-def _parse_numbers(values: list[str], row: int, column: str) -> list[float]:
+def _parse_numbers(path: Path, values: list[str], line: int, column: str) -> list[float]:
     try:
         return [float(value) for value in values]
     except ValueError:
-        raise ValueError(f"{column}: row {row}: expected numbers separated by '{LIST_SEPARATOR}'") from None
+        message = f"column {column!r}: expected numbers separated by '{LIST_SEPARATOR}', got {';'.join(values)!r}"
+        raise TableError(path, message, line) from None
 
 
-def _open_text(path: Path) -> Any:
-    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8", newline="")
+def _read_folder(path: Path) -> dict[str, list[Any]]:
+    if not any((path / name).is_file() for name in ("dataset_dict.json", "state.json")):
+        message = f"a folder, but not a datasets folder saved with save_to_disk; give a file ({SUPPORTED})"
+        raise TableError(path, message, usage=True)
+    from datasets import load_from_disk
+
+    try:
+        dataset = load_from_disk(str(path))
+    except Exception as error:  # datasets raises several types for a damaged folder
+        raise TableError(path, f"not a readable datasets folder ({error})") from None
+    if hasattr(dataset, "keys"):  # a DatasetDict: its first split
+        dataset = dataset[next(iter(dataset.keys()))]
+    return dataset.to_dict()
+
+
+def _read_parquet(path: Path) -> dict[str, list[Any]]:
+    import pyarrow
+    import pyarrow.parquet as parquet
+
+    try:
+        return parquet.read_table(path).to_pydict()
+    except (pyarrow.ArrowException, OSError) as error:
+        raise TableError(path, f"not a readable Parquet file ({error})") from None
+
+
+def check_column_lengths(path: Path, columns: dict[str, list[Any]]) -> None:
+    """Every column holds one value per row: else a `TableError` naming the columns and lengths."""
+    lengths = {name: len(values) for name, values in columns.items()}
+    if len(set(lengths.values())) > 1:
+        described = ", ".join(f"{name!r} has {n}" for name, n in lengths.items())
+        raise TableError(path, f"columns of different lengths: {described}; each column needs one value per row")
+
+
+def read_table(path: Path, list_columns: Sequence[str] = (), number_columns: Sequence[str] = ()) -> Table:
+    """The columns of a file, with the line of each row where the format has lines. In CSV / TSV,
+    the `list_columns` and `number_columns` (names, or patterns with '*') hold items separated by ';'."""
+    path = Path(path)
+    if not path.exists():
+        raise TableError(path, "no such file or folder", usage=True)
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    suffix = suffixes[-1] if suffixes else ""
+    lines: list[int] | None = None
+    if path.is_dir():
+        columns = _read_folder(path)
+    elif suffix == ".parquet":
+        columns = _read_parquet(path)
+    elif suffix == ".jsonl":
+        columns, lines = _read_jsonl(path)
+    elif suffix == ".json":
+        columns, lines = _read_json(path)
+    elif suffix in (".csv", ".tsv"):
+        columns, lines = _read_delimited(path, "\t" if suffix == ".tsv" else ",")
+        for name, values in columns.items():
+            if _is_named(name, number_columns):
+                columns[name] = [_parse_numbers(path, _split_cell(v), line, name) for v, line in zip(values, lines)]
+            elif _is_named(name, list_columns):
+                columns[name] = [_split_cell(value) for value in values]
+    else:
+        raise TableError(path, f"unsupported kind of file; use {SUPPORTED}", usage=True)
+    check_column_lengths(path, columns)
+    return Table(path, columns, lines)
 
 
 def load_table(path: Path, list_columns: Sequence[str], number_columns: Sequence[str]) -> dict[str, list[Any]]:
     """Columns of a JSONL / JSON / CSV / TSV file (optionally .gz), a Parquet file, or a
     `datasets` folder saved with `save_to_disk`. In CSV, list cells hold items separated by ';'."""
-    if not path.exists():
-        raise ValueError(f"no such file or folder: {path}")
-    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
-    suffix = suffixes[-1] if suffixes else ""
-    if path.is_dir():
-        from datasets import load_from_disk
-
-        dataset = load_from_disk(str(path))
-        if hasattr(dataset, "keys"):  # a DatasetDict: its first split
-            dataset = dataset[next(iter(dataset.keys()))]
-        return dataset.to_dict()
-    if suffix == ".parquet":
-        import pyarrow.parquet as parquet
-
-        return parquet.read_table(path).to_pydict()
-    if suffix in (".jsonl", ".json"):
-        with _open_text(path) as lines:
-            records = json.load(lines) if suffix == ".json" else [json.loads(line) for line in lines if line.strip()]
-        if isinstance(records, dict):
-            return records
-        names = list(dict.fromkeys(name for record in records for name in record))
-        return {name: [record.get(name) for record in records] for name in names}
-    if suffix in (".csv", ".tsv"):
-        with _open_text(path) as lines:
-            records = list(csv.DictReader(lines, delimiter="\t" if suffix == ".tsv" else ","))
-        table = {name: [record[name] for record in records] for name in (records[0] if records else {})}
-        for name in list_columns:
-            if name in table:
-                table[name] = [_split_cell(value) for value in table[name]]
-        for name in number_columns:
-            if name in table:
-                table[name] = [_parse_numbers(_split_cell(v), row, name) for row, v in enumerate(table[name])]
-        return table
-    raise ValueError(f"unsupported file {path.name!r}: use .jsonl, .json, .csv, .tsv (or .gz of those), .parquet")
+    return read_table(path, list_columns, number_columns).columns
 
 
 def rating_rows(table: dict[str, list[Any]], aspects: Sequence[str], prefix: str = "") -> list[list[Any]]:

@@ -1,0 +1,160 @@
+"""Reading tables from files (shared by the CLI and the Spaces): every unreadable file is one
+`TableError` line naming the file, the line (1-based, as editors count) and what was expected."""
+
+import gzip
+import json
+
+import pytest
+
+from opinion_metrics.cli import main
+from opinion_metrics.tables import TableError, load_table, read_table
+
+ROW = '{"predictions": ["war"], "references": ["war", "jedi"]}\n'
+
+# (file name, content, expected part of the message, its line or None)
+BAD_FILES = [
+    (
+        "unequal.json",
+        '{"model":["m1"],"predictions":[["a"],["b"]],"references":[["a"],["x"]]}',
+        "'model' has 1, 'predictions' has 2, 'references' has 2",
+        None,
+    ),
+    (
+        "longer_first.json",
+        '{"model":["m1","m2","m3"],"predictions":[["a"]],"references":[["a"]]}',
+        "'model' has 3, 'predictions' has 1",
+        None,
+    ),
+    (
+        "numbers.json",
+        "[1, 2, 3]",
+        "expected a list of row objects or an object mapping each column to a list; got a list holding a number (1)",
+        1,
+    ),
+    ("string.json", '"reviews"', 'got a string ("reviews")', 1),
+    ("null.json", "null", "got null", 1),
+    ("scalar_column.json", '{"predictions": "war"}', "column 'predictions' is a string", None),
+    ("second_item.json", '[\n  {"predictions": []},\n  "oops"\n]', "got a list holding a string", 3),
+    ("broken.json", '[\n  {"predictions": [}\n]', "invalid JSON", 2),
+    ("list_line.jsonl", ROW + "\n" + '["war"]\n', "expected a JSON object (one row per line), got a list", 3),
+    ("number_line.jsonl", ROW + "42\n", "expected a JSON object (one row per line), got a number (42)", 2),
+    ("invalid.jsonl", ROW + ROW + '{"predictions": ["war"\n', "invalid JSON", 3),
+    ("wide.csv", "predictions,references\nwar,war\nwar,jedi,empire\n", "3 fields, but the header has 2", 3),
+    ("narrow.csv", "predictions,references\nwar\n", "1 fields, but the header has 2", 2),
+    (
+        "latin1.csv",
+        "predictions,references\nwar,war\ncaf\xe9,caf\xe9\n".encode("latin-1"),
+        "not UTF-8 text (byte 0xe9)",
+        3,
+    ),
+    ("binary.csv", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not UTF-8 text (byte 0x89)", 1),
+    ("nul.jsonl", ROW.encode() + b"\x00\x01\x02\n", "binary data", 2),
+    (
+        "scores.csv",
+        "predictions,scores,references\nwar,0.5,war\nwar,high,war\n",
+        "column 'scores': expected numbers separated by ';', got 'high'",
+        3,
+    ),
+    ("plain.jsonl.gz", ROW, "not a gzip file", None),
+    ("truncated.jsonl.gz", gzip.compress(ROW.encode() * 2000)[:-40], "corrupt gzip data", None),
+]
+
+
+def _write(path, content):
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    return path
+
+
+@pytest.mark.parametrize(("name", "content", "expected", "line"), BAD_FILES, ids=[case[0] for case in BAD_FILES])
+def test_an_unreadable_file_is_one_line_naming_the_file_the_line_and_what_was_expected(
+    tmp_path, capsys, name, content, expected, line
+):
+    path = _write(tmp_path / name, content)
+    with pytest.raises(TableError) as caught:
+        read_table(path, ["predictions", "references"], ["scores"])
+    message = str(caught.value)
+    assert expected in message and "\n" not in message
+    assert message.startswith(f"{name}, line {line}: " if line else f"{name}")
+    assert caught.value.line == line or (line is None and name.startswith("truncated"))
+    # the CLI prints the same single line, exit status 1 (the data), no traceback
+    assert main([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"opinion-metrics: error: {message}\n"
+
+
+def test_a_truncated_gz_names_the_line_where_the_data_stops(tmp_path):
+    path = _write(tmp_path / "t.jsonl.gz", gzip.compress(ROW.encode() * 2000)[:-40])
+    with pytest.raises(TableError, match=r"t\.jsonl\.gz, line \d+: corrupt gzip data") as caught:
+        read_table(path)
+    assert 1 < caught.value.line <= 2000
+
+
+def test_unequal_columns_are_never_truncated_to_the_first_column(tmp_path):
+    path = _write(
+        tmp_path / "x.json", json.dumps({"model": ["m1"], "predictions": [["a"], ["b"]], "references": [["a"], ["x"]]})
+    )
+    with pytest.raises(ValueError, match="columns of different lengths"):
+        load_table(path, [], [])
+
+
+def test_paths_that_are_the_wrong_kind_are_usage_errors(tmp_path, capsys):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("x")
+    other = _write(tmp_path / "data.txt", ROW)
+    for path, expected in [
+        (folder, "folder: a folder, but not a datasets folder saved with save_to_disk"),
+        (other, "data.txt: unsupported kind of file; use .jsonl"),
+        (tmp_path / "missing.jsonl", "missing.jsonl: no such file or folder"),
+    ]:
+        with pytest.raises(TableError) as caught:
+            read_table(path)
+        assert caught.value.usage and str(caught.value).startswith(expected)
+        assert main([str(path)]) == 2
+        assert capsys.readouterr().err == f"opinion-metrics: error: {caught.value}\n"
+
+
+def test_a_bom_and_upper_case_extensions_just_work(tmp_path):
+    bom = _write(tmp_path / "bom.CSV", "\ufeffpredictions,references\nwar; jedi,jedi\n")
+    assert load_table(bom, ["predictions", "references"], []) == {
+        "predictions": [["war", "jedi"]],
+        "references": [["jedi"]],
+    }
+    upper = _write(tmp_path / "x.JSONL.GZ", gzip.compress(("\ufeff" + ROW).encode()))
+    assert load_table(upper, [], []) == {"predictions": [["war"]], "references": [["war", "jedi"]]}
+    bom_json = _write(tmp_path / "x.Json", "\ufeff" + json.dumps([json.loads(ROW)]))
+    assert load_table(bom_json, [], []) == {"predictions": [["war"]], "references": [["war", "jedi"]]}
+
+
+def test_rows_know_their_lines(tmp_path):
+    csv_path = _write(tmp_path / "x.csv", 'predictions,references\n\n"war\nstar",jedi\nwar,jedi\n')
+    table = read_table(csv_path, ["predictions"], [])
+    assert table.columns["predictions"] == [["war\nstar"], ["war"]]
+    assert table.lines == [3, 5] and table.location(1) == "line 5 of x.csv"
+    json_path = _write(tmp_path / "x.json", '[\n {"a": 1},\n\n {"a": 2}, {"a": 3}\n]')
+    table = read_table(json_path)
+    assert table.columns == {"a": [1, 2, 3]} and table.lines == [2, 4, 4]
+    jsonl_path = _write(tmp_path / "x.jsonl", "\n" + ROW + "\n\n" + ROW)
+    assert read_table(jsonl_path).lines == [2, 5]
+    columns = _write(tmp_path / "c.json", '{"a": [1, 2]}')
+    table = read_table(columns)
+    assert table.lines is None and table.location(1) == "row 2 of c.json"
+
+
+def test_pattern_columns_of_a_csv_are_split(tmp_path):
+    path = _write(tmp_path / "x.csv", "keywords_a,scores_a,keywords_b,scores_b\nwar; jedi,0.5; 0.25,x,1\n")
+    table = load_table(path, ["keywords_*"], ["scores_*"])
+    assert table == {
+        "keywords_a": [["war", "jedi"]],
+        "scores_a": [[0.5, 0.25]],
+        "keywords_b": [["x"]],
+        "scores_b": [[1.0]],
+    }
+
+
+def test_a_datasets_folder(tmp_path):
+    datasets = pytest.importorskip("datasets")
+    datasets.Dataset.from_dict({"predictions": [["war"]], "references": [["war", "jedi"]]}).save_to_disk(
+        str(tmp_path / "d")
+    )
+    assert load_table(tmp_path / "d", [], []) == {"predictions": [["war"]], "references": [["war", "jedi"]]}
