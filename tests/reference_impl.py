@@ -1,7 +1,10 @@
-"""Straightforward per-example, per-pair implementations of the SPEC, written independently
-of the library (plain loops, scipy for matchings) to check its values on real data."""
+"""Brute-force implementations of SPEC sections 1-4, written straight from SPEC.md and
+independent of the library: plain loops over every (prediction, gold) pair, scipy for the
+maximum matchings. Slow on purpose; used to check the library's values."""
 
+import functools
 import math
+import re
 import unicodedata
 
 import numpy as np
@@ -9,27 +12,56 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-
-def normalize(text):
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = "".join(ch for ch in text if unicodedata.category(ch)[0] not in "PS")
-    return " ".join(text.split())
+_PORTER = None
 
 
-def prepare(keywords, scores=None):
-    """Normalized keywords (and scores): empty ones dropped, first occurrence kept."""
+def _porter_stem(token):
+    global _PORTER
+    if _PORTER is None:
+        from nltk.stem.porter import PorterStemmer
+
+        _PORTER = PorterStemmer()
+    # Case is the normalization's business (normalize="none" keeps it), not the stemmer's.
+    return _PORTER.stem(token, to_lowercase=False)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def normalize(text, mode="default", stemmer=None):
+    """SPEC section 1.1: "default", "ascii", "none" or a callable, then optional Porter stemming."""
+    if callable(mode):
+        text = mode(text)
+    elif mode == "default":
+        text = unicodedata.normalize("NFKC", text).casefold()
+        text = "".join(
+            ch for ch in text if unicodedata.category(ch)[0] not in "PS" and unicodedata.category(ch) != "Cf"
+        )
+        text = " ".join(text.split())
+    elif mode == "ascii":
+        text = re.sub(r"[^a-zA-Z0-9\s]", "", text.lower()).strip()
+    elif mode == "none":
+        text = text.strip()
+    else:
+        raise AssertionError(mode)
+    if stemmer == "porter":
+        text = " ".join(_porter_stem(token) for token in text.split())
+    return text
+
+
+def prepare(keywords, scores=None, normalize_mode="default", stemmer=None):
+    """Normalized keywords (and their scores): empty ones dropped, first occurrence kept."""
     kept, kept_scores, seen = [], [], set()
     for position, keyword in enumerate(keywords):
-        norm = normalize(keyword)
+        norm = normalize(keyword, normalize_mode, stemmer)
         if norm and norm not in seen:
             seen.add(norm)
             kept.append(norm)
             if scores is not None:
-                kept_scores.append(scores[position])
+                kept_scores.append(float(scores[position]))
     return kept, kept_scores
 
 
 def related(a, b, match="substring"):
+    """SPEC section 2."""
     if match == "exact":
         return a == b
     if match == "substring":
@@ -61,6 +93,7 @@ def f1(p, r):
 
 
 def keyword_counts(predicted, gold, match="substring", one_to_one=True):
+    """(matched predictions, matched gold keywords) of one example (SPEC section 3)."""
     adjacent = adjacency(predicted, gold, match)
     if one_to_one:
         m = matching_size(adjacent, len(gold))
@@ -70,19 +103,21 @@ def keyword_counts(predicted, gold, match="substring", one_to_one=True):
 
 
 def weighted_counts(predicted, scores, gold, match="substring", one_to_one=True):
+    """Matched score of one example (SPEC section 4): maximum-weight matching, or every hit."""
     adjacent = adjacency(predicted, gold, match)
     if not one_to_one:
-        return sum(s for s, js in zip(scores, adjacent) if js)
+        return math.fsum(s for s, js in zip(scores, adjacent) if js)
     if not predicted or not gold:
         return 0.0
     profit = np.zeros((len(predicted), len(gold)))
     for i, js in enumerate(adjacent):
         profit[i, js] = scores[i]
     rows, cols = linear_sum_assignment(profit, maximize=True)
-    return float(profit[rows, cols].sum())
+    return math.fsum(scores[i] for i, j in zip(rows, cols) if j in adjacent[i])
 
 
 def ndcg_ap(predicted, gold, k=5, graded=True, match="substring"):
+    """nDCG@k and AP@k of one example with gold keywords (SPEC section 4's claiming rule)."""
     claimed, gains, hits = set(), [], []
     for p in predicted[:k]:
         gain, hit = 0.0, False
@@ -98,4 +133,98 @@ def ndcg_ap(predicted, gold, k=5, graded=True, match="substring"):
     depth = min(k, len(gold))
     idcg = sum((1 / math.log2(j + 2) if graded else 1.0) / math.log2(j + 2) for j in range(depth))
     precision_sum = sum(sum(hits[: i + 1]) / (i + 1) for i, hit in enumerate(hits) if hit)
-    return dcg / idcg, precision_sum / depth
+    return dcg / idcg, precision_sum / len(gold)
+
+
+def cut(predicted, gold, top_k):
+    """SPEC section 3 cut-offs: (kept predictions, precision denominator)."""
+    if top_k is None or top_k == "M":
+        return predicted, len(predicted)
+    if top_k == "O":
+        return predicted[: len(gold)], len(gold)
+    return predicted[:top_k], top_k
+
+
+def _mean(values, zero_division):
+    return math.fsum(values) / len(values) if values else zero_division
+
+
+def _prf(rows, average, zero_division, names):
+    """rows: per example (matched_p, precision denominator, matched_g, recall denominator)."""
+    per_p = [ratio(mp, dp, zero_division) for mp, dp, _, _ in rows]
+    per_r = [ratio(mg, dg, zero_division) for _, _, mg, dg in rows]
+    per_f = [f1(p, r) for p, r in zip(per_p, per_r)]
+    if average == "macro":
+        totals = (_mean(per_p, zero_division), _mean(per_r, zero_division), _mean(per_f, zero_division))
+    else:
+        p = ratio(math.fsum(r[0] for r in rows), math.fsum(r[1] for r in rows), zero_division)
+        r = ratio(math.fsum(r[2] for r in rows), math.fsum(r[3] for r in rows), zero_division)
+        totals = (p, r, f1(p, r))
+    result = dict(zip(names, totals))
+    per_example = dict(zip(names, (per_p, per_r, per_f)))
+    return result, per_example
+
+
+def keyword_prf(
+    predictions,
+    references,
+    *,
+    match="substring",
+    normalize="default",
+    stemmer=None,
+    one_to_one=True,
+    average="macro",
+    top_k=None,
+    zero_division=0.0,
+):
+    """SPEC section 3, with `per_example` always returned."""
+    rows = []
+    for predicted, gold in zip(predictions, references):
+        gold = prepare(gold, None, normalize, stemmer)[0]
+        kept, denominator = cut(prepare(predicted, None, normalize, stemmer)[0], gold, top_k)
+        matched_p, matched_g = keyword_counts(kept, gold, match, one_to_one)
+        rows.append((matched_p, denominator, matched_g, len(gold)))
+    result, per_example = _prf(rows, average, zero_division, ("precision", "recall", "f1"))
+    result["per_example"] = per_example
+    return result
+
+
+def weighted_keyword_prf(
+    predictions,
+    scores,
+    references,
+    *,
+    match="substring",
+    normalize="default",
+    stemmer=None,
+    one_to_one=True,
+    average="macro",
+    top_k=None,
+    k=5,
+    relevance="graded",
+    zero_division=0.0,
+):
+    """SPEC section 4, with `per_example` always returned. `top_k` cuts the weighted
+    P/R/F1 only; nDCG@k and MAP@k rank the first k of all predictions."""
+    rows, ndcgs, aps = [], [], []
+    for predicted, example_scores, gold in zip(predictions, scores, references):
+        predicted, kept_scores = prepare(predicted, example_scores, normalize, stemmer)
+        gold = prepare(gold, None, normalize, stemmer)[0]
+        kept, _ = cut(predicted, gold, top_k)
+        kept_scores = kept_scores[: len(kept)]
+        matched = weighted_counts(kept, kept_scores, gold, match, one_to_one)
+        rows.append((matched, math.fsum(kept_scores), matched, len(gold)))
+        if gold:
+            ndcg, ap = ndcg_ap(predicted, gold, k, relevance == "graded", match)
+        else:
+            ndcg = ap = None
+        ndcgs.append(ndcg)
+        aps.append(ap)
+    names = ("weighted_precision", "weighted_recall", "weighted_f1")
+    result, per_example = _prf(rows, average, zero_division, names)
+    result[f"ndcg@{k}"] = _mean([v for v in ndcgs if v is not None], zero_division)
+    result[f"map@{k}"] = _mean([v for v in aps if v is not None], zero_division)
+    per_example[f"ndcg@{k}"] = ndcgs
+    per_example[f"map@{k}"] = aps
+    result["per_example"] = per_example
+    return result

@@ -1,0 +1,380 @@
+"""Differential test (issue 10, "Method"): every option combination of `keyword_prf` and
+`weighted_keyword_prf` on random corpora, with each internal strategy forced and also left
+to choose, against the brute force of `reference_impl` (written straight from SPEC.md).
+
+Strategies: substring containment by dict lookup or by `str.find` (`matching`), and the
+fast / slow preparation paths with reference lists cached by identity or by content
+(`preparation`). The corpora mix the shapes that select each one (thousands of
+predictions sharing one gold list; long gold keywords) with inner double spaces, tabs,
+format characters (Cf), Unicode case, duplicates, empty and punctuation-only keywords.
+OPINION_METRICS_DIFFERENTIAL_SEEDS=5 runs each combination on 5 corpora instead of 1.
+"""
+
+import itertools
+import math
+import os
+import re
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+import reference_impl as ref
+
+import opinion_metrics.matching as matching
+from opinion_metrics import keyword_prf, map_at_k, ndcg_at_k, weighted_keyword_prf
+
+SEEDS = int(os.environ.get("OPINION_METRICS_DIFFERENTIAL_SEEDS", "1"))
+_FIND = matching._containment_by_find
+_LOOKUP = matching._containment_by_lookup
+STRATEGIES = ("auto", "find", "lookup")
+
+
+def devowel(text: str) -> str:
+    """A custom normalizer: lower case, vowels removed, stripped (inner white space kept)."""
+    return re.sub("[aeiou]", "", text.lower()).strip()
+
+
+MATCHES = ("exact", "substring", "token")
+NORMALIZES = ("default", "ascii", "none", devowel)
+STEMMERS = (None, "porter")
+TOP_KS = (None, "M", 1, 3, "O")
+KEYWORD_OPTIONS = [
+    dict(zip(("one_to_one", "average", "top_k", "zero_division"), values))
+    for values in itertools.product((True, False), ("macro", "micro"), TOP_KS, (0.0, 1.0))
+]
+WEIGHTED_OPTIONS = [
+    {**options, "k": k, "relevance": relevance}
+    for options in KEYWORD_OPTIONS
+    for k in (1, 3, 5)
+    for relevance in ("graded", "binary")
+]
+PREPARATIONS = ("lists", "slow", "tuples", "fresh")
+
+# Keyword material: tokens that collide under case folding, NFKC, stemming or vowel removal.
+TOKENS = [
+    "a", "b", "c", "ab", "war", "wars", "Wars", "star", "art", "party", "satire", "Satire",
+    "social", "Straße", "STRASSE", "strasse", "İstanbul", "istanbul", "café", "cafe\u0301",
+    "running", "runs", "run", "connection", "connected", "ﬁne", "fine", "ＡＢＣ", "abc", "x", "y",
+]  # fmt: skip
+SEPARATORS = [" ", " ", " ", "  ", "\t", "\u00a0", " - ", "\u200b", "_"]
+DECORATIONS = ["", "", "", "", "!", "\ufeff", "\u200f", " ", "\t", "...", "#", "\u200b"]
+ODD = ["", "  ", "!!!", "\u200b", "\ufeff", "-", "a  b", "a b", "a\tb", "a b c", "x a b y", "A B"]
+
+
+def random_keyword(rng: np.random.Generator) -> str:
+    if rng.random() < 0.15:
+        return str(rng.choice(ODD))
+    n = int(rng.integers(1, 4))
+    text = str(rng.choice(TOKENS))
+    for _ in range(n - 1):
+        text += str(rng.choice(SEPARATORS)) + str(rng.choice(TOKENS))
+    if rng.random() < 0.2:
+        text = text.upper() if rng.random() < 0.5 else text.title()
+    return str(rng.choice(DECORATIONS)) + text + str(rng.choice(DECORATIONS))
+
+
+def random_list(rng: np.random.Generator, size: int, borrow: list[str] = ()) -> list[str]:
+    keywords: list[str] = []
+    for _ in range(size):
+        roll = rng.random()
+        if keywords and roll < 0.12:
+            keywords.append(keywords[int(rng.integers(len(keywords)))])  # duplicate
+        elif borrow and roll < 0.35:
+            keywords.append(borrow[int(rng.integers(len(borrow)))])  # likely a match
+        else:
+            keywords.append(random_keyword(rng))
+    return keywords
+
+
+def random_scores(rng: np.random.Generator, size: int) -> list[float]:
+    values = [0.0, 1.0, 0.5, 0.25]
+    return [float(rng.choice(values)) if rng.random() < 0.3 else float(rng.random()) for _ in range(size)]
+
+
+def random_corpus(rng: np.random.Generator, n_examples: int) -> tuple[list, list, list]:
+    """Predictions, scores, references; reference lists are broadcast (one object for
+    several examples), copied (equal content, fresh object) or drawn anew."""
+    pool = [random_list(rng, int(rng.integers(0, 6))) for _ in range(3)]
+    predictions, scores, references = [], [], []
+    for _ in range(n_examples):
+        roll = rng.random()
+        if roll < 0.4:
+            gold = pool[int(rng.integers(len(pool)))]
+        elif roll < 0.6:
+            gold = list(pool[int(rng.integers(len(pool)))])
+        else:
+            gold = random_list(rng, int(rng.integers(0, 6)))
+        predicted = random_list(rng, int(rng.integers(0, 7)), borrow=gold)
+        predictions.append(predicted)
+        scores.append(random_scores(rng, len(predicted)))
+        references.append(gold)
+    return predictions, scores, references
+
+
+def prepared_as(preparation: str, predictions: list, scores: list, references: list) -> tuple[list, list, list]:
+    """The same corpus shaped for one preparation path (values unchanged under SPEC):
+    "slow" appends an empty keyword to every list (and gives numpy scores), "tuples" gives
+    tuples, "fresh" gives every example its own copy of its reference list. Lists that were
+    one object stay one object, except under "fresh"."""
+    memo: dict[int, object] = {}
+
+    def once(value, make):
+        if id(value) not in memo:
+            memo[id(value)] = (value, make(value))
+        return memo[id(value)][1]
+
+    if preparation == "lists":
+        return predictions, scores, references
+    if preparation == "fresh":
+        return predictions, scores, [list(gold) for gold in references]
+    if preparation == "tuples":
+        return [tuple(p) for p in predictions], [tuple(s) for s in scores], [once(g, tuple) for g in references]
+    return (
+        [[*p, ""] for p in predictions],
+        [[*map(np.float64, s), np.float64(0.5)] for s in scores],
+        [once(g, lambda g: [*g, ""]) for g in references],
+    )
+
+
+@contextmanager
+def strategy(name: str, monkeypatch: pytest.MonkeyPatch, used: dict[str, int] | None = None):
+    """Force the containment strategy ("find" / "lookup") through the cost model, or leave
+    the choice to the library ("auto"); count in `used` which one runs."""
+
+    def counted(kind, function):
+        def wrapper(*args, **kwargs):
+            if used is not None:
+                used[kind] = used.get(kind, 0) + 1
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    with monkeypatch.context() as patch:
+        patch.setattr(matching, "_containment_by_find", counted("find", _FIND))
+        patch.setattr(matching, "_containment_by_lookup", counted("lookup", _LOOKUP))
+        if name != "auto":
+            patch.setattr(matching, "lookup_cost", lambda *args: 0 if name == "lookup" else 1)
+            patch.setattr(matching, "find_cost", lambda *args: 0 if name == "find" else 1)
+        yield
+
+
+def close(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def differences(actual: dict, expected: dict, corpus: tuple, where: str) -> list[str]:
+    """Descriptions of every returned value that differs from the brute force; a per-example
+    difference names the example and its raw input (a minimal reproducer)."""
+    problems = []
+    top = {key: value for key, value in expected.items() if key != "per_example"}
+    if set(actual) != {*top, "per_example"}:
+        return [f"{where}: keys {sorted(actual)} != {sorted(top)} + per_example"]
+    for key, value in top.items():
+        if not close(actual[key], value):
+            problems.append(f"{where}: {key} = {actual[key]!r}, SPEC {value!r}")
+    per_example = actual["per_example"]
+    if set(per_example) != set(expected["per_example"]):
+        return [*problems, f"{where}: per_example keys {sorted(per_example)}"]
+    for key, values in expected["per_example"].items():
+        got = per_example[key]
+        if len(got) != len(values):
+            problems.append(f"{where}: per_example[{key}] has {len(got)} values, SPEC {len(values)}")
+            continue
+        for i, (a, b) in enumerate(zip(got, values)):
+            if not close(a, b):
+                inputs = ", ".join(repr(side[i]) for side in corpus)
+                problems.append(f"{where}: example {i} ({inputs}): {key} = {a!r}, SPEC {b!r}")
+                break
+    return problems
+
+
+def options_text(**options) -> str:
+    return ", ".join(f"{k}={getattr(v, '__name__', v)!r}" for k, v in options.items())
+
+
+def check(problems: list[str]) -> None:
+    assert not problems, f"{len(problems)} differences from SPEC; first ones:\n" + "\n".join(problems[:8])
+
+
+@pytest.mark.parametrize("stemmer", STEMMERS)
+@pytest.mark.parametrize("normalize", NORMALIZES, ids=lambda n: getattr(n, "__name__", n))
+@pytest.mark.parametrize("match", MATCHES)
+def test_keyword_prf_equals_spec(match, normalize, stemmer, monkeypatch):
+    problems = []
+    for seed, (n, options) in itertools.product(range(SEEDS), enumerate(KEYWORD_OPTIONS)):
+        rng = np.random.default_rng([seed, n, MATCHES.index(match), NORMALIZES.index(normalize), int(stemmer is None)])
+        predictions, _, references = random_corpus(rng, int(rng.integers(1, 12)))
+        expected = ref.keyword_prf(
+            predictions, references, match=match, normalize=normalize, stemmer=stemmer, **options
+        )
+        preparation = PREPARATIONS[n % len(PREPARATIONS)]
+        shaped, _, shaped_references = prepared_as(preparation, predictions, [[]] * len(predictions), references)
+        for name in STRATEGIES:
+            with strategy(name, monkeypatch):
+                actual = keyword_prf(
+                    shaped,
+                    shaped_references,
+                    match=match,
+                    normalize=normalize,
+                    stemmer=stemmer,
+                    return_per_example=True,
+                    **options,
+                )
+            where = f"keyword_prf({options_text(match=match, normalize=normalize, stemmer=stemmer, **options)}; "
+            where += f"strategy {name}, preparation {preparation})"
+            problems += differences(actual, expected, (predictions, references), where)
+        without = keyword_prf(shaped, shaped_references, match=match, normalize=normalize, stemmer=stemmer, **options)
+        assert without == {k: v for k, v in actual.items() if k != "per_example"}
+    check(problems)
+
+
+@pytest.mark.parametrize("stemmer", STEMMERS)
+@pytest.mark.parametrize("normalize", NORMALIZES, ids=lambda n: getattr(n, "__name__", n))
+@pytest.mark.parametrize("match", MATCHES)
+def test_weighted_keyword_prf_equals_spec(match, normalize, stemmer, monkeypatch):
+    problems = []
+    for seed, (n, options) in itertools.product(range(SEEDS), enumerate(WEIGHTED_OPTIONS)):
+        combination = [seed, n, MATCHES.index(match), NORMALIZES.index(normalize), int(stemmer is None), 1]
+        rng = np.random.default_rng(combination)
+        predictions, scores, references = random_corpus(rng, int(rng.integers(1, 10)))
+        expected = ref.weighted_keyword_prf(
+            predictions, scores, references, match=match, normalize=normalize, stemmer=stemmer, **options
+        )
+        preparation = PREPARATIONS[n % len(PREPARATIONS)]
+        shaped = prepared_as(preparation, predictions, scores, references)
+        for name in STRATEGIES:
+            with strategy(name, monkeypatch):
+                actual = weighted_keyword_prf(
+                    *shaped, match=match, normalize=normalize, stemmer=stemmer, return_per_example=True, **options
+                )
+            where = "weighted_keyword_prf("
+            where += f"{options_text(match=match, normalize=normalize, stemmer=stemmer, **options)}; "
+            where += f"strategy {name}, preparation {preparation})"
+            problems += differences(actual, expected, (predictions, scores, references), where)
+        if options["top_k"] is None and options["one_to_one"] and options["average"] == "macro":
+            k, relevance, zero_division = options["k"], options["relevance"], options["zero_division"]
+            common = {"match": match, "normalize": normalize, "stemmer": stemmer, "k": k}
+            common["zero_division"] = zero_division
+            ndcg = ndcg_at_k(shaped[0], shaped[2], relevance=relevance, **common)
+            assert close(ndcg, expected[f"ndcg@{k}"]), (ndcg, expected[f"ndcg@{k}"], predictions, references, common)
+            if relevance == "binary":
+                ap = map_at_k(shaped[0], shaped[2], **common)
+                assert close(ap, expected[f"map@{k}"]), (ap, expected[f"map@{k}"], predictions, references, common)
+    check(problems)
+
+
+BIG_OPTIONS = [
+    {"one_to_one": True, "average": "macro", "top_k": None},
+    {"one_to_one": False, "average": "micro", "top_k": 3},
+    {"one_to_one": True, "average": "micro", "top_k": "O"},
+    {"one_to_one": False, "average": "macro", "top_k": 1},
+]
+
+
+def broadcast_corpus(seed: int, n_examples: int, fresh: bool) -> tuple[list, list, list]:
+    """Thousands of short prediction lists sharing one gold list (one object, or equal copies)."""
+    rng = np.random.default_rng(seed)
+    gold = [str(rng.choice(TOKENS)) for _ in range(4)] + ["a b c", "x a b y", "\ufeffwar", "a  b", "Straße!"]
+    candidates = [random_keyword(rng) for _ in range(300)] + ["a b", "a  b", "a\tb", "b c", "A  B"]
+    candidates += [f"filler{i}" for i in range(2000)]  # many predictions, short gold: lookup
+    predictions = []
+    for _ in range(n_examples):
+        picks = rng.integers(len(candidates), size=int(rng.integers(1, 4)))
+        predictions.append([candidates[i] for i in picks])
+    scores = [random_scores(rng, len(p)) for p in predictions]
+    references = [list(gold) for _ in predictions] if fresh else [gold] * n_examples
+    return predictions, scores, references
+
+
+def long_gold_corpus(seed: int, n_examples: int) -> tuple[list, list, list]:
+    """Gold keywords of hundreds to thousands of characters; short predictions, some cut from them."""
+    rng = np.random.default_rng(seed)
+    references, predictions = [], []
+    for _ in range(n_examples):
+        gold = []
+        for _ in range(int(rng.integers(1, 4))):
+            words = [str(rng.choice(TOKENS)) for _ in range(int(rng.integers(50, 500)))]
+            gold.append("".join(word + str(rng.choice(SEPARATORS)) for word in words))
+        predicted = random_list(rng, int(rng.integers(0, 5)))
+        for _ in range(int(rng.integers(0, 4))):
+            source = gold[int(rng.integers(len(gold)))]
+            start = int(rng.integers(len(source)))
+            predicted.append(source[start : start + int(rng.integers(1, 30))])
+        references.append(gold)
+        predictions.append(predicted)
+    scores = [random_scores(rng, len(p)) for p in predictions]
+    return predictions, scores, references
+
+
+SHAPES = {
+    "broadcast": lambda: broadcast_corpus(10, 2500, fresh=False),
+    "copies": lambda: broadcast_corpus(11, 2500, fresh=True),
+    "long_gold": lambda: long_gold_corpus(12, 8),
+}
+AUTO_CHOICE = {"broadcast": "lookup", "copies": "lookup", "long_gold": "find"}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("match", MATCHES)
+def test_strategy_shapes_equal_spec(shape, match, monkeypatch):
+    predictions, scores, references = SHAPES[shape]()
+    problems = []
+    for n, normalize in enumerate(NORMALIZES):
+        options = BIG_OPTIONS[n % len(BIG_OPTIONS)]
+        common = {"match": match, "normalize": normalize, **options}
+        expected = ref.keyword_prf(predictions, references, **common)
+        weighted_options = {**common, "k": 3 + n % 2, "relevance": ("graded", "binary")[n % 2]}
+        expected_weighted = ref.weighted_keyword_prf(predictions, scores, references, **weighted_options)
+        for name in STRATEGIES:
+            used: dict[str, int] = {}
+            with strategy(name, monkeypatch, used):
+                actual = keyword_prf(predictions, references, return_per_example=True, **common)
+                weighted = weighted_keyword_prf(
+                    predictions, scores, references, return_per_example=True, **weighted_options
+                )
+            where = f"{shape}: keyword_prf({options_text(**common)}; strategy {name})"
+            problems += differences(actual, expected, (predictions, references), where)
+            where = f"{shape}: weighted_keyword_prf({options_text(**weighted_options)}; strategy {name})"
+            problems += differences(weighted, expected_weighted, (predictions, scores, references), where)
+            if match != "exact":
+                chosen = AUTO_CHOICE[shape] if name == "auto" else name
+                assert used.get(chosen), f"{shape}, strategy {name}: {chosen} never ran ({used})"
+    check(problems)
+
+
+def test_inner_white_space_with_lookup_issue_10(monkeypatch):
+    """Issue 10 item 1: "a b" and "a  b" are distinct keywords under "ascii" / "none", and
+    both token-match "a b c" (SPEC section 2), whichever strategy runs."""
+    fillers = [[f"filler{i}"] for i in range(3000)]
+    for normalize in ("ascii", "none"):
+        for name in STRATEGIES:
+            with strategy(name, monkeypatch):
+                result = keyword_prf(
+                    [["a b"], ["a  b"], *fillers],
+                    [["a b c"]] * 3002,
+                    match="token",
+                    normalize=normalize,
+                    return_per_example=True,
+                )
+            assert result["per_example"]["precision"][:3] == [1.0, 1.0, 0.0], (normalize, name)
+            assert result["precision"] == 2 / 3002, (normalize, name)
+
+
+def test_inner_white_space_weighted_issue_10(monkeypatch):
+    """Issue 10 item 1, weighted: "a  b" (0.9) claims "x a b y" first: precision 0.9 / (0.9 + 0.1),
+    nDCG@5 = 1 (one gold keyword, found at rank 1)."""
+    predictions = [["a  b", "a b"], *[[f"filler{i}"] for i in range(100)]]
+    scores = [[0.9, 0.1], *[[0.5]] * 100]
+    for normalize in ("ascii", "none"):
+        for name in STRATEGIES:
+            with strategy(name, monkeypatch):
+                references = [["x a b y"]] * 101
+                result = weighted_keyword_prf(
+                    predictions, scores, references, match="token", normalize=normalize, return_per_example=True
+                )
+            per_example = result["per_example"]
+            assert math.isclose(per_example["weighted_precision"][0], 0.9), (normalize, name)
+            assert per_example["ndcg@5"][0] == 1.0, (normalize, name)
+            assert per_example["map@5"][0] == 1.0, (normalize, name)
