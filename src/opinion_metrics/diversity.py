@@ -24,7 +24,7 @@ from .preparation import (
     check_same_length,
     make_normalizer,
 )
-from .semantic import KeywordEncoder
+from .semantic import DEFAULT_BLOCK_ELEMENTS, KeywordEncoder
 
 DIVERSITY_NAMES = ("unique_keyword_ratio", "unique_token_ratio", "self_similarity")
 
@@ -50,32 +50,42 @@ def _prepare_keeping_duplicates(predictions: Sequence[Any], vocabulary: Vocabula
 
 
 def _embeddings(strings: list[str], used: list[int], encoder: KeywordEncoder) -> np.ndarray:
-    """Unit-length float64 embeddings of `strings[i]` for i in `used` (row i; others zero)."""
+    """Unit-length float32 embeddings of `strings[i]` for i in `used` (row i; others zero)."""
     texts = [strings[i] for i in used]
-    vectors = encoder.encode(texts).astype(np.float64)
+    vectors = encoder.encode(texts)
     norms = np.linalg.norm(vectors, axis=1)
     bad = ~(np.isfinite(vectors).all(axis=1) & (norms > 0))
     if bad.any():
         text = texts[int(np.flatnonzero(bad)[0])]
         raise ValueError(f"the model returned a non-finite or zero embedding for keyword {text!r}")
-    embeddings = np.zeros((len(strings), vectors.shape[1]))
+    embeddings = np.zeros((len(strings), vectors.shape[1]), dtype=np.float32)
     embeddings[used] = vectors / norms[:, None]
     return embeddings
 
 
-def _self_similarities(distinct: list[list[int]], embeddings: np.ndarray) -> list[float | None]:
-    """Per example, the mean cosine over pairs i < j of its distinct keywords (None if < 2)."""
+def _self_similarities(
+    distinct: list[list[int]], embeddings: np.ndarray, block_elements: int = DEFAULT_BLOCK_ELEMENTS
+) -> list[float | None]:
+    """Per example, the mean cosine over pairs i < j of its distinct keywords (None if < 2).
+
+    Examples with the same number of distinct keywords share one batched product, in blocks
+    whose stacked embeddings hold at most `block_elements` values.
+    """
     values: list[float | None] = [None] * len(distinct)
     by_size: dict[int, list[int]] = {}
     for index, ids in enumerate(distinct):
         if len(ids) >= 2:
             by_size.setdefault(len(ids), []).append(index)
     for size, members in by_size.items():
-        vectors = embeddings[np.asarray([distinct[index] for index in members])]  # (m, size, dim)
-        gram = np.clip(vectors @ vectors.transpose(0, 2, 1), -1.0, 1.0)  # float rounding can pass 1
         upper = np.triu_indices(size, k=1)  # distinct strings: no pair of equal strings (S = 1)
-        for index, value in zip(members, gram[:, upper[0], upper[1]].mean(axis=1).tolist()):
-            values[index] = value
+        step = max(1, block_elements // (size * embeddings.shape[1]))
+        for start in range(0, len(members), step):
+            block = members[start : start + step]
+            vectors = embeddings[np.asarray([distinct[index] for index in block])]  # (m, size, dim)
+            gram = np.clip(vectors @ vectors.transpose(0, 2, 1), -1.0, 1.0)  # float rounding can pass 1
+            means = gram[:, upper[0], upper[1]].mean(axis=1, dtype=np.float64)
+            for index, value in zip(block, means.tolist()):
+                values[index] = value
     return values
 
 
