@@ -178,3 +178,40 @@ def test_real_movie_reviews_equal_a_straightforward_implementation(movie_reviews
         expected = (p, r, f1(p, r))
     assert prf(predictions, references, one_to_one=one_to_one, average=average) == pytest.approx(expected, abs=1e-12)
     assert expected[0] > 0.1  # the data really has matches
+
+
+def test_precision_at_k_divides_by_k_and_at_o_by_the_gold_count():
+    # SPEC section 3 (trec_eval P_k / Rprec): 3 correct predictions of 3 -> P@5 = 3/5, P@M = 1;
+    # 3 correct of 6, all within the first 5 -> P@5 = 3/5, P@M = 3/6.
+    gold = [["a", "b", "c", "d"]]
+    assert prf([["a", "b", "c"]], gold, match="exact", top_k=5)[0] == pytest.approx(3 / 5)
+    assert prf([["a", "b", "c"]], gold, match="exact")[0] == pytest.approx(1.0)
+    assert prf([["a", "x", "b", "y", "c", "z"]], gold, match="exact", top_k=5)[0] == pytest.approx(3 / 5)
+    assert prf([["a", "x", "b", "y", "c", "z"]], gold, match="exact", top_k="M")[0] == pytest.approx(3 / 6)
+    # R-precision: hits in the first |G| = 4, divided by 4 even when fewer predictions exist.
+    assert prf([["a", "x"]], gold, match="exact", top_k="O")[0] == pytest.approx(1 / 4)
+    # Micro pools the k denominators: (1 + 0) / (2 + 2).
+    assert prf([["a"], []], [["a"], ["b"]], match="exact", top_k=2, average="micro")[0] == pytest.approx(1 / 4)
+
+
+def test_keywords_differing_only_in_inner_white_space_match_on_every_strategy():
+    # Issue 10 item 1: thousands of predictions sharing a gold list select the lookup strategy.
+    fillers = [[f"filler{i}"] for i in range(3000)]
+    result = keyword_prf(
+        [["a b"], ["a  b"], *fillers], [["a b c"]] * 3002, match="token", normalize="ascii", return_per_example=True
+    )
+    assert result["per_example"]["precision"][:2] == [1.0, 1.0]
+
+
+def test_pandas_series_are_read_by_position():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"p": [["a"], ["b"], ["c"]], "r": [["a"], ["x"], ["x"]]}, index=[10, 5, 7])
+    expected = keyword_prf(frame["p"].tolist(), frame["r"].tolist(), return_per_example=True)
+    filtered = frame[frame.index > 5].sort_values("r")
+    assert keyword_prf(frame["p"], frame["r"], return_per_example=True) == expected
+    assert keyword_prf(filtered["p"], filtered["r"]) == keyword_prf(filtered["p"].tolist(), filtered["r"].tolist())
+
+
+def test_format_characters_are_removed_by_default_normalization():
+    # SPEC section 1: Cf (BOM, zero-width, bidi marks) removed; a lone zero-width space is empty.
+    assert prf([["\ufeffwar", "\u200fwar\u200b", "\u200b"]], [["war"]], match="exact") == pytest.approx((1.0, 1.0, 1.0))

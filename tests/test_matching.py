@@ -1,5 +1,8 @@
 """SPEC section 2 relations and the one-to-one matchings, against brute force and scipy."""
 
+from contextlib import contextmanager
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,7 +12,8 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from opinion_metrics.matching import _containment_by_find, _containment_by_lookup, maximum_matching, relation_pairs
+from opinion_metrics import matching
+from opinion_metrics.matching import containment_pairs, maximum_matching, relation_pairs
 
 
 @pytest.mark.parametrize(
@@ -45,13 +49,36 @@ def test_relations_equal_brute_force(predicted, gold, match):
     assert relation_pairs(predicted, gold, match) == brute_force(predicted, gold, match)
 
 
+@contextmanager
+def forced(strategy):
+    """Make `containment_pairs` run `strategy` ("lookup" or "find") by patching its cost model."""
+    lookup, find = (0, 1) if strategy == "lookup" else (1, 0)
+    with (
+        mock.patch.object(matching, "lookup_cost", lambda *_: lookup),
+        mock.patch.object(matching, "find_cost", lambda *_: find),
+        mock.patch.object(matching, f"_containment_by_{'find' if strategy == 'lookup' else 'lookup'}", None),
+    ):
+        yield
+
+
+repeated_needles = st.lists(st.text(alphabet="ab c\x00", min_size=1, max_size=7), max_size=8)
+
+
 @settings(max_examples=300, deadline=None)
-@given(keywords, keywords)
-def test_both_containment_strategies_agree(needles, haystacks):
+@given(repeated_needles, keywords, st.sampled_from(["lookup", "find"]))
+def test_both_containment_strategies_agree(needles, haystacks, strategy):
+    # Needles may repeat (token forms of keywords differing only in white space): each copy gets the pairs.
     expected = {(i, j) for i, n in enumerate(needles) for j, h in enumerate(haystacks) if n in h}
-    lengths = sorted({len(n) for n in needles})
-    assert _containment_by_find(needles, haystacks) == expected
-    assert _containment_by_lookup(needles, haystacks, lengths) == expected
+    with forced(strategy):
+        assert containment_pairs(needles, haystacks) == expected
+
+
+@pytest.mark.parametrize("strategy", ["lookup", "find"])
+def test_token_match_of_keywords_differing_in_inner_white_space(strategy):
+    # Issue 10 item 1: "a b" and "a  b" share one token form; the lookup strategy kept only one.
+    with forced(strategy):
+        pairs = relation_pairs(["a b", "a  b", "a\tb"], ["a b c"], "token")
+    assert pairs == {(0, 0), (1, 0), (2, 0)}
 
 
 graphs = st.integers(1, 7).flatmap(

@@ -194,3 +194,33 @@ def test_bad_inputs(model, monkeypatch):
         ValueError, match=r"could not load the sentence-transformers model 'no-such/model'.*pass model=path"
     ):
         semantic_keyword_prf([["a"]], [["b"]], model="no-such/model")
+
+
+class FixedModel:
+    """A stand-in encoder returning chosen vectors."""
+
+    def __init__(self, vectors):
+        self.vectors = vectors
+
+    def encode(self, texts, **options):
+        return np.array([self.vectors[text] for text in texts], dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    ("bad", "word"), [([0.0, 0.0], "zero"), ([np.nan, 1.0], "non-finite"), ([np.inf, 0], "non-finite")]
+)
+def test_zero_or_non_finite_embeddings_are_errors(bad, word):
+    encoder = FixedModel({"good": [1.0, 0.0], "bad": bad})
+    with pytest.raises(ValueError, match=f"{word} embedding for the keyword 'bad'"):
+        semantic_keyword_prf([["good"]], [["bad"]], model=encoder)
+
+
+def test_equal_normalized_keywords_have_similarity_one():
+    # SPEC section 5: S = 1 for equal normalized strings. This embedding's float32 cosine with
+    # itself is 0.9999999, which made threshold=1.0 miss identical keywords.
+    encoder = FixedModel({"empire": [0.13, -0.13, 0.64], "pizza": [1.0, 0.0, 0.0]})
+    vector = np.array([0.13, -0.13, 0.64], dtype=np.float32)
+    vector /= np.linalg.norm(vector)
+    assert vector[None] @ vector[None].T < 1.0
+    result = semantic_keyword_prf([["Empire!", "pizza"]], [["empire"]], model=encoder, threshold=1.0)
+    assert (result["semantic_precision"], result["semantic_recall"], result["soft_recall"]) == (0.5, 1.0, 1.0)

@@ -56,6 +56,10 @@ def test_examples_left_out_and_absent_keys():
     assert sentiment_appropriateness([[]], [["a"]]) == {}
     texts_with_gaps = sentiment_appropriateness([["good"], ["bad"]], texts=["Fine.", None], return_per_example=True)
     assert texts_with_gaps["per_example"]["sas_from_text"][1] is None
+    # SPEC section 6: an empty or white-space text is left out (VADER would read it as negative).
+    blank = sentiment_appropriateness([["good"], ["bad"], ["ok"]], texts=["Fine.", "", " \n"], return_per_example=True)
+    assert blank["per_example"]["sas_from_text"][1:] == [None, None]
+    assert blank["sas_from_text"] == pytest.approx(1 - abs(weighted("good") - weighted("Fine.")))
 
 
 def test_prediction_sentiments_replace_vader_on_predictions():

@@ -55,8 +55,8 @@ def test_examples_without_gold_are_left_out_of_ndcg_and_map():
 def test_map_at_k():
     # Hits at ranks 1, 3 and 5: AP@5 = (1/1 + 2/3 + 3/5) / 3.
     assert map_at_k([WORKED], [GOLD]) == pytest.approx((1 + 2 / 3 + 3 / 5) / 3)
-    # k = 2 cuts to one hit, divided by min(k, |G|) = 2.
-    assert map_at_k([WORKED], [GOLD], k=2) == pytest.approx(0.5)
+    # k = 2 cuts to one hit, divided by |G| = 3 (trec_eval's map_cut_2).
+    assert map_at_k([WORKED], [GOLD], k=2) == pytest.approx(1 / 3)
 
 
 def test_weighted_precision_recall_f1():
@@ -181,3 +181,39 @@ def test_real_movie_reviews_equal_a_straightforward_implementation(movie_reviews
     result = weighted_keyword_prf(predictions, scores, references, one_to_one=one_to_one, clip_scores=True)
     assert list(result.values()) == pytest.approx(expected, abs=1e-9)
     assert result["ndcg@5"] > 0.01
+
+
+def test_pandas_series_are_read_by_position_for_keywords_and_scores():
+    # Issue 10 item 2: keywords were read by position and scores by label.
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(
+        {"p": [["a", "x"], ["b", "y"], ["c"]], "s": [[0.9, 0.1], [0.2, 0.8], [1.0]], "r": [["a"], ["y"], ["z"]]}
+    ).sort_values("r", ascending=False)
+    as_lists = weighted_keyword_prf(frame["p"].tolist(), frame["s"].tolist(), frame["r"].tolist())
+    assert weighted_keyword_prf(frame["p"], frame["s"], frame["r"]) == as_lists
+    assert as_lists["weighted_precision"] == pytest.approx((0.9 + 0.8 + 0.0) / 3)
+    filtered = frame[frame.index > 0]  # labels 1 and 2 only: no label 0
+    assert weighted_keyword_prf(filtered["p"], filtered["s"], filtered["r"])["weighted_precision"] == pytest.approx(0.4)
+
+
+def test_inner_white_space_on_the_lookup_strategy_weighted():
+    # Issue 10 item 1, weighted family: "a  b" (0.9) and "a b" (0.1) both token-match "x a b y".
+    fillers = [f"f{i}" for i in range(100)]
+    result = weighted_keyword_prf(
+        [["a  b", "a b", *fillers]], [[0.9, 0.1] + [0.0] * 100], [["x a b y"]], match="token", normalize="ascii"
+    )
+    assert (result["weighted_precision"], result["ndcg@5"]) == (pytest.approx(0.9), pytest.approx(1.0))
+
+
+@pytest.mark.parametrize("k", [2.5, True, 0, "5"])
+def test_k_must_be_a_positive_integer(k):
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        weighted_keyword_prf([["a"]], [[1.0]], [["a"]], k=k)
+
+
+def test_cost_does_not_depend_on_k():
+    # Issue 10 item 11: k = 10**9 once built a list of k discounts.
+    result = weighted_keyword_prf([["a", "b"]], [[0.5, 0.5]], [["a", "c", "d"]], k=10**9, relevance="binary")
+    ideal = 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert result[f"ndcg@{10**9}"] == pytest.approx(1 / ideal)
+    assert result[f"map@{10**9}"] == pytest.approx(1 / 3)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .averaging import TopK, check_average, check_flag, check_top_k, check_zero_division, prf
 from .matching import check_match, corpus_neighbors, match_counts
-from .preparation import NormalizeOption, apply_top_k, prepare_corpus
+from .preparation import NormalizeOption, apply_top_k, precision_denominators, prepare_corpus
 
 
 def keyword_prf(
@@ -37,7 +37,9 @@ def keyword_prf(
         one_to_one: count a maximum one-to-one matching (default) instead of every
             prediction (gold keyword) that matches some gold keyword (prediction).
         average: "macro" (mean of per-example values) or "micro" (pooled counts).
-        top_k: None or "M" (all), an int k (first k predictions) or "O" (first |gold|).
+        top_k: None or "M" (all predictions), an int k (the first k; precision divides by
+            k, as trec_eval's `P_k`) or "O" (the first |gold|; precision divides by |gold|:
+            R-precision).
         zero_division: value of a ratio whose denominator is 0, in [0, 1].
         return_per_example: also return `per_example`, a dict of per-example lists.
 
@@ -58,7 +60,7 @@ def keyword_prf(
     matched_predictions, matched_gold = match_counts(corpus_neighbors(corpus, match), one_to_one)
     return prf(
         np.asarray(matched_predictions),
-        corpus.predictions.sizes,
+        precision_denominators(corpus, top_k),
         np.asarray(matched_gold),
         corpus.references.sizes,
         average=average,

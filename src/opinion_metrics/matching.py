@@ -27,37 +27,57 @@ def check_match(match: str) -> str:
 def containment_pairs(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:
     """All pairs `(i, j)` such that `needles[i]` is a substring of `haystacks[j]`.
 
-    `needles` must be distinct. Two strategies give the same pairs; the cheaper one runs:
-    looking every substring of the haystacks (of a needle's length) up in a dict, or
+    Equal needles (token forms of keywords that differ only in white space) are searched
+    once and each gets the pairs. Two strategies give the same pairs; the cheaper one runs:
+    looking every substring of the haystacks (of a needle's length) up in a set, or
     `str.find` of each needle in the joined haystacks.
     """
     if not needles or not haystacks:
         return set()
-    lengths = sorted(set(map(len, needles)))
-    longest = lengths[-1]
-    lookup_cost = sum(min(len(h), longest) * len(h) for h in haystacks)
-    find_cost = len(needles) * (sum(map(len, haystacks)) // 50 + 1)
-    if lookup_cost < find_cost:
-        return _containment_by_lookup(needles, haystacks, lengths)
-    return _containment_by_find(needles, haystacks)
+    positions: dict[str, list[int]] = {}
+    for i, needle in enumerate(needles):
+        positions.setdefault(needle, []).append(i)
+    distinct = list(positions)
+    if lookup_cost(distinct, haystacks) < find_cost(distinct, haystacks):
+        pairs = _containment_by_lookup(distinct, haystacks)
+    else:
+        pairs = _containment_by_find(distinct, haystacks)
+    if len(distinct) == len(needles):
+        return pairs
+    return {(i, j) for d, j in pairs for i in positions[distinct[d]]}
 
 
-def _containment_by_lookup(
-    needles: Sequence[str], haystacks: Sequence[str], lengths: list[int]
-) -> set[tuple[int, int]]:
+def lookup_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
+    """Characters hashed (and held at once, per haystack) by `_containment_by_lookup`:
+    every substring of a haystack whose length is a needle length."""
+    widths = sorted(set(map(len, needles)))
+    total = 0
+    for size in map(len, haystacks):
+        total += sum((size - width + 1) * width for width in widths if width <= size)
+    return total
+
+
+def find_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
+    """Comparable cost of `_containment_by_find`: one fast scan of the joined haystacks per needle."""
+    return len(needles) * (sum(map(len, haystacks)) // 50 + 1)
+
+
+def _containment_by_lookup(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:
+    """`containment_pairs` for distinct needles by set lookups of the haystacks' substrings."""
     position = {needle: i for i, needle in enumerate(needles)}
-    needle_set = set(needles)
+    lengths = sorted(set(map(len, needles)))
     pairs = set()
     for j, haystack in enumerate(haystacks):
         size = len(haystack)
         substrings = {
             haystack[start : start + width] for width in lengths if width <= size for start in range(size - width + 1)
         }
-        pairs.update((position[needle], j) for needle in substrings & needle_set)
+        pairs.update((position[needle], j) for needle in substrings & position.keys())
     return pairs
 
 
 def _containment_by_find(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:
+    """`containment_pairs` for distinct needles by `str.find` in the joined haystacks."""
     joined = _SEPARATOR.join(haystacks)
     starts = []
     ends = []

@@ -23,16 +23,21 @@ NORMALIZE_MODES = ("default", "ascii", "none")
 STEMMERS = ("porter",)
 
 
-class _DropPunctuationAndSymbols(dict):
-    """`str.translate` table deleting every character whose Unicode category is P* or S*."""
+def _dropped_by_default(category: str) -> bool:
+    """Punctuation (P*), symbols (S*) and format characters (Cf: zero-width, BOM, bidi marks)."""
+    return category[0] in "PS" or category == "Cf"
+
+
+class _DropPunctuationSymbolsAndFormat(dict):
+    """`str.translate` table deleting every character that `_dropped_by_default` names."""
 
     def __missing__(self, codepoint: int) -> int | None:
-        value = None if unicodedata.category(chr(codepoint))[0] in "PS" else codepoint
+        value = None if _dropped_by_default(unicodedata.category(chr(codepoint))) else codepoint
         self[codepoint] = value
         return value
 
 
-_DROP_PUNCTUATION_AND_SYMBOLS = _DropPunctuationAndSymbols()
+_DROP_PUNCTUATION_AND_SYMBOLS = _DropPunctuationSymbolsAndFormat()
 _NON_ASCII_ALNUM = re.compile(r"[^a-zA-Z0-9\s]")
 
 
@@ -71,9 +76,9 @@ def make_normalizer(normalize: NormalizeOption = "default", stemmer: str | None 
     """Return the `str -> str` function that SPEC section 1 applies to every keyword.
 
     Args:
-        normalize: "default" (NFKC, casefold, punctuation and symbols removed, white space
-            collapsed), "ascii" (the seed notebooks' `normalize_kw`), "none" (only stripped),
-            or any callable `str -> str`.
+        normalize: "default" (NFKC, casefold, punctuation, symbols and format characters
+            such as zero-width spaces removed, white space collapsed), "ascii" (the seed
+            notebooks' `normalize_kw`), "none" (only stripped), or any callable `str -> str`.
         stemmer: None or "porter" (each white-space token stemmed after normalization).
     """
     if callable(normalize):
@@ -121,17 +126,23 @@ def check_keyword(value: Any, side: str, index: int, position: int) -> None:
 
 
 def check_corpus(value: Any, side: str) -> Sequence[Any]:
-    """Check that a corpus-level input is a non-string sequence and return it."""
-    if isinstance(value, np.ndarray):
-        return list(value)
+    """Check that a corpus-level input is a sequence with one entry per example and return
+    it as a list or tuple, read by position: a pandas Series with any index, a numpy array
+    and an Arrow column are read in order, never by label."""
+    if isinstance(value, (list, tuple)):
+        return value
     if (
         value is None
         or isinstance(value, (str, bytes, dict))
+        or hasattr(value, "columns")  # a DataFrame iterates over its column labels
         or not hasattr(value, "__len__")
-        or not hasattr(value, "__getitem__")
+        or not hasattr(value, "__iter__")
+        or (isinstance(value, np.ndarray) and value.ndim == 0)
     ):
         raise ValueError(f"{side} must be a list with one entry per example, got {describe(value)}")
-    return value
+    if callable(getattr(value, "to_pylist", None)):  # Arrow arrays and chunked arrays
+        return value.to_pylist()
+    return list(value)
 
 
 def check_same_length(**corpora: Sequence[Any]) -> int:
@@ -375,6 +386,17 @@ def cutoff_lengths(corpus: PreparedCorpus, top_k: int | str | None) -> list[int 
     if top_k == "O":
         return [len(gold) for gold in corpus.references.ids]
     return [top_k] * len(corpus)  # type: ignore[list-item]
+
+
+def precision_denominators(corpus: PreparedCorpus, top_k: int | str | None) -> np.ndarray:
+    """Per example, the precision denominator of the count-based families (SPEC section 3):
+    the number of predictions (`None`), k (an int: a missing prediction counts as wrong,
+    trec_eval's `P_k`) or |G| ("O": R-precision)."""
+    if top_k is None:
+        return corpus.predictions.sizes
+    if top_k == "O":
+        return corpus.references.sizes
+    return np.full(len(corpus), top_k, dtype=np.int64)
 
 
 def apply_top_k(corpus: PreparedCorpus, top_k: int | str | None) -> PreparedCorpus:

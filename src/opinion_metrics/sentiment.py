@@ -119,7 +119,8 @@ def sentiment_appropriateness(
     Args:
         predictions: per example, the predicted keywords.
         references: per example, the gold keywords (optional when `texts` is given).
-        texts: per example, the review text (or None): adds `sas_from_text`.
+        texts: per example, the review text: adds `sas_from_text`. A text that is None,
+            empty or white space only leaves its example out of `sas_from_text`.
         prediction_sentiments: per example, one sentiment in [0, 1] per predicted keyword
             (for models that output their own); replaces the sentiment of the predictions.
         mapping: VADER mapping, "weighted" (pos + 0.5 neu, default) or "compound".
@@ -181,7 +182,7 @@ def sentiment_appropriateness(
         gold = corpus.references.originals[index]
         from_keywords.append(1.0 - abs(s_pred - score.mean(gold)) if gold else None)
         text = None if texts is None else texts[index]
-        from_text.append(1.0 - abs(s_pred - score(text)) if text is not None else None)
+        from_text.append(1.0 - abs(s_pred - score(text)) if text is not None and text.strip() else None)
     result: dict[str, Any] = {}
     for name, values in (("sas_from_keywords", from_keywords), ("sas_from_text", from_text)):
         present = [value for value in values if value is not None]
@@ -199,7 +200,7 @@ def _prefill_in_parallel(
     lists = list({id(keywords): keywords for keywords in corpus.references.originals}.values())
     if corpus.predictions.scores is None:
         lists += corpus.predictions.originals
-    needed = dict.fromkeys([text for text in texts or [] if text is not None] + [k for ks in lists for k in ks])
+    needed = dict.fromkeys([text for text in texts or [] if text and text.strip()] + [k for ks in lists for k in ks])
     if workers is None:
         large = sum(map(len, needed)) >= PARALLEL_MIN_CHARACTERS
         workers = min(_available_cpus(), 8) if large else 1

@@ -45,11 +45,13 @@ def ranking_scores(
     """Per example nDCG@k and AP@k (None for examples without gold keywords).
 
     Walking the first k predictions by rank, each claims the earliest-position gold
-    keyword it matches that no earlier prediction claimed (SPEC section 4).
+    keyword it matches that no earlier prediction claimed (SPEC section 4). AP@k divides
+    by |G| (trec_eval's `map_cut_k`). The work depends on the data, not on k.
     """
-    discount = _discounts(max(k, max(n_gold, default=0)))
+    depth = min(k, max(max(map(len, neighbors), default=0), max(n_gold, default=0)))
+    discount = _discounts(max(depth, max(n_gold, default=0)))
     gain_of = discount if relevance == "graded" else [1.0] * len(discount)
-    ideal = np.cumsum([gain_of[j] * discount[j] for j in range(k)]).tolist()
+    ideal = np.cumsum([gain_of[j] * discount[j] for j in range(min(k, max(n_gold, default=0)))]).tolist()
     ndcg: list[float | None] = []
     average_precision: list[float | None] = []
     for example, size in zip(neighbors, n_gold):
@@ -69,9 +71,8 @@ def ranking_scores(
                     hits += 1
                     precision_sum += hits / (rank + 1)
                     break
-        depth = min(k, size)
-        ndcg.append(dcg / ideal[depth - 1])
-        average_precision.append(precision_sum / depth)
+        ndcg.append(dcg / ideal[min(k, size) - 1])
+        average_precision.append(precision_sum / size)
     return ndcg, average_precision
 
 
@@ -130,8 +131,10 @@ def weighted_keyword_prf(
             examples without gold keywords).
 
     Returns:
-        `weighted_precision`, `weighted_recall`, `weighted_f1`, `ndcg@{k}`, `map@{k}`:
-        floats in [0, 1]. nDCG and MAP average over examples with gold keywords.
+        `weighted_precision`, `weighted_f1`, `ndcg@{k}`, `map@{k}`: floats in [0, 1];
+        `weighted_recall` in [0, 1] with one-to-one matching (without it, several
+        predictions can be credited for one gold keyword, and it can exceed 1).
+        nDCG and MAP average over examples with gold keywords; AP@k divides by |G|.
 
     Example:
         >>> result = weighted_keyword_prf(
@@ -230,11 +233,12 @@ def map_at_k(
     stemmer: str | None = None,
     zero_division: float = 0.0,
 ) -> float:
-    """Mean AP@k (binary relevance, SPEC section 4) over examples with gold keywords.
+    """Mean AP@k (binary relevance, SPEC section 4; trec_eval's `map_cut_k`) over examples
+    with gold keywords: the precisions at the hit ranks within the first k, summed, / |G|.
 
     Example:
-        >>> map_at_k([["scam", "family", "poverty"]], [["fraud", "poverty", "scam"]], k=3)
-        0.5555555555555555
+        >>> map_at_k([["scam", "family", "poverty"]], [["fraud", "poverty", "scam"]], k=2)
+        0.3333333333333333
     """
     zero_division = check_zero_division(zero_division)
     _, average_precision = _ranking(predictions, references, k, "binary", match, normalize, stemmer)
