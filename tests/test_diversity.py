@@ -361,3 +361,25 @@ def test_metric_card_examples_are_true(module):
     blocks = [block.split("```", 1)[0] for block in card.split("```python")[1:]]
     examples = "\n".join(block for block in blocks if ">>>" in block)
     run_doctest(examples, {"diversity": module}, "keyword_diversity card")
+
+
+def test_self_similarity_equals_a_pair_loop_on_random_vectors_in_any_block_size():
+    from opinion_metrics.diversity import _self_similarities
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(30)]
+    vectors = {word: rng.normal(size=8) for word in words}
+    predictions = [list(rng.choice(words, size=rng.integers(0, 7))) for _ in range(300)]
+    result = per_example(predictions, model=ChosenVectors(vectors))["self_similarity"]
+    expected = []
+    for keywords in predictions:
+        unique = list(dict.fromkeys(keywords))
+        expected.append(kpeval_self_embed_similarity([vectors[k] for k in unique]) if len(unique) >= 2 else None)
+    assert [v is None for v in result] == [v is None for v in expected]
+    assert [v for v in result if v is not None] == pytest.approx([v for v in expected if v is not None], abs=1e-6)
+    ids = {word: i for i, word in enumerate(words)}
+    distinct = [[ids[k] for k in dict.fromkeys(keywords)] for keywords in predictions]
+    embeddings = np.array([vectors[word] / np.linalg.norm(vectors[word]) for word in words], dtype=np.float32)
+    blocked = _self_similarities(distinct, embeddings, block_elements=1)  # one example per block
+    assert [v is None for v in blocked] == [v is None for v in result]
+    assert [v for v in blocked if v is not None] == pytest.approx([v for v in result if v is not None], abs=1e-6)
