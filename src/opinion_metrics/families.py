@@ -1,0 +1,385 @@
+"""One declaration per metric family: its inputs, options, output keys and plot.
+
+Every surface reads or is checked against these declarations: the evaluate modules'
+`_compute` signatures, docstrings and cards, the CLI's flags, the Spaces' controls and the
+publish list (`tests/test_families.py`). Defaults are never restated here: they come from
+the library functions' signatures.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from .averaging import (
+    AVERAGES,
+    check_average,
+    check_flag,
+    check_positive_int,
+    check_top_k,
+    check_zero_division,
+)
+from .matching import MATCH_RELATIONS, check_match
+from .preparation import NORMALIZE_MODES, STEMMERS, make_normalizer
+
+
+@dataclass(frozen=True)
+class Option:
+    """One metric option.
+
+    `kind` tells the surfaces how to offer it: "choice" (one of `choices`), "flag",
+    "int" (a positive integer), "number", "top_k" (None / "M", "O" or an int), "text",
+    or "object" (library and compute only: a callable or a model object).
+    """
+
+    name: str
+    kind: str
+    meaning: str
+    check: Callable[[Any], Any] | None = None
+    choices: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input column: `kind` is "keywords", "scores", "texts" or "ratings"."""
+
+    name: str
+    kind: str
+    meaning: str
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output key (`{k}` and `{aspect}` stand for the option's value / each aspect)."""
+
+    key: str
+    range: str
+    meaning: str
+
+
+@dataclass(frozen=True)
+class Family:
+    """A metric family: the library function at `function` ("module:name") and its declaration."""
+
+    name: str
+    title: str
+    summary: str
+    function_path: str
+    inputs: tuple[Input, ...]
+    options: tuple[Option, ...]
+    outputs: tuple[Output, ...]
+    plot: str
+    module_type: str = "metric"
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        module, name = self.function_path.split(":")
+        return getattr(importlib.import_module(f"opinion_metrics.{module}"), name)
+
+    @cached_property
+    def defaults(self) -> dict[str, Any]:
+        """Each option's default, read from the library function's signature."""
+        parameters = inspect.signature(self.function).parameters
+        return {option.name: parameters[option.name].default for option in self.options}
+
+    def option(self, name: str) -> Option:
+        return next(option for option in self.options if option.name == name)
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """Raise `ValueError` for an unknown option name (suggesting the closest one) or a
+        bad value, before any work is done (evaluate consumes its cache in `compute`)."""
+        names = [option.name for option in self.options]
+        for name, value in options.items():
+            if name not in names:
+                close = difflib.get_close_matches(name, names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ValueError(f"{self.name} has no option {name!r}{hint} Its options: {', '.join(names)}")
+            check = self.option(name).check
+            if check is not None:
+                check(value)
+
+
+def _choice(name: str, choices: tuple[Any, ...]) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+        return value
+
+    return check
+
+
+def _check_normalize(value: Any) -> Any:
+    make_normalizer(value)
+    return value
+
+
+def _check_stemmer(value: Any) -> Any:
+    if value is not None and value not in STEMMERS:
+        raise ValueError(f"stemmer must be None or one of {STEMMERS}, got {value!r}")
+    return value
+
+
+def _check_threshold(value: Any) -> float:
+    from .semantic import check_threshold
+
+    return check_threshold(value)
+
+
+def _check_aspects(value: Any) -> Any:
+    from .aspects import check_aspects
+
+    return check_aspects(value)
+
+
+def _check_integer(name: str) -> Callable[[Any], int]:
+    def check(value: Any) -> int:
+        import numbers
+
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+        return int(value)
+
+    return check
+
+
+def _flag(name: str) -> Callable[[Any], bool]:
+    return lambda value: check_flag(value, name)
+
+
+def _positive_int(name: str) -> Callable[[Any], int]:
+    return lambda value: check_positive_int(value, name)
+
+
+def _optional_positive_int(name: str) -> Callable[[Any], int | None]:
+    return lambda value: None if value is None else check_positive_int(value, name)
+
+
+MATCH = Option(
+    "match",
+    "choice",
+    "how keywords match: equal, either contains the other (characters), or a contiguous run of tokens",
+    check_match,
+    MATCH_RELATIONS,
+)
+NORMALIZE = Option(
+    "normalize",
+    "choice",
+    "keyword normalization: NFKC + casefold + punctuation removed, the notebooks' ASCII rule, or none",
+    _check_normalize,
+    NORMALIZE_MODES,
+)
+STEMMER = Option("stemmer", "choice", "stem each token (Porter) after normalization", _check_stemmer, (None, *STEMMERS))
+AVERAGE = Option(
+    "average", "choice", "macro: mean of per-example values; micro: pooled counts", check_average, AVERAGES
+)
+TOP_K = Option(
+    "top_k",
+    "top_k",
+    "keep the first k predictions (precision divides by k), 'O' (the first |gold|: R-precision) or 'M' (all)",
+    check_top_k,
+)
+ZERO_DIVISION = Option(
+    "zero_division", "number", "value of a ratio whose denominator is 0, in [0, 1]", check_zero_division
+)
+RETURN_PER_EXAMPLE = Option(
+    "return_per_example", "flag", "also return per_example: a list of values per key", _flag("return_per_example")
+)
+
+PREDICTIONS = Input("predictions", "keywords", "predicted keywords per example, in rank order")
+REFERENCES = Input("references", "keywords", "gold keywords per example, most important first")
+
+FAMILIES: dict[str, Family] = {
+    family.name: family
+    for family in (
+        Family(
+            "keyword_prf",
+            "Keyword precision / recall / F1",
+            "Approximate-match keyword precision, recall and F1 with a maximum one-to-one matching.",
+            "keyword_prf:keyword_prf",
+            (PREDICTIONS, REFERENCES),
+            (
+                MATCH,
+                NORMALIZE,
+                STEMMER,
+                Option("one_to_one", "flag", "count a maximum one-to-one matching", _flag("one_to_one")),
+                AVERAGE,
+                TOP_K,
+                ZERO_DIVISION,
+                RETURN_PER_EXAMPLE,
+            ),
+            (
+                Output("precision", "[0, 1]", "share of predicted keywords that match a gold keyword"),
+                Output("recall", "[0, 1]", "share of gold keywords matched by a prediction"),
+                Output("f1", "[0, 1]", "harmonic mean of precision and recall"),
+            ),
+            "histogram of per-example F1",
+        ),
+        Family(
+            "weighted_keyword_prf",
+            "Weighted keyword P/R/F1, nDCG@k, MAP@k",
+            "Confidence-weighted precision, recall and F1, and rankings graded by gold keyword importance.",
+            "weighted_keyword_prf:weighted_keyword_prf",
+            (PREDICTIONS, Input("scores", "scores", "one confidence in [0, 1] per predicted keyword"), REFERENCES),
+            (
+                MATCH,
+                NORMALIZE,
+                STEMMER,
+                Option(
+                    "one_to_one", "flag", "matched score from a maximum-weight one-to-one matching", _flag("one_to_one")
+                ),
+                AVERAGE,
+                Option(
+                    "top_k",
+                    "top_k",
+                    "cut-off of the weighted P/R/F1: the first k predictions, 'O' (the first |gold|) or 'M' (all)",
+                    check_top_k,
+                ),
+                Option("k", "int", "rank cut-off of nDCG@k and MAP@k", _positive_int("k")),
+                Option(
+                    "relevance",
+                    "choice",
+                    "gold position j weighs 1/log2(j+2) (graded) or 1 (binary)",
+                    _choice("relevance", ("graded", "binary")),
+                    ("graded", "binary"),
+                ),
+                Option(
+                    "clip_scores", "flag", "clip finite scores into [0, 1] instead of refusing", _flag("clip_scores")
+                ),
+                ZERO_DIVISION,
+                RETURN_PER_EXAMPLE,
+            ),
+            (
+                Output("weighted_precision", "[0, 1]", "matched confidence / total confidence"),
+                Output(
+                    "weighted_recall",
+                    "[0, 1] one-to-one; can exceed 1 otherwise",
+                    "matched confidence / number of gold keywords",
+                ),
+                Output("weighted_f1", "[0, 1]", "harmonic mean of weighted precision and recall"),
+                Output("ndcg@{k}", "[0, 1]", "ranking quality of the first k, graded by gold position"),
+                Output("map@{k}", "[0, 1]", "mean average precision of the first k (divided by |gold|)"),
+            ),
+            "mean nDCG@k against k, the chosen k marked",
+        ),
+        Family(
+            "semantic_keyword_prf",
+            "Semantic keyword P/R/F1",
+            "Embedding similarity (sentence-transformers) instead of string matching.",
+            "semantic:semantic_keyword_prf",
+            (PREDICTIONS, REFERENCES),
+            (
+                Option("model", "text", "sentence-transformers model name or path (or a model object)"),
+                Option(
+                    "threshold",
+                    "number",
+                    "a keyword matches when its best cosine similarity reaches this",
+                    _check_threshold,
+                ),
+                Option("one_to_one", "flag", "count a maximum matching on the thresholded graph", _flag("one_to_one")),
+                AVERAGE,
+                TOP_K,
+                NORMALIZE,
+                STEMMER,
+                ZERO_DIVISION,
+                Option("device", "text", "where the model runs: cuda, cpu, mps (default: CUDA when available)"),
+                Option("batch_size", "int", "keywords encoded per batch", _positive_int("batch_size")),
+                Option(
+                    "block_elements", "int", "most similarities held in memory at once", _positive_int("block_elements")
+                ),
+                Option("show_progress", "flag", "a progress bar while encoding (default: for 10,000+ new keywords)"),
+                RETURN_PER_EXAMPLE,
+            ),
+            (
+                Output("semantic_precision", "[0, 1]", "share of predictions whose best cosine reaches the threshold"),
+                Output("semantic_recall", "[0, 1]", "share of gold keywords whose best cosine reaches the threshold"),
+                Output("semantic_f1", "[0, 1]", "harmonic mean of semantic precision and recall"),
+                Output("soft_precision", "[0, 1]", "mean best similarity of the predictions (no threshold)"),
+                Output("soft_recall", "[0, 1]", "mean best similarity of the gold keywords (no threshold)"),
+                Output("soft_f1", "[0, 1]", "harmonic mean of soft precision and recall"),
+            ),
+            "histogram of per-example soft F1",
+        ),
+        Family(
+            "sentiment_appropriateness",
+            "Sentiment Appropriateness Score",
+            "Does the sentiment (VADER) of the predicted keywords fit the gold keywords and the review?",
+            "sentiment:sentiment_appropriateness",
+            (
+                PREDICTIONS,
+                Input("references", "keywords", "gold keywords per example (optional when texts are given)", False),
+                Input("texts", "texts", "the review of each example (optional)", False),
+                Input(
+                    "prediction_sentiments",
+                    "scores",
+                    "optional: one sentiment in [0, 1] per predicted keyword, from the model itself",
+                    False,
+                ),
+            ),
+            (
+                Option(
+                    "mapping",
+                    "choice",
+                    "VADER into [0, 1]: pos + 0.5 neu (weighted) or (compound + 1) / 2",
+                    _choice("mapping", ("weighted", "compound")),
+                    ("weighted", "compound"),
+                ),
+                Option("sentiment", "object", "a custom str -> [0, 1] function replacing VADER"),
+                NORMALIZE,
+                STEMMER,
+                Option("workers", "int", "processes for VADER on long texts", _optional_positive_int("workers")),
+                RETURN_PER_EXAMPLE,
+            ),
+            (
+                Output("sas_from_keywords", "[0, 1]", "1 - |sentiment of predictions - sentiment of gold keywords|"),
+                Output("sas_from_text", "[0, 1]", "1 - |sentiment of predictions - sentiment of the review|"),
+            ),
+            "histogram of per-example SAS",
+        ),
+        Family(
+            "aspect_sentiment_score",
+            "Aspect sentiment score",
+            "Per-aspect presence F1 x rating R2, averaged over aspects (Quy Nhon AI Hackathon 2022).",
+            "aspects:aspect_sentiment_score",
+            (
+                Input("predictions", "ratings", "per example one integer per aspect: 0 absent, else a rating"),
+                Input("references", "ratings", "the gold ratings, same shape"),
+            ),
+            (
+                Option("aspects", "text", "aspect names in column order", _check_aspects),
+                Option("min_rating", "int", "lowest rating (0 means absent)", _check_integer("min_rating")),
+                Option("max_rating", "int", "highest rating", _check_integer("max_rating")),
+                Option("zero_division", "number", "F1 of an aspect absent on both sides", check_zero_division),
+            ),
+            (
+                Output("score", "[0, 1]", "mean over aspects of presence F1 x rating R2"),
+                Output("f1_{aspect}", "[0, 1]", "presence F1 of the aspect"),
+                Output("r2_{aspect}", "[0, 1]", "1 - squared rating error / squared rating range, where both rate it"),
+                Output("score_{aspect}", "[0, 1]", "F1 x R2 of the aspect"),
+            ),
+            "per-aspect F1 and R2 bars",
+        ),
+    )
+}
+
+
+def get_family(name: str) -> Family:
+    """The declaration of family `name`; a clear error naming the families otherwise."""
+    if name not in FAMILIES:
+        raise ValueError(f"unknown metric family {name!r}; the families are {', '.join(FAMILIES)}")
+    return FAMILIES[name]
+
+
+def check_options(family: str, options: Mapping[str, Any]) -> None:
+    """Check option names and values of `family` (see `Family.check_options`)."""
+    get_family(family).check_options(options)
+
+
+def output_meanings(family: str) -> dict[str, str]:
+    """Output key pattern -> one-line meaning, for tables that explain their values."""
+    return {output.key: output.meaning for output in get_family(family).outputs}
