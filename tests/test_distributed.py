@@ -12,6 +12,10 @@ from conftest import REPO
 evaluate = pytest.importorskip("evaluate")
 
 CASES = {
+    "keyword_diversity": (
+        {"predictions": [["Star Wars", "star wars!", "space opera"], ["jedi"], [], ["droid", "droid army"]]},
+        {"return_per_example": True},
+    ),
     "keyword_prf": (
         {
             "predictions": [["war", "jedi"], ["droid"], [], ["ring", "hobbit"], ["space opera"]],

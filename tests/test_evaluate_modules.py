@@ -170,3 +170,67 @@ def test_sentiment_module_optional_inputs():
         )
     with pytest.raises(ValueError, match=r"texts: example 1 must be a str \(or None\), got int 7"):
         module.add_batch(predictions=PREDICTIONS, references=REFERENCES, texts=["a", 7, "b"])
+
+
+def test_a_misspelt_option_after_add_batch_keeps_the_added_rows(keyword_module):
+    predictions = [["war", "jedi"], ["droid", "sith"], ["hobbit"], []] * 250
+    references = [["jedi", "empire"], ["droid"], ["ring", "hobbit"], ["x"]] * 250
+    keyword_module.add_batch(predictions=predictions, references=references)
+    with pytest.raises(ValueError, match=r"unknown option 'averge' \(did you mean 'average'\?\)"):
+        keyword_module.compute(averge="micro")
+    # micro: 3 matches of 5 predictions and 3 of 6 gold keywords per 4 rows
+    assert keyword_module.compute(average="micro") == pytest.approx(
+        {"precision": 3 / 5, "recall": 3 / 6, "f1": 2 * (3 / 5) * (3 / 6) / (3 / 5 + 3 / 6)}
+    )
+
+
+def test_an_unknown_option_given_with_inputs_is_a_value_error(weighted_module):
+    with pytest.raises(ValueError, match=r"unknown option 'top-k'.*the options are \['match', "):
+        weighted_module.compute(predictions=[["a"]], scores=[[1.0]], references=[["a"]], **{"top-k": 1})
+
+
+def test_ratings_beyond_int32_name_their_example():
+    module = evaluate.load(str(REPO / "metrics" / "aspect_sentiment_score"))
+    with pytest.raises(ValueError, match=r"predictions: example 1, aspect 0: rating 4294967299 is out of range"):
+        module.add_batch(predictions=[[1, 0], [2**32 + 3, 0]], references=[[1, 0], [1, 0]])
+
+
+@pytest.mark.parametrize("first_with_sentiments", [True, False])
+def test_prediction_sentiments_in_some_batches_only_are_rejected_when_added(first_with_sentiments):
+    pytest.importorskip("vaderSentiment")
+    module = evaluate.load(str(REPO / "metrics" / "sentiment_appropriateness"))
+    batches = [
+        {"predictions": [["great acting"]], "references": [["masterpiece"]], "prediction_sentiments": [[0.9]]},
+        {"predictions": [["boring plot"]], "references": [["dull"]]},
+    ]
+    first, second = batches if first_with_sentiments else batches[::-1]
+    module.add_batch(**first)
+    with pytest.raises(
+        ValueError, match=r"prediction_sentiments: examples 0-0 were added with(out)? it, but this batch"
+    ):
+        module.add_batch(**second)
+    module.add_batch(**first)  # a consistent batch is still accepted after the refused one
+    from opinion_metrics.sentiment import sentiment_appropriateness
+
+    twice = {name: column * 2 for name, column in first.items()}
+    assert module.compute() == sentiment_appropriateness(**twice)
+
+
+def test_a_missing_row_of_given_prediction_sentiments_is_rejected_when_added():
+    module = evaluate.load(str(REPO / "metrics" / "sentiment_appropriateness"))
+    with pytest.raises(ValueError, match=r"prediction_sentiments: example 1 must be a list"):
+        module.add_batch(predictions=[["a"], ["b"]], references=[["a"], ["b"]], prediction_sentiments=[[0.5], None])
+
+
+@pytest.mark.parametrize("route", ["compute", "add_batch"])
+def test_pandas_series_with_any_index_are_read_by_position(weighted_module, route):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"p": PREDICTIONS * 2, "s": SCORES * 2, "r": REFERENCES * 2, "order": [5, 0, 3, 1, 4, 2]})
+    for table in (frame.sort_values("order"), frame[frame["order"] > 1]):
+        expected = weighted_keyword_prf(table["p"].tolist(), table["s"].tolist(), table["r"].tolist())
+        inputs = {"predictions": table["p"], "scores": table["s"], "references": table["r"]}
+        if route == "add_batch":
+            weighted_module.add_batch(**inputs)
+            assert weighted_module.compute() == expected
+        else:
+            assert weighted_module.compute(**inputs) == expected

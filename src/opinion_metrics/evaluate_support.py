@@ -10,6 +10,8 @@ repeated for every review is converted once), and `_compute` reads Arrow columns
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import math
 import numbers
 from collections.abc import Sequence
@@ -21,7 +23,7 @@ from .preparation import check_corpus, check_keyword, check_keyword_list, check_
 
 KEYWORDS = "keywords"  # list of str per example
 SCORES = "scores"  # list of finite numbers per example (range checked at compute)
-SENTIMENTS = "sentiments"  # like SCORES, or None
+SENTIMENTS = "sentiments"  # like SCORES; if optional, given for every batch or for none
 RATINGS = "ratings"  # list of integer-valued numbers per example
 TEXTS = "texts"  # a str or None per example
 
@@ -54,9 +56,13 @@ def _check_score_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
     return checked
 
 
+_INT32 = 2**31  # ratings are stored as Arrow int32
+
+
 def _check_rating_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
-    """Check that every row of a rating column holds integer-valued numbers (the range and
-    the row length depend on compute options and are checked there)."""
+    """Check that every row of a rating column holds integer-valued numbers that fit the
+    stored int32 (the rating range and the row length depend on compute options and are
+    checked there)."""
     checked = []
     for index, row in enumerate(rows):
         row = check_keyword_list(row, name, offset + index)
@@ -71,6 +77,8 @@ def _check_rating_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]
                     f"{name}: example {offset + index}, aspect {position}: rating must be an integer, "
                     f"got {describe(value)}"
                 )
+            if not -_INT32 <= value < _INT32:
+                raise ValueError(f"{name}: example {offset + index}, aspect {position}: rating {value} is out of range")
         checked.append([int(value) for value in row])
     return checked
 
@@ -82,15 +90,10 @@ def _check_text_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
     return list(rows)
 
 
-def _check_optional_score_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
-    checked = _check_score_rows([[] if row is None else row for row in rows], name, offset)
-    return [None if row is None else checked_row for row, checked_row in zip(rows, checked)]
-
-
 _CHECKS = {
     KEYWORDS: _check_keyword_rows,
     SCORES: _check_score_rows,
-    SENTIMENTS: _check_optional_score_rows,
+    SENTIMENTS: _check_score_rows,
     RATINGS: _check_rating_rows,
     TEXTS: _check_text_rows,
 }
@@ -157,6 +160,9 @@ class CheckedArrowInputs:
     def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> dict | None:
         """Compute the metric; see the module's description for inputs and options.
 
+        Options are checked before anything added with `add` / `add_batch` is consumed, so a
+        call with a misspelt option or a bad value can be corrected and repeated.
+
         In a single process, inputs given directly with nothing added before go straight to
         `_compute`: evaluate's Arrow cache exists to accumulate `add` / `add_batch` calls and
         to gather processes, and writing a gold list repeated for every review to it and
@@ -164,6 +170,7 @@ class CheckedArrowInputs:
         """
         names = list(self._feature_names())
         options = {name: value for name, value in kwargs.items() if name not in names}
+        self._check_options(options)
         if predictions is None and references is None:
             return super().compute(**options)
         columns = {name: value for name, value in kwargs.items() if name in names}
@@ -172,6 +179,16 @@ class CheckedArrowInputs:
             return self._compute(**inputs, **options)
         self.add_batch(**inputs)
         return super().compute(**options)
+
+    def _check_options(self, options: dict[str, Any]) -> None:
+        """Raise ValueError for an option `_compute` does not take."""
+        names = set(self._feature_names())
+        accepted = [name for name in inspect.signature(self._compute).parameters if name not in names]
+        for name in options:
+            if name not in accepted:
+                close = difflib.get_close_matches(name, accepted, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(f"{self.name}: unknown option {name!r}{hint}; the options are {accepted}")
 
     def _inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
         """The feature columns of `batch`; optional ones absent are None, others an error."""
@@ -197,12 +214,16 @@ class CheckedArrowInputs:
             self.selected_feature_format = self._infer_feature_from_batch(columns)
             self._init_writer()
             self._examples_added = 0
+            self._optional_given = {}
         offset = self._examples_added
+        self._check_optional_consistency(inputs, offset, n)
         for name, kind in self.input_kinds.items():
+            if inputs[name] is None:  # an optional input left out: a column of nulls
+                continue
             columns[name] = _CHECKS[kind](columns[name], name, offset)
             if kind in (SCORES, SENTIMENTS):
                 for index, (keywords, scores) in enumerate(zip(columns["predictions"], columns[name])):
-                    if scores is not None and len(keywords) != len(scores):
+                    if len(keywords) != len(scores):
                         raise ValueError(
                             f"{name}: example {offset + index} has {len(keywords)} predictions but {len(scores)} {name}"
                         )
@@ -217,6 +238,22 @@ class CheckedArrowInputs:
         ]
         self.writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
         self._examples_added = offset + n
+        self._optional_given.update({name: inputs[name] is not None for name in self.optional_inputs})
+
+    def _check_optional_consistency(self, inputs: dict[str, Any], offset: int, n: int) -> None:
+        """An optional per-keyword column (such as `prediction_sentiments`) is given for every
+        batch or for none: `compute` cannot mix examples with and without it."""
+        for name in self.optional_inputs:
+            if self.input_kinds[name] != SENTIMENTS:
+                continue
+            given = inputs[name] is not None
+            earlier = self._optional_given.get(name, given)
+            if given != earlier:
+                raise ValueError(
+                    f"{name}: examples 0-{offset - 1} were added {'with' if earlier else 'without'} {name} but this "
+                    f"batch (examples {offset}-{offset + n - 1}) has {'none' if earlier else 'them'}; give {name} "
+                    "for every batch or for none"
+                )
 
     def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
         """Add one example; other inputs (such as `scores`) by their feature name."""
