@@ -111,6 +111,18 @@ def test_examples_without_keywords_are_left_out_of_the_mean():
     assert result["unique_token_ratio"] == pytest.approx((0.5 + 2 / 3) / 2)
 
 
+def test_a_keyword_normalized_to_white_space_has_no_tokens():
+    # A custom normalizer may return white space only: a keyword (not empty) without tokens.
+    result = keyword_diversity(
+        [["-", "-"], ["a b", "b"]], normalize=lambda s: s.replace("-", " "), return_per_example=True
+    )
+    assert result["per_example"] == {
+        "unique_keyword_ratio": [0.5, 1.0],
+        "unique_token_ratio": [None, pytest.approx(2 / 3)],
+    }
+    assert result["unique_token_ratio"] == pytest.approx(2 / 3)
+
+
 @pytest.mark.parametrize("zero_division", [0.0, 1.0, 0.25])
 def test_no_keyword_anywhere_gives_zero_division(zero_division):
     result = keyword_diversity([[], ["", "?"]], zero_division=zero_division)

@@ -26,7 +26,7 @@ from .preparation import (
 )
 from .semantic import DEFAULT_BLOCK_ELEMENTS, KeywordEncoder
 
-DIVERSITY_NAMES = ("unique_keyword_ratio", "unique_token_ratio", "self_similarity")
+DIVERSITY_NAMES = ("unique_keyword_ratio", "unique_token_ratio", "self_similarity")  # the returned keys
 
 
 def _prepare_keeping_duplicates(predictions: Sequence[Any], vocabulary: Vocabulary) -> list[list[int]]:
@@ -144,14 +144,11 @@ def keyword_diversity(
         keyword_ratio.append(len(unique) / len(ids) if ids else None)
         # A custom normalizer can return white space only: a keyword without tokens.
         token_ratio.append(len(set(tokens)) / len(tokens) if tokens else None)
-    per_example: dict[str, list[float | None]] = {
-        "unique_keyword_ratio": keyword_ratio,
-        "unique_token_ratio": token_ratio,
-    }
+    per_example: dict[str, list[float | None]] = dict(zip(DIVERSITY_NAMES, (keyword_ratio, token_ratio)))
     if encoder is not None:
         used = sorted({i for ids in distinct if len(ids) >= 2 for i in ids})
         embeddings = _embeddings(vocabulary.strings, used, encoder) if used else np.zeros((0, 0))
-        per_example["self_similarity"] = _self_similarities(distinct, embeddings)
+        per_example[DIVERSITY_NAMES[2]] = _self_similarities(distinct, embeddings)
     result: dict[str, Any] = {
         name: mean_or([value for value in values if value is not None], zero_division)
         for name, values in per_example.items()
