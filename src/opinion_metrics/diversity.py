@@ -50,16 +50,13 @@ def _prepare_keeping_duplicates(predictions: Sequence[Any], vocabulary: Vocabula
 
 
 def _embeddings(strings: list[str], used: list[int], encoder: KeywordEncoder) -> np.ndarray:
-    """Unit-length float32 embeddings of `strings[i]` for i in `used` (row i; others zero)."""
-    texts = [strings[i] for i in used]
-    vectors = encoder.encode(texts)
-    norms = np.linalg.norm(vectors, axis=1)
-    bad = ~(np.isfinite(vectors).all(axis=1) & (norms > 0))
-    if bad.any():
-        text = texts[int(np.flatnonzero(bad)[0])]
-        raise ValueError(f"the model returned a non-finite or zero embedding for keyword {text!r}")
+    """Unit-length float32 embeddings of `strings[i]` for i in `used` (row i; others zero).
+
+    The encoder names a keyword whose embedding is zero or not finite (a ValueError).
+    """
+    vectors = encoder.encode([strings[i] for i in used])
     embeddings = np.zeros((len(strings), vectors.shape[1]), dtype=np.float32)
-    embeddings[used] = vectors / norms[:, None]
+    embeddings[used] = vectors
     return embeddings
 
 
