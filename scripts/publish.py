@@ -1,13 +1,15 @@
 """Stage each metric family's Space and upload it to the Hugging Face Hub.
 
 A staged Space holds the evaluate module script, its metric card as README.md (whose YAML
-header configures the Space), the Gradio app, and requirements.txt with opinion-metrics
-pinned to this version. `evaluate.load("<namespace>/<name>")` then loads the module
-from the Space, and the Space runs the demo.
+header configures the Space), the Gradio app, and requirements.txt. Until opinion-metrics
+is released on PyPI, each Space ships the package as a wheel and requirements.txt installs
+it from there (the default); `--from-pypi` pins `opinion-metrics==<version>` instead and
+refuses when PyPI does not have that version. `evaluate.load("<namespace>/<name>")` then
+loads the module from the Space, and the Space runs the demo.
 
     python scripts/publish.py --dry-run                 # stage into build/spaces only
     HF_TOKEN=hf_... python scripts/publish.py --namespace my-org
-    python scripts/publish.py --dry-run --bundle-wheel  # ship the package as a wheel too
+    python scripts/publish.py --dry-run --from-pypi     # once the release is on PyPI
 """
 
 from __future__ import annotations
@@ -20,14 +22,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-METRICS = (
-    "keyword_prf",
-    "weighted_keyword_prf",
-    "semantic_keyword_prf",
-    "sentiment_appropriateness",
-    "aspect_sentiment_score",
-)
-SPACES = (*METRICS, "opinion_metrics")
+# Every Space folder with an app; those with an evaluate module are metrics (or measurements).
+SPACES = tuple(sorted(path.parent.name for path in (REPO / "spaces").glob("*/app.py")))
+METRICS = tuple(name for name in SPACES if (REPO / "metrics" / name / f"{name}.py").exists())
 
 
 def version() -> str:
@@ -50,12 +47,25 @@ def pinned_requirements(name: str, wheel: Path | None) -> str:
 
 def build_wheel(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("opinion_metrics-*.whl"):
+        old.unlink()
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(out), str(REPO)],
         check=True,
         capture_output=True,
     )
     return next(out.glob("opinion_metrics-*.whl"))
+
+
+def released(release: str) -> bool:
+    """Whether PyPI has opinion-metrics `release` (asks pip; False when PyPI cannot say)."""
+    answer = subprocess.run(
+        [sys.executable, "-m", "pip", "index", "versions", "opinion-metrics"],
+        capture_output=True,
+        text=True,
+    )
+    available = next((line for line in answer.stdout.splitlines() if "Available versions:" in line), "")
+    return release in [item.strip() for item in available.split(":", 1)[-1].split(",")]
 
 
 def stage(name: str, out: Path, wheel: Path | None = None) -> Path:
@@ -95,13 +105,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "build" / "spaces", help="staging folder")
     parser.add_argument("--only", nargs="+", choices=SPACES, help="publish only these Spaces")
     parser.add_argument("--dry-run", action="store_true", help="stage only; upload nothing")
-    parser.add_argument("--bundle-wheel", action="store_true", help="ship opinion-metrics as a wheel in each Space")
+    parser.add_argument(
+        "--from-pypi",
+        action="store_true",
+        help="pin opinion-metrics==<version> from PyPI instead of shipping a wheel (needs that release)",
+    )
     args = parser.parse_args(argv)
     token = os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN")
     if not args.dry_run and not token:
         print("set HF_TOKEN to a write token (or pass --dry-run to stage only)", file=sys.stderr)
         return 2
-    wheel = build_wheel(args.out / "wheel") if args.bundle_wheel else None
+    if args.from_pypi and not released(version()):
+        print(
+            f"opinion-metrics {version()} is not on PyPI (or PyPI cannot be reached), so a Space pinning it "
+            "would fail to start; release it first, or leave out --from-pypi to ship the wheel",
+            file=sys.stderr,
+        )
+        return 2
+    wheel = None if args.from_pypi else build_wheel(args.out / "wheel")
     for name in args.only or SPACES:
         folder = stage(name, args.out, wheel)
         if args.dry_run:

@@ -75,12 +75,19 @@ def table(result):
 
 
 def call(client, name, predictions, references, extra="", upload=None, **options):
-    values = [options.get(o.name, o.default) for o in FAMILIES[name].options]
-    return client.predict(predictions, references, extra, upload, *values, api_name="/compute")
+    """The app's API call: its text boxes, the upload, (the aspect prefix,) its options.
+    Returns (summary, per-example table, plot), after checking the status line."""
+    family = FAMILIES[name]
+    boxes = [predictions, references, extra][: len(family.inputs)]
+    prefix = [options.pop("prediction_prefix", "pred_")] if "aspects" in family.inputs else []
+    values = [options.get(o.name, o.default) for o in family.options]
+    status, *outputs = client.predict(*boxes, upload, *prefix, *values, api_name="/compute")
+    assert status.startswith("Computed on ")
+    return outputs
 
 
 def test_keyword_app(clients):
-    summary, per_example, plot = call(
+    summary, per_example, _ = call(
         clients["keyword_prf"],
         "keyword_prf",
         "war; star wars; wars\nsocial satire",
@@ -95,8 +102,7 @@ def test_keyword_app(clients):
         average="micro",
     )
     assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
-    assert per_example["headers"] == ["example", "precision", "recall", "f1"] and len(per_example["data"]) == 2
-    assert plot["type"] == "matplotlib"
+    assert per_example["headers"] == ["line", "precision", "recall", "f1"] and len(per_example["data"]) == 2
 
 
 def test_weighted_app_and_top_k_option(clients):
@@ -126,9 +132,10 @@ def test_aspect_app_with_an_uploaded_csv(clients, tmp_path):
         gradio_client.handle_file(str(path)),
     )
     expected = aspect_sentiment_score([[0, 4], [3, 0]], [[0, 5], [3, 2]], aspects=["food", "hotel"])
-    assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
-    assert per_aspect["headers"] == ["aspect", "f1", "r2", "score"]
-    assert per_aspect["data"] == [["food", 1.0, 1.0, 1.0], ["hotel", 0.6667, 0.9375, 0.625]]
+    assert table(summary) == {"score": round(expected["score"], 4)}
+    assert per_aspect["headers"] == ["aspect", "f1", "r2", "score", "both"]
+    # hotel: presence F1 2/3; one review rated on both sides, error 1 over range 4: R2 = 1 - 1/16.
+    assert per_aspect["data"] == [["food", 1.0, 1.0, 1.0, 1], ["hotel", 0.6667, 0.9375, 0.625, 1]]
 
 
 def test_sentiment_and_semantic_apps(clients):
@@ -164,16 +171,16 @@ def test_sentiment_and_semantic_apps(clients):
         ("keyword_prf", "", "", {}, "no examples"),
         ("keyword_prf", "a", "a", {"top_k": "ten"}, "top_k must be M, O or a positive integer"),
         ("weighted_keyword_prf", "a; b", "a", {}, "need a score per keyword"),
-        ("weighted_keyword_prf", "a (1.5)", "a", {}, r"score 1.5 is outside \[0, 1\]; pass clip_scores=True"),
+        ("weighted_keyword_prf", "a (1.5)", "a", {}, r"score 1.5 is outside \[0, 1\]; tick clip_scores"),
         ("aspect_sentiment_score", "0, 9, 0, 0, 0, 0", "0, 1, 0, 0, 0, 0", {}, r"rating 9 is outside \{0\} ∪ \[1, 5\]"),
-        ("aspect_sentiment_score", "0, 1", "0, 1", {}, "example 0 has 2 ratings, expected 6"),
+        ("aspect_sentiment_score", "0, 1", "0, 1", {}, "predictions: line 1 has 2 ratings, expected 6"),
         # Non-integers where an integer is needed are errors, never rounded or truncated.
         (
             "aspect_sentiment_score",
             "0, 1, 0, 0, 0, 0",
             "0, 1, 0, 0, 0, 0",
             {"min_rating": 1.7},
-            "min rating must be an integer, got 1.7",
+            "min_rating must be an integer, got 1.7",
         ),
         ("weighted_keyword_prf", "a (0.5)", "a", {"k": 2.5}, "k must be an integer, got 2.5"),
     ],
@@ -185,7 +192,7 @@ def test_malformed_input_is_a_readable_error_not_a_traceback(clients, name, pred
 
 def test_combined_app_shows_every_keyword_family(clients):
     pytest.importorskip("sentence_transformers")
-    result = clients["combined"].predict(
+    _, result, _ = clients["combined"].predict(
         "great acting (0.9); moving story (0.6)",
         "masterpiece; moving story",
         "A moving film.",
@@ -263,10 +270,20 @@ def test_staged_space_has_valid_metadata_and_pinned_requirements(staged, name):
     # A current Gradio 6 release, not newer than the one the apps are tested with.
     declared, installed = Version(card.data.sdk_version), Version(gradio.__version__)
     assert declared.major == installed.major == 6 and declared <= installed
-    assert {"evaluate", "metric"} <= set(card.data.tags)
+    assert "evaluate" in card.data.tags and {"metric", "measurement"} & set(card.data.tags)
     assert (folder / "app.py").exists()
-    requirements = (folder / "requirements.txt").read_text()
-    assert f"=={publish.version()}" in requirements and requirements.startswith("opinion-metrics[")
+    # opinion-metrics is not on PyPI yet: the Space installs the wheel it ships.
+    requirement = (folder / "requirements.txt").read_text().splitlines()[0]
+    wheel = requirement.split("[")[0]
+    assert wheel == f"./opinion_metrics-{publish.version()}-py3-none-any.whl" and (folder / wheel).is_file()
+
+
+def test_publishing_from_pypi_refuses_an_unreleased_version(staged, tmp_path, monkeypatch, capsys):
+    publish, _ = staged
+    monkeypatch.setattr(publish, "released", lambda release: False)
+    assert publish.main(["--dry-run", "--from-pypi", "--out", str(tmp_path)]) == 2
+    assert f"opinion-metrics {publish.version()} is not on PyPI" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("name", ["keyword_prf", "weighted_keyword_prf", "aspect_sentiment_score"])
@@ -292,7 +309,7 @@ def test_space_apps_import_and_build():
         assert isinstance(module.demo, gradio.Blocks)
 
 
-def test_ndcg_by_rank_plot_shows_ndcg_at_each_cut_off():
+def test_ndcg_by_rank_plot_shows_ndcg_at_each_cut_off_of_the_slider_and_marks_k():
     from opinion_metrics import ndcg_at_k
     from opinion_metrics.demo import plot_ndcg_by_rank
 
@@ -300,10 +317,15 @@ def test_ndcg_by_rank_plot_shows_ndcg_at_each_cut_off():
         "predictions": [["scam", "family", "poverty", "cinematography", "fraud"], ["x"]],
         "references": [["fraud", "poverty", "scam"], ["x", "y"]],
     }
-    options = {"match": "token", "normalize": "default", "stemmer": "none", "relevance": "binary"}
-    plotted = plot_ndcg_by_rank(data, options).axes[0].lines[0].get_ydata()
-    expected = [ndcg_at_k(**data, k=k, match="token", relevance="binary") for k in range(1, 11)]
-    assert list(plotted) == pytest.approx(expected)
+    options = {"match": "token", "normalize": "default", "stemmer": "none", "relevance": "binary", "k": 3}
+    slider = next(option for option in FAMILIES["weighted_keyword_prf"].options if option.name == "k")
+    axes = plot_ndcg_by_rank(data, options, max_k=int(slider.bounds[1])).axes[0]
+    curve, marker = axes.lines
+    expected = [ndcg_at_k(**data, k=k, match="token", relevance="binary") for k in range(1, 21)]
+    assert list(curve.get_xdata()) == list(range(1, 21))
+    assert list(curve.get_ydata()) == pytest.approx(expected)
+    assert list(marker.get_xdata()) == [3, 3]  # the chosen k, dashed
+    assert axes.get_xlabel() == "rank cut-off k" and axes.get_ylabel() == "mean nDCG@k"
 
 
 def test_combined_app_never_passes_keyword_scores_as_sentiments(clients):
@@ -313,7 +335,7 @@ def test_combined_app_never_passes_keyword_scores_as_sentiments(clients):
     pytest.importorskip("sentence_transformers")
     from opinion_metrics.sentiment import sentiment_appropriateness
 
-    result = clients["combined"].predict(
+    _, result, _ = clients["combined"].predict(
         "great acting (0.9); moving story (0.6)\nboring plot (0.8); space (0.3)",
         "masterpiece; moving story\ndull; boring plot; space opera",
         "A moving, beautiful film.\nDull and far too long.",

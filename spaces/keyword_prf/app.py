@@ -1,8 +1,10 @@
 """Gradio demo Space for the keyword_prf metric (opinion-metrics)."""
 
+from pathlib import Path
+
 from opinion_metrics.demo import build_app
 
-demo = build_app("keyword_prf")
+demo = build_app("keyword_prf", card=Path(__file__).with_name("README.md"))
 
 if __name__ == "__main__":
-    demo.launch()
+    demo.launch()  # uploads capped at the size the app states

@@ -1,8 +1,10 @@
 """Gradio demo Space: every keyword metric of opinion-metrics side by side."""
 
+from pathlib import Path
+
 from opinion_metrics.demo import build_combined_app
 
-demo = build_combined_app()
+demo = build_combined_app(card=Path(__file__).with_name("README.md"))
 
 if __name__ == "__main__":
-    demo.launch()
+    demo.launch()  # uploads capped at the size the app states

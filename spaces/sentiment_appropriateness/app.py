@@ -1,8 +1,10 @@
 """Gradio demo Space for the sentiment_appropriateness metric (opinion-metrics)."""
 
+from pathlib import Path
+
 from opinion_metrics.demo import build_app
 
-demo = build_app("sentiment_appropriateness")
+demo = build_app("sentiment_appropriateness", card=Path(__file__).with_name("README.md"))
 
 if __name__ == "__main__":
-    demo.launch()
+    demo.launch()  # uploads capped at the size the app states

@@ -1,0 +1,35 @@
+"""The Gradio demo Spaces: one app per metric family and one that shows the keyword
+families side by side. `spaces/<name>/app.py` only calls `build_app(name)`.
+
+- `parsing`: the text boxes and uploaded files (bounded size), into metric inputs;
+- `families`: each family's controls, prefilled example, output meanings and library call;
+- `plots`: the matplotlib figures;
+- `ui`: the Gradio layout and event handlers.
+
+Everything but `ui` is tested without a browser; gradio and matplotlib are imported only
+when an app or a plot is built.
+"""
+
+from .families import COMBINED, FAMILIES, Family, Option, evaluate_family
+from .families import keyword_options as _keyword_options
+from .parsing import collect_inputs, parse_keyword_lines, parse_rating_lines, read_upload
+from .plots import plot_ndcg_by_rank
+from .ui import build_app, build_combined_app, compare_families, run
+
+__all__ = [
+    "COMBINED",
+    "FAMILIES",
+    "Family",
+    "Option",
+    "_keyword_options",
+    "build_app",
+    "build_combined_app",
+    "collect_inputs",
+    "compare_families",
+    "evaluate_family",
+    "parse_keyword_lines",
+    "parse_rating_lines",
+    "plot_ndcg_by_rank",
+    "read_upload",
+    "run",
+]

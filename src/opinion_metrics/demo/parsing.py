@@ -1,0 +1,233 @@
+"""The Spaces' inputs: the text boxes (one example per line) and uploaded files, read
+within bounded memory. Errors are `ValueError`s that count lines from 1, as the boxes do."""
+
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
+from ..tables import load_table, rating_rows
+
+KEYWORD_SEPARATOR = ";"
+# The columns holding a row's predicted ratings in an aspect upload: PREDICTION_PREFIX + aspect.
+PREDICTION_PREFIX = "pred_"
+# What a free Space (2 vCPU, 16 GB) handles in a few seconds per request.
+MAX_UPLOAD_MB = 10
+MAX_EXPANDED_MB = 50
+UPLOAD_TYPES = [".csv", ".tsv", ".jsonl", ".json", ".parquet", ".gz"]
+UPLOAD_LIMITS = f"up to {MAX_UPLOAD_MB} MB, {MAX_EXPANDED_MB} MB once decompressed"
+# The tourism data's Vietnamese column names, read as the default English aspects.
+ASPECT_ALIASES = dict(zip(DEFAULT_ASPECTS, VIETNAMESE_COLUMNS))
+# "keyword (0.8)": a trailing number in parentheses is a score; other parentheses stay.
+_SCORED = re.compile(r"^(?P<keyword>.*?)\s*\((?P<score>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\)\s*$")
+_CHUNK = 1 << 20
+
+
+def lines(text: str | None) -> list[str]:
+    """The lines of a text box, without trailing empty lines."""
+    found = (text or "").replace("\r\n", "\n").split("\n")
+    while found and not found[-1].strip():
+        found.pop()
+    return found
+
+
+def parse_keyword_lines(
+    text: str | None, name: str = "predictions"
+) -> tuple[list[list[str]], list[list[float]] | None]:
+    """One example per line, keywords separated by ';', each optionally with a score in
+    parentheses: "social satire (0.8); pizza (0.1)". Returns keywords and scores (None when
+    no keyword has a score; otherwise every keyword needs one)."""
+    keywords: list[list[str]] = []
+    scores: list[list[float]] = []
+    scored_lines = unscored_lines = 0
+    for number, line in enumerate(lines(text), start=1):
+        row, row_scores = [], []
+        for item in line.split(KEYWORD_SEPARATOR):
+            item = item.strip()
+            if not item:
+                continue
+            match = _SCORED.match(item)
+            if match:
+                row_scores.append(float(match["score"]))
+                item = match["keyword"]
+            row.append(item)
+        if row_scores and len(row_scores) != len(row):
+            raise ValueError(f"{name}, line {number}: give a score to every keyword or to none")
+        scored_lines += bool(row_scores)
+        unscored_lines += bool(row) and not row_scores
+        keywords.append(row)
+        scores.append(row_scores)
+    if scored_lines and unscored_lines:
+        raise ValueError(f"{name}: some lines have scores and others not; give scores everywhere or nowhere")
+    return keywords, (scores if scored_lines else None)
+
+
+def parse_rating_lines(text: str | None, name: str = "predictions") -> list[list[int]]:
+    """One example per line, one integer rating per aspect, separated by commas or spaces."""
+    rows = []
+    for number, line in enumerate(lines(text), start=1):
+        cells = [cell for cell in re.split(r"[,\s]+", line.strip()) if cell]
+        try:
+            rows.append([int(cell) for cell in cells])
+        except ValueError:
+            raise ValueError(
+                f"{name}, line {number}: ratings must be integers separated by commas, got {line!r}"
+            ) from None
+    return rows
+
+
+def parse_names(text: str | None) -> list[str]:
+    return [name.strip() for name in re.split(r"[,;\n]", text or "") if name.strip()]
+
+
+def whole_number(value: Any, label: str) -> int:
+    """A control's value that must be an integer: 3 or 3.0, never 2.5 or True (no rounding)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer():
+        raise ValueError(f"{label} must be an integer, got {value!r}")
+    return int(value)
+
+
+def check_upload_size(path: Path, max_mb: float = MAX_UPLOAD_MB, max_expanded_mb: float = MAX_EXPANDED_MB) -> None:
+    """Refuse a file over `max_mb`, or one that expands beyond `max_expanded_mb`: a .gz is
+    decompressed in 1 MB chunks and counted (never held whole); Parquet by its metadata."""
+    if path.stat().st_size > max_mb * 1e6:
+        raise ValueError(f"{path.name} is larger than {max_mb:g} MB, the most this Space accepts")
+    with open(path, "rb") as raw:
+        compressed = raw.read(2) == b"\x1f\x8b"
+    expanded = 0
+    if compressed:
+        try:
+            with gzip.open(path, "rb") as stream:
+                while chunk := stream.read(_CHUNK):
+                    expanded += len(chunk)
+                    if expanded > max_expanded_mb * 1e6:
+                        break
+        except (EOFError, OSError, zlib.error):
+            raise ValueError(f"{path.name}: corrupt gzip data; expected a complete .gz file") from None
+    elif path.name.lower().endswith(".parquet"):
+        import pyarrow
+        import pyarrow.parquet as parquet
+
+        try:
+            metadata = parquet.ParquetFile(path).metadata
+        except (pyarrow.ArrowException, OSError):
+            raise ValueError(f"{path.name}: not a readable Parquet file") from None
+        expanded = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+    if expanded > max_expanded_mb * 1e6:
+        raise ValueError(f"{path.name} expands to more than {max_expanded_mb:g} MB, the most this Space accepts")
+
+
+def read_upload(path: str | Path) -> dict[str, list[Any]]:
+    """Columns of an uploaded CSV / TSV / JSONL / JSON / Parquet file (list cells in CSV: ';'),
+    after `check_upload_size`."""
+    path = Path(path)
+    check_upload_size(path)
+    return load_table(path, ["predictions", "references"], ["scores", "prediction_sentiments"])
+
+
+def same_count(**columns: Sequence[Any] | None) -> None:
+    counts = {name: len(column) for name, column in columns.items() if column is not None}
+    if len(set(counts.values())) > 1:
+        described = ", ".join(f"{name}: {n}" for name, n in counts.items())
+        raise ValueError(f"every input needs one line per example ({described})")
+    if not any(counts.values()):
+        raise ValueError("no examples: type one example per line, or upload a file")
+
+
+@dataclass
+class Inputs:
+    """A family's inputs, where they came from (for the status line), and how an example
+    index is named to the visitor ("line 3" of the boxes, "row 3 of x.csv")."""
+
+    data: dict[str, Any]
+    source: str
+    where: Callable[[int], str]
+
+
+def _code(names: Sequence[str]) -> str:
+    return ", ".join(f"`{name}`" for name in names)
+
+
+def aspect_columns(table: dict[str, list[Any]], aspects: Sequence[str], prefix: str) -> tuple[list[str], list[str]]:
+    """The gold and predicted column of each aspect; a default aspect may be named by its
+    Vietnamese column (giai_tri for entertainment, ...), as in the tourism data."""
+    gold, predicted, missing = [], [], []
+    for aspect in aspects:
+        names = [aspect, *([ASPECT_ALIASES[aspect]] if aspect in ASPECT_ALIASES else [])]
+        gold_name = next((name for name in names if name in table), names[0])
+        predicted_name = next((prefix + name for name in names if prefix + name in table), prefix + gold_name)
+        missing += [name for name in (gold_name, predicted_name) if name not in table]
+        gold.append(gold_name)
+        predicted.append(predicted_name)
+    if missing:
+        raise ValueError(
+            f"the file needs a gold column and a predicted column ({prefix!r} + name) per aspect; "
+            f"missing: {_code(missing)} (found: {_code(table) or 'none'})"
+        )
+    return gold, predicted
+
+
+def collect_inputs(
+    inputs: Sequence[str],
+    predictions: str | None,
+    references: str | None,
+    extra: str | None = None,
+    table: dict[str, list[Any]] | None = None,
+    file_name: str = "the file",
+    prediction_prefix: str = PREDICTION_PREFIX,
+) -> Inputs:
+    """The metric inputs of a family taking `inputs` ("predictions", "references", and
+    "texts" or "aspects"), from the uploaded `table` when given, else from the text boxes."""
+    data: dict[str, Any] = {}
+    typed = any((text or "").strip() for text in (predictions, references, extra if "texts" in inputs else None))
+    if table is not None:
+        source = f"the uploaded file `{file_name}`"
+        if typed:
+            source += " (the text boxes are not used while a file is uploaded)"
+
+        def where(index: int) -> str:
+            return f"row {index + 1} of {file_name} (example {index} counting from 0)"
+    else:
+        source = "the text boxes"
+
+        def where(index: int) -> str:
+            return f"line {index + 1}"
+
+    if "aspects" in inputs:
+        data["aspects"] = parse_names(extra) or list(DEFAULT_ASPECTS)
+        if table is not None:
+            gold, predicted = aspect_columns(table, data["aspects"], prediction_prefix)
+            renamed = [f"`{column}` as {aspect}" for column, aspect in zip(gold, data["aspects"]) if column != aspect]
+            if renamed:
+                source += "; read " + ", ".join(renamed)
+            data["references"] = rating_rows(table, gold)
+            data["predictions"] = rating_rows(table, predicted)
+        else:
+            data["predictions"] = parse_rating_lines(predictions, "predictions")
+            data["references"] = parse_rating_lines(references, "references")
+        same_count(predictions=data["predictions"], references=data["references"])
+        return Inputs(data, source, where)
+    keyword_inputs = [box for box in ("predictions", "references") if box in inputs]
+    if table is not None:
+        missing = [column for column in keyword_inputs if column not in table]
+        if missing:
+            needed = " and a ".join(f"`{column}`" for column in missing)
+            raise ValueError(f"the file needs a {needed} column (found: {_code(table) or 'none'})")
+        data.update({column: table[column] for column in keyword_inputs})
+        data["scores"] = table.get("scores")
+        # Confidence scores are never sentiments (SPEC deviation 7): only a column named so.
+        data["prediction_sentiments"] = table.get("prediction_sentiments")
+        data["texts"] = table.get("texts", table.get("review")) if "texts" in inputs else None
+    else:
+        data["predictions"], data["scores"] = parse_keyword_lines(predictions, "predictions")
+        if "references" in inputs:
+            data["references"], _ = parse_keyword_lines(references, "references")
+        data["texts"] = (lines(extra) or None) if "texts" in inputs else None
+    same_count(predictions=data["predictions"], references=data.get("references"), texts=data.get("texts"))
+    return Inputs(data, source, where)

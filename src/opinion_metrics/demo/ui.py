@@ -1,0 +1,334 @@
+"""The Gradio apps: one per family (`build_app`) and the keyword families side by side
+(`build_combined_app`). Layout at 1400x1000: inputs prefilled with an example and Compute
+on the left, results with their meanings and the plot on the right, the metric card below."""
+
+from __future__ import annotations
+
+import html
+import inspect
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .families import COMBINED, FAMILIES, MODELS, Family, Option, allowed_models, evaluate_family, meaning
+from .parsing import (
+    MAX_UPLOAD_MB,
+    PREDICTION_PREFIX,
+    UPLOAD_LIMITS,
+    UPLOAD_TYPES,
+    Inputs,
+    collect_inputs,
+    read_upload,
+)
+from .plots import plot_comparison, plot_for
+
+_REPO = Path(__file__).resolve().parents[3]
+_EXAMPLE = re.compile(r"\bexample (\d+)\b")
+_FLAG = re.compile(r"\b(?:pass )?(\w+)=True\b")
+_PLACEHOLDERS = {
+    "predictions": "one example per line; keywords separated by ';'; optional score: keyword (0.8)",
+    "references": "one example per line; gold keywords separated by ';', most important first",
+    "texts": "optional: the review of each example, one per line",
+    "aspects": "aspect names, comma-separated (default: the six tourism aspects)",
+}
+_RATING_PLACEHOLDER = "one review per line: one integer rating per aspect, 0 = absent"
+
+
+def metric_card(folder: str, path: str | Path | None = None) -> str:
+    """The Space's README (the metric card) without its YAML header; '' when absent (an
+    installed package without the repository, and no path given)."""
+    card = Path(path) if path is not None else _REPO / "spaces" / folder / "README.md"
+    if not card.is_file():
+        return ""
+    text = card.read_text(encoding="utf-8")
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        text = text[end + 4 :] if end != -1 else text
+    return text.strip()
+
+
+def space_message(error: Exception, where: Callable[[int], str]) -> str:
+    """An error in the Space's words: examples as its lines (counted from 1), options as its
+    controls; HTML-escaped, since the error box renders HTML."""
+    message = _EXAMPLE.sub(lambda match: where(int(match[1])), str(error))
+    message = _FLAG.sub(lambda match: f"tick {match[1]}", message)
+    return html.escape(message, quote=False)
+
+
+def _fail(error: Exception, where: Callable[[int], str] = lambda index: f"line {index + 1}") -> Any:
+    import gradio as gr
+
+    return gr.Error(space_message(error, where), print_exception=False)
+
+
+def _summary_table(family: Family, summary: dict[str, Any]) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "metric": list(summary),
+            "value": [round(value, 4) for value in summary.values()],
+            "meaning": [meaning(family, key) for key in summary],
+        }
+    )
+
+
+def _rows_table(per_example: dict[str, list]) -> Any:
+    import pandas as pd
+
+    per_example = dict(per_example)
+    if "aspect" in per_example:  # the aspect score is corpus-level: one row per aspect instead
+        rows = pd.DataFrame({"aspect": per_example.pop("aspect")})
+    else:
+        rows = pd.DataFrame({"line": range(1, 1 + max((len(v) for v in per_example.values()), default=0))})
+    for key, values in per_example.items():
+        rows[key] = [round(v, 4) if isinstance(v, float) else v for v in values]
+    return rows
+
+
+def _read(upload: str | None) -> tuple[dict[str, list[Any]] | None, str]:
+    if not upload:
+        return None, ""
+    try:
+        return read_upload(upload), Path(upload).name
+    except ValueError as error:
+        raise _fail(error) from None
+
+
+def run(
+    name: str,
+    predictions: str,
+    references: str,
+    extra: str,
+    upload: str | None,
+    *values: Any,
+    prediction_prefix: str = PREDICTION_PREFIX,
+) -> tuple[str, Any, Any, Any]:
+    """A family app's event handler: parse, compute, tabulate, plot. Returns the status
+    line, the results with meanings, the per-example (per-aspect) table and the plot."""
+    import gradio as gr
+
+    family = FAMILIES[name]
+    options = {option.name: value for option, value in zip(family.options, values)}
+    table, file_name = _read(upload)
+    inputs: Inputs | None = None
+    try:
+        inputs = collect_inputs(
+            family.inputs, predictions, references, extra, table, file_name, prediction_prefix or PREDICTION_PREFIX
+        )
+        summary, per_example = evaluate_family(name, inputs.data, options)
+        figure = plot_for(name, inputs.data, options, summary, per_example)
+    except (ValueError, ImportError) as error:
+        raise _fail(error, *([inputs.where] if inputs else [])) from None
+    if not summary:
+        raise gr.Error("nothing to compute: no example has both predictions and something to compare them with")
+    count = len(inputs.data["predictions"])
+    status = f"Computed on {inputs.source}: {count} example{'s' * (count != 1)}."
+    return status, _summary_table(family, summary), _rows_table(per_example), figure
+
+
+def _control(option: Option) -> Any:
+    import gradio as gr
+
+    info = option.info or None
+    if option.kind == "model":
+        models = allowed_models()
+        default = option.default if option.default in models else models[0]
+        return gr.Dropdown(models, value=default, label=option.name, info=info)
+    if option.kind == "choice":
+        return gr.Dropdown(list(option.choices), value=option.default, label=option.name, info=info)
+    if option.kind == "flag":
+        return gr.Checkbox(value=option.default, label=option.name, info=info)
+    if option.kind == "slider":
+        low, high, step = option.bounds
+        return gr.Slider(low, high, value=option.default, step=step, label=option.name, info=info)
+    if option.kind == "number":
+        return gr.Number(value=option.default, label=option.name, info=info)
+    return gr.Textbox(value=str(option.default), label=option.name, info=info)
+
+
+def _upload_box() -> Any:
+    import gradio as gr
+
+    return gr.File(
+        label=f"CSV / TSV / JSONL / JSON / Parquet, optionally .gz ({UPLOAD_LIMITS}); replaces the text boxes",
+        file_types=UPLOAD_TYPES,
+        type="filepath",
+    )
+
+
+def _named(handler: Callable[..., Any], names: Sequence[str]) -> Callable[..., Any]:
+    """The handler with named parameters, for the Space's API page and gradio_client."""
+
+    def named(*args: Any) -> Any:
+        return handler(**dict(zip(names, args)))
+
+    named.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in names
+    )
+    return named
+
+
+def _blocks() -> Any:
+    """gr.Blocks whose launch() caps uploads at MAX_UPLOAD_MB unless told otherwise."""
+    import gradio as gr
+
+    class SpaceBlocks(gr.Blocks):
+        def launch(self, *args: Any, **kwargs: Any) -> Any:
+            kwargs.setdefault("max_file_size", f"{MAX_UPLOAD_MB}mb")
+            return super().launch(*args, **kwargs)
+
+    return SpaceBlocks
+
+
+def _loading_notice(name: str) -> None:
+    import gradio as gr
+
+    gr.Info(f"Loading the model {name.split('/')[-1]}: about 15 s on a CPU Space, only on first use.")
+
+
+def build_app(name: str, card: str | Path | None = None) -> Any:
+    """The Gradio app of one family (what spaces/<name>/app.py launches), with its metric
+    card (`card`: the README.md path; default: the repository's spaces/<name>/README.md)."""
+    import gradio as gr
+
+    family = FAMILIES[name]
+    ratings = "aspects" in family.inputs
+    example = dict(zip(family.inputs, family.example))
+    MODELS.on_load = _loading_notice
+    with _blocks()(title=f"{family.title} · opinion-metrics") as app:
+        gr.Markdown(f"## {family.title}\n{family.description}")
+        boxes: dict[str, Any] = {}
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=5):
+                for box in family.inputs:
+                    placeholder = _RATING_PLACEHOLDER if ratings and box != "aspects" else _PLACEHOLDERS[box]
+                    boxes[box] = gr.Textbox(
+                        label=box,
+                        lines=1 if box == "aspects" else 3,
+                        max_lines=12,
+                        value=example.get(box, ""),
+                        placeholder=placeholder,
+                    )
+                button = gr.Button("Compute", variant="primary")
+                with gr.Accordion("options", open=len(family.options) <= 4):
+                    controls = [_control(option) for option in family.options]
+                with gr.Accordion("or upload a file", open=False):
+                    upload = _upload_box()
+                    prefix = (
+                        gr.Textbox(
+                            value=PREDICTION_PREFIX,
+                            label="prediction_prefix",
+                            info="the predicted rating columns are this prefix + the aspect name",
+                        )
+                        if ratings
+                        else None
+                    )
+            with gr.Column(scale=6):
+                status = gr.Markdown("Press **Compute** to score the example, or type your own.")
+                summary = gr.Dataframe(
+                    label="results", interactive=False, wrap=True, column_widths=["22%", "13%", "65%"]
+                )
+                figure = gr.Plot(label="plot")
+        rows_label = "per aspect" if ratings else "per example (line of the text boxes or row of the file)"
+        rows = gr.Dataframe(label=rows_label, interactive=False)
+        gr.Markdown(metric_card(name, card))
+
+        extra_name = next((box for box in family.inputs if box in ("texts", "aspects")), None)
+        prefixes = {"prediction_prefix": prefix} if prefix is not None else {}
+        inputs = [*boxes.values(), upload, *prefixes.values(), *controls]
+        names = [*boxes, "upload", *prefixes, *(option.name for option in family.options)]
+
+        def handler(**values: Any) -> tuple[str, Any, Any, Any]:
+            return run(
+                name,
+                values["predictions"],
+                values.get("references", ""),
+                values.get(extra_name, ""),
+                values["upload"],
+                *(values[option.name] for option in family.options),
+                prediction_prefix=values.get("prediction_prefix", PREDICTION_PREFIX),
+            )
+
+        button.click(_named(handler, names), inputs, [status, summary, rows, figure], api_name="compute")
+    return app
+
+
+def compare_families(predictions: str, references: str, texts: str, upload: str | None) -> tuple[str, Any, Any]:
+    """Every keyword family with its default options on one input (the upload read once):
+    the status line, one row per metric with its meaning, and a bar plot."""
+    import gradio as gr
+    import pandas as pd
+
+    table, file_name = _read(upload)
+    rows, skipped, source = [], [], ""
+    for name in COMBINED:
+        family = FAMILIES[name]
+        inputs: Inputs | None = None
+        try:
+            inputs = collect_inputs(family.inputs, predictions, references, texts, table, file_name)
+            if name == "weighted_keyword_prf" and inputs.data.get("scores") is None:
+                skipped.append(name)
+                continue
+            summary, _ = evaluate_family(name, inputs.data, {o.name: o.default for o in family.options})
+        except (ValueError, ImportError) as error:
+            message = space_message(error, inputs.where if inputs else lambda index: f"line {index + 1}")
+            raise gr.Error(f"{name}: {message}", print_exception=False) from None
+        source = inputs.source
+        rows.extend((name, key, round(value, 4), meaning(family, key)) for key, value in summary.items())
+    status = f"Computed on {source}."
+    if skipped:
+        status += " weighted_keyword_prf needs a score per keyword, as in `keyword (0.8)`: not shown."
+    frame = pd.DataFrame(rows, columns=["family", "metric", "value", "meaning"])
+    return status, frame, plot_comparison([row[:3] for row in rows])
+
+
+def build_combined_app(card: str | Path | None = None) -> Any:
+    """All keyword families side by side on the same input, with their default options."""
+    import gradio as gr
+
+    MODELS.on_load = _loading_notice
+    with _blocks()(title="opinion-metrics: all keyword metrics") as app:
+        gr.Markdown(
+            "## opinion-metrics: every keyword metric on one input\n"
+            "Each family with its default options. Scores in parentheses are confidences (used by the "
+            "weighted metrics only), never sentiments."
+        )
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=5):
+                predictions = gr.Textbox(
+                    label="predictions",
+                    lines=3,
+                    value="great acting (0.9); moving story (0.6)\nboring plot (0.8); space (0.3)",
+                    placeholder=_PLACEHOLDERS["predictions"],
+                )
+                references = gr.Textbox(
+                    label="references",
+                    lines=3,
+                    value="masterpiece; moving story\ndull; boring plot; space opera",
+                    placeholder=_PLACEHOLDERS["references"],
+                )
+                texts = gr.Textbox(
+                    label="texts",
+                    lines=2,
+                    value="A moving, beautiful film.\nDull and far too long.",
+                    placeholder=_PLACEHOLDERS["texts"],
+                )
+                button = gr.Button("Compute", variant="primary")
+                with gr.Accordion("or upload a file", open=False):
+                    upload = _upload_box()
+            with gr.Column(scale=6):
+                status = gr.Markdown("Press **Compute** to score the example, or type your own.")
+                table = gr.Dataframe(
+                    label="results", interactive=False, wrap=True, column_widths=["20%", "17%", "10%", "53%"]
+                )
+        figure = gr.Plot(label="plot")
+        gr.Markdown(metric_card("opinion_metrics", card))
+        button.click(
+            _named(compare_families, ["predictions", "references", "texts", "upload"]),
+            [predictions, references, texts, upload],
+            [status, table, figure],
+            api_name="compare",
+        )
+    return app
