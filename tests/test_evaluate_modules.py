@@ -172,12 +172,14 @@ def test_sentiment_module_optional_inputs():
         module.add_batch(predictions=PREDICTIONS, references=REFERENCES, texts=["a", 7, "b"])
 
 
-def test_a_misspelt_option_after_add_batch_keeps_the_added_rows(keyword_module):
+def test_a_bad_option_after_add_batch_keeps_the_added_rows(keyword_module):
     predictions = [["war", "jedi"], ["droid", "sith"], ["hobbit"], []] * 250
     references = [["jedi", "empire"], ["droid"], ["ring", "hobbit"], ["x"]] * 250
     keyword_module.add_batch(predictions=predictions, references=references)
     with pytest.raises(ValueError, match=r"unknown option 'averge' \(did you mean 'average'\?\)"):
         keyword_module.compute(averge="micro")
+    with pytest.raises(ValueError, match=r"average must be one of \('macro', 'micro'\), got 'mikro'"):
+        keyword_module.compute(average="mikro")
     # micro: 3 matches of 5 predictions and 3 of 6 gold keywords per 4 rows
     assert keyword_module.compute(average="micro") == pytest.approx(
         {"precision": 3 / 5, "recall": 3 / 6, "f1": 2 * (3 / 5) * (3 / 6) / (3 / 5 + 3 / 6)}
@@ -205,9 +207,9 @@ def test_prediction_sentiments_in_some_batches_only_are_rejected_when_added(firs
     ]
     first, second = batches if first_with_sentiments else batches[::-1]
     module.add_batch(**first)
-    with pytest.raises(
-        ValueError, match=r"prediction_sentiments: examples 0-0 were added with(out)? it, but this batch"
-    ):
+    refused = r"prediction_sentiments: examples 0-0 were added with(out)? prediction_sentiments but this batch "
+    refused += r"\(examples 1-1\) has (none|them); give prediction_sentiments for every batch or for none"
+    with pytest.raises(ValueError, match=refused):
         module.add_batch(**second)
     module.add_batch(**first)  # a consistent batch is still accepted after the refused one
     from opinion_metrics.sentiment import sentiment_appropriateness
