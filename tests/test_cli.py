@@ -2,6 +2,7 @@
 
 import csv
 import json
+import sys
 
 import pytest
 from conftest import MOVIE_REVIEWS, REPO, TOURISM_REVIEWS, load_movie_reviews, require_shared
@@ -112,3 +113,194 @@ def test_a_non_integer_rating_in_a_csv_is_an_error_not_truncated(tmp_path, capsy
     path.write_text("x,y,pred_x,pred_y\n0,4,0,4.5\n", encoding="utf-8")
     assert main([str(path), "--aspects", "x,y"]) == 1
     assert "line 2 of ratings.csv, aspect 'y': rating must be an integer, got 4.5" in capsys.readouterr().err
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+BY_MODEL = [  # line 4 is the second example of model m2
+    {"model": "m1", "predictions": ["a"], "scores": [0.5], "references": ["a"]},
+    {"model": "m2", "predictions": ["a"], "scores": [0.5], "references": ["a"]},
+    {"model": "m1", "predictions": ["b"], "scores": [0.5], "references": ["a"]},
+    {"model": "m2", "predictions": ["b"], "scores": [1.5], "references": ["a"]},
+]
+
+
+def test_bad_output_paths_are_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    import opinion_metrics.cli as cli
+
+    path = _jsonl(tmp_path / "x.jsonl", BY_MODEL)
+    monkeypatch.setattr(cli, "evaluate_table", lambda *a, **k: pytest.fail("evaluated before checking the outputs"))
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    for option, target, expected in [
+        ("--output", tmp_path / "missing" / "r.json", f"--output {tmp_path / 'missing' / 'r.json'}: the folder"),
+        ("--plot", tmp_path / "missing" / "r.png", "does not exist"),
+        ("--plot", tmp_path, "is a folder; give a file name"),
+        ("--output", afile / "r.json", "does not exist"),
+    ]:
+        assert main([str(path), option, str(target)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and expected in captured.err and captured.err.count("\n") == 1
+    assert not (tmp_path / "missing").exists()
+
+
+def test_plot_without_matplotlib_is_a_usage_error_before_any_work(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` raises ImportError
+    path = _jsonl(tmp_path / "x.jsonl", BY_MODEL[:1])
+    assert main([str(path), "--plot", str(tmp_path / "r.png")]) == 2
+    captured = capsys.readouterr()
+    assert (
+        captured.out == ""
+        and captured.err == "opinion-metrics: error: --plot needs matplotlib: pip install matplotlib\n"
+    )
+    assert not (tmp_path / "r.png").exists()
+
+
+def test_errors_name_flags_not_keyword_arguments(tmp_path, capsys):
+    path = _jsonl(tmp_path / "x.jsonl", BY_MODEL)
+    assert main([str(path), "--metrics", "weighted_keyword_prf"]) == 1
+    err = capsys.readouterr().err
+    assert "pass --clip-scores to clip" in err and "clip_scores" not in err
+    assert "scores: line 4 of x.jsonl, keyword 0 ('b'): score 1.5 is outside [0, 1]" in err
+    rating = tmp_path / "r.csv"
+    rating.write_text("x,pred_x\n1,1\n", encoding="utf-8")
+    assert main([str(rating), "--aspects", "x", "--min-rating", "3", "--max-rating", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "--min-rating < --max-rating" in err and "min_rating" not in err
+
+
+def test_with_by_an_example_is_counted_in_the_file_not_in_the_subset(tmp_path, capsys):
+    path = _jsonl(tmp_path / "x.jsonl", [{**row, "scores": [0.5]} for row in BY_MODEL])
+    rows = [dict(row) for row in BY_MODEL]
+    rows[3]["predictions"] = ["b", 7]  # example 1 of the subset m2, line 4 of the file
+    _jsonl(path, rows)
+    assert main([str(path), "--by", "model"]) == 1
+    err = capsys.readouterr().err
+    assert "predictions: line 4 of x.jsonl, keyword 1 must be a str, got int 7" in err and "example" not in err
+    csv_path = tmp_path / "x.csv"  # in a CSV the header is line 1
+    csv_path.write_text("model,predictions,scores,references\nm1,a,1,a\nm2,a,1,a\nm2,b,1.5,a\n", encoding="utf-8")
+    assert main([str(csv_path), "--by", "model", "--metrics", "weighted_keyword_prf"]) == 1
+    assert "scores: line 4 of x.csv, keyword 0 ('b'): score 1.5 is outside [0, 1]" in capsys.readouterr().err
+
+
+def test_a_gold_file_error_names_the_line_of_the_gold_file(tmp_path, capsys):
+    reviews = _jsonl(
+        tmp_path / "reviews.jsonl", [{"movie": "b", "predictions": ["x"]}, {"movie": "a", "predictions": []}]
+    )
+    gold = _jsonl(tmp_path / "gold.jsonl", [{"movie": "a", "keywords": ["x"]}, {"movie": "b", "keywords": ["y", None]}])
+    assert main([str(reviews), "--gold", str(gold)]) == 1
+    err = capsys.readouterr().err
+    assert "references (column 'keywords'): line 2 of gold.jsonl, keyword 1 must be a str, got None" in err
+
+
+@pytest.mark.parametrize("option", ["--k", "--top-k"])
+@pytest.mark.parametrize("value", ["2.5", "0", "-1", "True", "1e3", ""])
+def test_k_and_top_k_are_positive_integers(tmp_path, capsys, option, value):
+    with pytest.raises(SystemExit) as caught:
+        main([str(EXAMPLE), option, value])
+    assert caught.value.code == 2 and f"argument {option}: must be a positive integer" in capsys.readouterr().err
+
+
+def test_a_huge_k_runs_on_a_tiny_file(tmp_path, capsys):
+    output = tmp_path / "out.json"
+    path = _jsonl(tmp_path / "x.jsonl", BY_MODEL[:3])
+    assert main([str(path), "--k", "1000000000", "--top-k", "1000000000", "--output", str(output)]) == 0
+    results = json.loads(output.read_text())["all"]["weighted_keyword_prf"]
+    # one gold keyword per example, ranked first or absent: nDCG and AP are 1, 1, 0
+    assert results["ndcg@1000000000"] == pytest.approx(2 / 3)
+    assert results["map@1000000000"] == pytest.approx(2 / 3)
+
+
+def test_zero_division_reaches_the_aspect_family(tmp_path, capsys):
+    path = tmp_path / "r.csv"  # aspect y is absent from both sides: its F1 is the zero_division value
+    path.write_text("x,y,pred_x,pred_y\n1,0,1,0\n2,0,3,0\n", encoding="utf-8")
+    output = tmp_path / "out.json"
+    assert main([str(path), "--aspects", "x,y", "--output", str(output)]) == 0
+    assert json.loads(output.read_text())["all"]["aspect_sentiment_score"]["f1_y"] == 1.0  # the family's default
+    assert main([str(path), "--aspects", "x,y", "--zero-division", "0", "--output", str(output)]) == 0
+    results = json.loads(output.read_text())["all"]["aspect_sentiment_score"]
+    assert results["f1_y"] == 0.0 and results["r2_x"] == pytest.approx(1 - 1 / 32)  # (2 - 3)^2 / (2 (5 - 1)^2)
+    assert results["score"] == pytest.approx((1 - 1 / 32) / 2)
+
+
+def test_model_column_pairs_in_one_run(tmp_path, capsys):
+    directory = require_shared(MOVIE_REVIEWS)
+    output = tmp_path / "out.json"
+    arguments = [str(directory / "IndianaJones.jsonl.gz"), "--predictions", "keywords_*", "--scores", "scores_*"]
+    arguments += ["--gold", str(directory / "ground_truth.jsonl"), "--clip-scores", "--output", str(output)]
+    assert main(arguments) == 0
+    assert capsys.readouterr().out.splitlines()[1].split()[0] == "model"
+    results = json.loads(output.read_text())
+    assert list(results) == ["base", "reranker", "sentiment", "metadata"]
+    reviews = [r for r in load_movie_reviews() if r["movie"] == "IndianaJones"]
+    references = [r["gold"] for r in reviews]
+    for model, by_family in results.items():
+        predictions, scores = [r[f"keywords_{model}"] for r in reviews], [r[f"scores_{model}"] for r in reviews]
+        assert by_family["keyword_prf"] == pytest.approx(keyword_prf(predictions, references))
+        expected = weighted_keyword_prf(predictions, scores, references, clip_scores=True)
+        assert by_family["weighted_keyword_prf"] == pytest.approx(expected)
+
+
+def test_a_pattern_that_matches_no_column_is_a_usage_error(capsys):
+    assert main([str(EXAMPLE), "--predictions", "keywords_*"]) == 2
+    assert "--predictions 'keywords_*' matches no column of reviews.jsonl" in capsys.readouterr().err
+
+
+def test_scores_are_never_sentiments_unless_named(tmp_path, capsys):
+    from opinion_metrics.sentiment import sentiment_appropriateness
+
+    rows = [
+        {"predictions": ["great acting", "boring plot"], "scores": [0.9, 0.1], "feeling": [1.0, 0.0],
+         "references": ["great acting"], "review": "Great acting, but a boring plot."},
+        {"predictions": ["awful"], "scores": [0.8], "feeling": [0.0], "references": ["awful"], "review": "Awful."},
+    ]  # fmt: skip
+    path = _jsonl(tmp_path / "x.jsonl", rows)
+    output = tmp_path / "out.json"
+    predictions, references = [r["predictions"] for r in rows], [r["references"] for r in rows]
+    texts = [r["review"] for r in rows]
+    assert main([str(path), "--metrics", "sentiment_appropriateness", "--output", str(output)]) == 0
+    expected = sentiment_appropriateness(predictions, references, texts=texts)
+    assert json.loads(output.read_text())["all"]["sentiment_appropriateness"] == pytest.approx(expected)
+    arguments = [str(path), "--metrics", "sentiment_appropriateness", "--prediction-sentiments", "feeling"]
+    assert main([*arguments, "--output", str(output)]) == 0
+    expected = sentiment_appropriateness(
+        predictions, references, texts=texts, prediction_sentiments=[r["feeling"] for r in rows]
+    )
+    assert json.loads(output.read_text())["all"]["sentiment_appropriateness"] == pytest.approx(expected)
+
+
+def test_device_reaches_the_semantic_family(tmp_path, capsys):
+    from opinion_metrics.semantic import clear_embedding_cache, semantic_keyword_prf
+
+    output = tmp_path / "out.json"
+    rows = [{"predictions": ["space war", "droid"], "references": ["galactic war", "robot"]}]
+    path = _jsonl(tmp_path / "x.jsonl", rows)
+    arguments = [str(path), "--metrics", "semantic_keyword_prf", "--device", "cpu", "--output", str(output)]
+    assert main(arguments) == 0
+    expected = semantic_keyword_prf([rows[0]["predictions"]], [rows[0]["references"]], device="cpu")
+    assert json.loads(output.read_text())["all"]["semantic_keyword_prf"] == pytest.approx(expected)
+    capsys.readouterr()
+    clear_embedding_cache()  # else the cached embeddings answer without the model
+    assert main([str(path), "--metrics", "semantic_keyword_prf", "--device", "no-such-device"]) != 0
+    error = capsys.readouterr().err.split("\n")[-2]  # after the model's loading progress
+    assert error.startswith("opinion-metrics: error: ") and "no-such-device" in error
+
+
+def test_the_plot_names_the_file_and_models_and_labels_tiny_values():
+    from opinion_metrics.cli import results_figure
+
+    results = {
+        "base": {"keyword_prf": {"precision": 0.4, "recall": 0.0035}},
+        "sentiment": {"keyword_prf": {"precision": 0.2}},
+    }
+    figure = results_figure(results, "SW_Episode4.jsonl.gz (model: base, sentiment)")
+    assert figure.get_suptitle() == "SW_Episode4.jsonl.gz (model: base, sentiment)"
+    (axis,) = figure.axes
+    labels = [text.get_text() for text in axis.texts]
+    assert "0.0035" in labels and "0.4000" in labels and "0.2000" in labels
+    assert [text.get_text() for text in axis.get_legend().get_texts()] == ["base", "sentiment"]
+    # the missing recall of "sentiment" is no bar, not a bar of 0
+    assert len([patch for patch in axis.patches if patch.get_height() == patch.get_height()]) == 3

@@ -391,7 +391,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--metrics",
         nargs="+",
         choices=[*FAMILIES, "all"],
-        help="families to compute; 'all': every keyword family the columns allow (default: the lexical ones)",
+        metavar="FAMILY",
+        help=f"families to compute: {', '.join(FAMILIES)}, or 'all': every keyword family the columns allow "
+        "(default: the lexical ones)",
     )
     columns = parser.add_argument_group("columns")
     columns.add_argument(
@@ -484,7 +486,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         table = read_table(args.file, [args.predictions, args.references], [args.scores])
         results = evaluate_table(table, args, _Speaker(parser))
     except (UsageError, TableError, ValueError, ImportError) as error:
-        print(f"opinion-metrics: error: {error}", file=sys.stderr)
+        print(f"opinion-metrics: error: {error}".replace("\n", " "), file=sys.stderr)
         usage = isinstance(error, (UsageError, ImportError)) or getattr(error, "usage", False)
         return 2 if usage else 1
     label = "/".join(part for part in ("model" if "*" in args.predictions else "", args.by or "") if part)

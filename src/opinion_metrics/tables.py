@@ -238,12 +238,9 @@ def check_column_lengths(path: Path, columns: dict[str, list[Any]]) -> None:
         raise TableError(path, f"columns of different lengths: {described}; each column needs one value per row")
 
 
-def read_table(path: Path, list_columns: Sequence[str] = (), number_columns: Sequence[str] = ()) -> Table:
-    """The columns of a file, with the line of each row where the format has lines. In CSV / TSV,
-    the `list_columns` and `number_columns` (names, or patterns with '*') hold items separated by ';'."""
-    path = Path(path)
-    if not path.exists():
-        raise TableError(path, "no such file or folder", usage=True)
+def _read(
+    path: Path, list_columns: Sequence[str], number_columns: Sequence[str]
+) -> tuple[dict[str, list[Any]], list[int] | None]:
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
     suffix = suffixes[-1] if suffixes else ""
     lines: list[int] | None = None
@@ -264,6 +261,19 @@ def read_table(path: Path, list_columns: Sequence[str] = (), number_columns: Seq
                 columns[name] = [_split_cell(value) for value in values]
     else:
         raise TableError(path, f"unsupported kind of file; use {SUPPORTED}", usage=True)
+    return columns, lines
+
+
+def read_table(path: Path, list_columns: Sequence[str] = (), number_columns: Sequence[str] = ()) -> Table:
+    """The columns of a file, with the line of each row where the format has lines. In CSV / TSV,
+    the `list_columns` and `number_columns` (names, or patterns with '*') hold items separated by ';'."""
+    path = Path(path)
+    if not path.exists():
+        raise TableError(path, "no such file or folder", usage=True)
+    try:
+        columns, lines = _read(path, list_columns, number_columns)
+    except OSError as error:
+        raise TableError(path, f"cannot read it ({error.strerror or error})", usage=True) from None
     check_column_lengths(path, columns)
     return Table(path, columns, lines)
 
