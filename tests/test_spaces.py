@@ -20,6 +20,7 @@ from opinion_metrics.demo import (  # noqa: E402
     FAMILIES,
     build_app,
     build_combined_app,
+    compare_families,
     parse_keyword_lines,
     parse_rating_lines,
 )
@@ -349,3 +350,69 @@ def test_combined_app_never_passes_keyword_scores_as_sentiments(clients):
         texts=["A moving, beautiful film.", "Dull and far too long."],
     )
     assert rows == pytest.approx({k: round(v, 4) for k, v in expected.items()})
+
+
+# --- upload limits (issue 10 item 13) -------------------------------------------------
+
+
+def test_uploads_are_capped_at_launch_and_typed_in_every_app():
+    from opinion_metrics.demo.parsing import MAX_UPLOAD_MB, UPLOAD_TYPES
+
+    for app in (build_app("keyword_prf"), build_combined_app()):
+        launch(app)
+        try:
+            assert app.max_file_size == MAX_UPLOAD_MB * 1_000_000
+            files = [block for block in app.blocks.values() if isinstance(block, gradio.File)]
+            assert files and all(block.file_types == UPLOAD_TYPES for block in files)
+            assert all(f"up to {MAX_UPLOAD_MB} MB" in block.label for block in files)
+        finally:
+            app.close()
+
+
+def test_a_compressed_upload_that_expands_too_far_is_refused_in_bounded_memory(tmp_path):
+    import gzip
+    import tracemalloc
+
+    from opinion_metrics.demo.parsing import read_upload
+
+    path = tmp_path / "bomb.jsonl.gz"
+    line = b'{"predictions": ["a"], "references": ["a"]}\n'
+    with gzip.open(path, "wb", compresslevel=1) as out:
+        block = line * (1_000_000 // len(line))
+        for _ in range(300):  # 300 MB once decompressed
+            out.write(block)
+    tracemalloc.start()
+    with pytest.raises(ValueError, match="bomb.jsonl.gz expands to more than 50 MB"):
+        read_upload(path)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 8_000_000  # 1 MB chunks, never the whole file
+
+
+def test_an_upload_over_the_size_limit_or_corrupt_is_refused(tmp_path):
+    from opinion_metrics.demo.parsing import check_upload_size
+
+    path = tmp_path / "big.csv"
+    path.write_bytes(b"predictions,references\n" + b"a,a\n" * 300_000)  # 1.2 MB
+    with pytest.raises(ValueError, match="big.csv is larger than 1 MB"):
+        check_upload_size(path, max_mb=1)
+    corrupt = tmp_path / "x.JSONL.GZ"
+    corrupt.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    with pytest.raises(ValueError, match="x.JSONL.GZ: corrupt gzip data"):
+        check_upload_size(corrupt)
+
+
+def test_the_combined_app_reads_an_upload_once(tmp_path, monkeypatch):
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("vaderSentiment")
+    from opinion_metrics.demo import parsing
+
+    reads = []
+    real = parsing.load_table
+    monkeypatch.setattr(parsing, "load_table", lambda *args: reads.append(args) or real(*args))
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"predictions": ["moving story"], "references": ["moving story"], "scores": [0.5]}\n')
+    status, frame, _ = compare_families("", "", "", str(path))
+    assert len(reads) == 1
+    assert set(frame["family"]) == set(FAMILIES) - {"aspect_sentiment_score", "keyword_diversity"}
+    assert status == "Computed on the uploaded file `rows.jsonl`."

@@ -176,7 +176,7 @@ def _blocks() -> Any:
 
     class SpaceBlocks(gr.Blocks):
         def launch(self, *args: Any, **kwargs: Any) -> Any:
-            kwargs.setdefault("max_file_size", f"{MAX_UPLOAD_MB}mb")
+            kwargs.setdefault("max_file_size", int(MAX_UPLOAD_MB * 1e6))
             return super().launch(*args, **kwargs)
 
     return SpaceBlocks
