@@ -416,3 +416,41 @@ def test_the_combined_app_reads_an_upload_once(tmp_path, monkeypatch):
     assert len(reads) == 1
     assert set(frame["family"]) == set(FAMILIES) - {"aspect_sentiment_score", "keyword_diversity"}
     assert status == "Computed on the uploaded file `rows.jsonl`."
+
+
+# --- the semantic Space's models (issue 10 item 14) -----------------------------------
+
+
+def test_the_model_box_serves_only_the_allow_list_and_keeps_few_models_loaded(monkeypatch):
+    from opinion_metrics import semantic
+    from opinion_metrics.demo.families import DEFAULT_MODEL, MODELS_VARIABLE, ModelPool
+
+    loads = []
+
+    def fake_load(name, device=None):
+        model = object()
+        semantic._LOADED_MODELS[(name, device)] = model  # what the library's loader caches
+        loads.append(name)
+        return model
+
+    monkeypatch.setattr(semantic, "load_model", fake_load)
+    pool, notices = ModelPool(size=2), []
+    pool.on_load = notices.append
+    monkeypatch.delenv(MODELS_VARIABLE, raising=False)
+    for name in ("/etc", "/root/.cache/huggingface", "some-user/any-hub-repo"):
+        with pytest.raises(ValueError) as error:
+            pool.get(name)
+        assert str(error.value) == "model: not allowed on this Space"  # nothing about paths
+    assert loads == []
+    monkeypatch.setenv(MODELS_VARIABLE, f"{DEFAULT_MODEL}, org/a, org/b")
+    for name in (DEFAULT_MODEL, DEFAULT_MODEL, "org/a", "org/b", "org/a"):
+        pool.get(name)
+    assert loads == [DEFAULT_MODEL, "org/a", "org/b"] and notices == loads  # a notice on each load only
+    assert list(pool.models) == ["org/b", "org/a"]  # the least recently used one was released
+    assert not any(key[0] in loads for key in semantic._LOADED_MODELS)  # the library keeps none
+
+
+def test_the_semantic_app_refuses_a_model_outside_the_allow_list(clients):
+    # The dropdown refuses it before the handler runs; the pool's check is a second wall.
+    with pytest.raises(gradio_client.exceptions.AppError, match="is not in the list of choices"):
+        call(clients["semantic_keyword_prf"], "semantic_keyword_prf", "a", "a", model="/etc/passwd")
