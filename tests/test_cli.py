@@ -145,6 +145,9 @@ def test_bad_output_paths_are_refused_before_any_work(tmp_path, capsys, monkeypa
         captured = capsys.readouterr()
         assert captured.out == "" and expected in captured.err and captured.err.count("\n") == 1
     assert not (tmp_path / "missing").exists()
+    same = ["--output", str(tmp_path / "r"), "--plot", str(tmp_path / "r")]
+    assert main([str(path), *same]) == 2
+    assert "--output and --plot name the same file" in capsys.readouterr().err
 
 
 def test_plot_without_matplotlib_is_a_usage_error_before_any_work(tmp_path, capsys, monkeypatch):

@@ -310,9 +310,9 @@ def results_figure(results: Results, title: str = "") -> Any:
 
     families = list(dict.fromkeys(family for by_family in results.values() for family in by_family))
     subsets = list(results)
-    figure, axes = plt.subplots(
-        len(families), 1, figsize=(max(9, 1.2 * len(subsets) * 4), 3.6 * len(families)), squeeze=False
-    )
+    bars = max(len({name for by_family in results.values() for name in by_family.get(f, {})}) for f in families)
+    inches = min(max(8.0, 0.35 * bars * len(subsets) + 3), 24.0)
+    figure, axes = plt.subplots(len(families), 1, figsize=(inches, 3.4 * len(families)), squeeze=False)
     figure.set_layout_engine("constrained")
     if title:
         figure.suptitle(title)
@@ -327,8 +327,9 @@ def results_figure(results: Results, title: str = "") -> Any:
             rotation = 90 if len(subsets) > 2 else 0
             labels = [_value_label(value) for value in values]
             axis.bar_label(bars, labels, padding=2, fontsize="x-small", rotation=rotation)
-        axis.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], names, rotation=20, ha="right")
-        axis.set_ylim(0, top * (1.35 if len(subsets) > 2 else 1.15))
+        ticks = [name.replace("_", "\n", 1) if len(name) > 10 else name for name in names]  # no overlap
+        axis.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], ticks)
+        axis.set_ylim(0, top * (1.25 if len(subsets) > 2 else 1.12))
         axis.set_ylabel("value")
         axis.set_title(family)
         if len(subsets) > 1:
@@ -475,6 +476,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.output is not None and args.plot is not None and args.output.resolve() == args.plot.resolve():
+            raise UsageError(f"--output and --plot name the same file {args.output}; give two files")
         for path, option in ((args.output, "--output"), (args.plot, "--plot")):
             if path is not None:
                 check_output(path, option)
