@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable, Mapping
 from typing import Any, Union
 
 import numpy as np
 
 AVERAGES = ("macro", "micro")
 TopK = Union[int, str, None]
+Values = Callable[[np.ndarray], Mapping[str, Any]]
 
 
 def check_average(average: str) -> str:
@@ -64,34 +66,93 @@ def harmonic_mean(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
     return safe_ratio(2 * precision * recall, precision + recall, 0.0)
 
 
-def prf(
+# Columns of the per-example statistics behind P/R/F1 (SPEC section 11): macro values are
+# column sums of the per-example values over the number of examples; micro values are
+# ratios of the pooled counts. An example left out (presence) has a row of zeros.
+PRF_COLUMNS = ("examples", "precision", "recall", "f1", "matched", "predicted", "matched_gold", "gold")
+
+
+def prf_statistics(
     matched_predictions: np.ndarray,
     n_predictions: np.ndarray,
     matched_gold: np.ndarray,
     n_gold: np.ndarray,
     *,
-    average: str,
     zero_division: float,
-    names: tuple[str, str, str] = ("precision", "recall", "f1"),
-    return_per_example: bool = False,
-) -> dict[str, Any]:
-    """P = matched predictions / predictions, R = matched gold / gold, F1, macro or micro.
-
-    `macro` averages the per-example values; `micro` pools the counts first.
-    """
+    included: np.ndarray | None = None,
+) -> np.ndarray:
+    """(examples x 8) statistics of P = matched predictions / predictions and R = matched
+    gold / gold, in the order of `PRF_COLUMNS`; rows of excluded examples are zero."""
     precision = safe_ratio(matched_predictions, n_predictions, zero_division)
     recall = safe_ratio(matched_gold, n_gold, zero_division)
-    f1 = harmonic_mean(precision, recall)
-    if average == "macro":
-        totals = (precision.mean(), recall.mean(), f1.mean())
-    else:
-        pooled_p = safe_ratio(np.sum(matched_predictions), np.sum(n_predictions), zero_division)
-        pooled_r = safe_ratio(np.sum(matched_gold), np.sum(n_gold), zero_division)
-        totals = (pooled_p, pooled_r, harmonic_mean(pooled_p, pooled_r))
-    result: dict[str, Any] = {name: float(value) for name, value in zip(names, totals)}
-    if return_per_example:
-        result["per_example"] = {name: values.tolist() for name, values in zip(names, (precision, recall, f1))}
-    return result
+    columns = (
+        np.ones(len(precision)),
+        precision,
+        recall,
+        harmonic_mean(precision, recall),
+        matched_predictions,
+        n_predictions,
+        matched_gold,
+        n_gold,
+    )
+    # Column-major, so that column sums are numpy's pairwise sums, as `mean` takes them.
+    statistics = np.asfortranarray(np.column_stack([np.asarray(c, dtype=np.float64) for c in columns]))
+    if included is not None:
+        statistics[~np.asarray(included, dtype=bool)] = 0.0
+    return statistics
+
+
+def prf_values(names: tuple[str, str, str], average: str, zero_division: float) -> Values:
+    """The function from column sums of `prf_statistics` (shape (..., 8)) to P, R and F1:
+    macro (mean of per-example values) or micro (pooled counts)."""
+
+    def values(sums: np.ndarray) -> dict[str, np.ndarray]:
+        sums = np.asarray(sums, dtype=np.float64)
+        if average == "macro":
+            examples = sums[..., 0]
+            precision, recall, f1 = (safe_ratio(sums[..., i], examples, zero_division) for i in (1, 2, 3))
+        else:
+            precision = safe_ratio(sums[..., 4], sums[..., 5], zero_division)
+            recall = safe_ratio(sums[..., 6], sums[..., 7], zero_division)
+            f1 = np.where(sums[..., 0] > 0, harmonic_mean(precision, recall), zero_division)
+        return dict(zip(names, (precision, recall, f1)))
+
+    return values
+
+
+def per_example_columns(
+    statistics: np.ndarray, columns: dict[str, int], included: np.ndarray | None = None
+) -> dict[str, list[float | None]]:
+    """Per-example lists of the given statistics columns (None where an example is left out)."""
+    per_example = {name: statistics[:, column].tolist() for name, column in columns.items()}
+    if included is not None:
+        left_out = np.flatnonzero(~np.asarray(included, dtype=bool)).tolist()
+        for values in per_example.values():
+            for index in left_out:
+                values[index] = None
+    return per_example
+
+
+def summarize(
+    statistics: np.ndarray,
+    values: Values,
+    *,
+    confidence_level: float | None = None,
+    n_resamples: int = 1000,
+    random_state: Any = 0,
+) -> dict[str, float]:
+    """Each defined (not NaN) value from the column sums of `statistics`, as plain floats, with
+    `<key>_ci_low` / `<key>_ci_high` bootstrap intervals when `confidence_level` is given."""
+    from .resampling import add_intervals, bootstrap_intervals
+
+    point = values(statistics.sum(axis=0))
+    result = {key: float(value) for key, value in point.items() if np.isfinite(value)}  # NaN: undefined, absent
+    if confidence_level is None:
+        return result
+    intervals = bootstrap_intervals(
+        statistics, values, confidence_level=confidence_level, n_resamples=n_resamples, random_state=random_state
+    )
+    return add_intervals(result, intervals)
 
 
 def mean_or(values: list[float], default: float) -> float:

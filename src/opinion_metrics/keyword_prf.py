@@ -7,15 +7,32 @@ from typing import Any
 
 import numpy as np
 
-from .averaging import TopK, check_average, check_flag, check_top_k, check_zero_division, prf
+from .averaging import (
+    TopK,
+    Values,
+    check_average,
+    check_flag,
+    check_top_k,
+    check_zero_division,
+    per_example_columns,
+    prf_statistics,
+    prf_values,
+    summarize,
+)
 from .matching import check_match, corpus_neighbors, match_counts
 from .preparation import NormalizeOption, apply_top_k, precision_denominators, prepare_corpus
+from .presence import select_presence
+from .resampling import RandomState, check_interval_options
+
+NAMES = ("precision", "recall", "f1")
 
 
-def keyword_prf(
+def keyword_prf_statistics(
     predictions: Sequence[Sequence[str]],
     references: Sequence[Sequence[str]],
     *,
+    texts: Sequence[str] | None = None,
+    presence: str = "all",
     match: str = "substring",
     normalize: NormalizeOption = "default",
     stemmer: str | None = None,
@@ -23,6 +40,46 @@ def keyword_prf(
     average: str = "macro",
     top_k: TopK = None,
     zero_division: float = 0.0,
+) -> tuple[np.ndarray, Values, np.ndarray]:
+    """Per-example statistics of `keyword_prf` (SPEC section 11): `(statistics, values,
+    included)`, where `values` maps column sums of `statistics` to every returned key and
+    `included` tells which examples count (all, unless `presence` leaves some out)."""
+    check_match(match)
+    one_to_one = check_flag(one_to_one, "one_to_one")
+    check_average(average)
+    top_k = check_top_k(top_k)
+    zero_division = check_zero_division(zero_division)
+    corpus = prepare_corpus(predictions, references, normalize=normalize, stemmer=stemmer)
+    corpus, included = select_presence(corpus, texts, presence, normalize, stemmer)
+    corpus = apply_top_k(corpus, top_k)
+    matched_predictions, matched_gold = match_counts(corpus_neighbors(corpus, match), one_to_one)
+    statistics = prf_statistics(
+        np.asarray(matched_predictions),
+        precision_denominators(corpus, top_k),
+        np.asarray(matched_gold),
+        corpus.references.sizes,
+        zero_division=zero_division,
+        included=included,
+    )
+    return statistics, prf_values(NAMES, average, zero_division), included
+
+
+def keyword_prf(
+    predictions: Sequence[Sequence[str]],
+    references: Sequence[Sequence[str]],
+    *,
+    texts: Sequence[str] | None = None,
+    presence: str = "all",
+    match: str = "substring",
+    normalize: NormalizeOption = "default",
+    stemmer: str | None = None,
+    one_to_one: bool = True,
+    average: str = "macro",
+    top_k: TopK = None,
+    zero_division: float = 0.0,
+    confidence_level: float | None = None,
+    n_resamples: int = 1000,
+    random_state: RandomState = 0,
     return_per_example: bool = False,
 ) -> dict[str, Any]:
     """Keyword precision, recall and F1 under a match relation.
@@ -30,6 +87,10 @@ def keyword_prf(
     Args:
         predictions: per example, the predicted keywords in rank order.
         references: per example, the gold keywords (most important first).
+        texts: per example, the document (review); needed by `presence`.
+        presence: "all" (default), "present" or "absent": keep only the keywords that
+            occur (do not occur) in the example's text as a contiguous run of its tokens;
+            examples without such a reference are left out (SPEC section 9).
         match: "exact", "substring" (default: equal or either contains the other) or
             "token" (contiguous token sub-sequence).
         normalize: "default", "ascii", "none" or a callable `str -> str` (SPEC section 1).
@@ -41,7 +102,12 @@ def keyword_prf(
             k, as trec_eval's `P_k`) or "O" (the first |gold|; precision divides by |gold|:
             R-precision).
         zero_division: value of a ratio whose denominator is 0, in [0, 1].
-        return_per_example: also return `per_example`, a dict of per-example lists.
+        confidence_level: e.g. 0.95: add `<key>_ci_low` / `<key>_ci_high`, bootstrap
+            percentile intervals over examples (default None: none; SPEC section 11).
+        n_resamples: bootstrap resamples (default 1000).
+        random_state: None (fresh), an int seed (default 0) or a `numpy.random.Generator`.
+        return_per_example: also return `per_example`, a dict of per-example lists (None
+            for an example that `presence` leaves out).
 
     Returns:
         `precision`, `recall`, `f1`: floats in [0, 1].
@@ -50,20 +116,24 @@ def keyword_prf(
         >>> keyword_prf([["social satire", "pizza"]], [["satire", "class", "family"]])
         {'precision': 0.5, 'recall': 0.3333333333333333, 'f1': 0.4}
     """
-    check_match(match)
-    one_to_one = check_flag(one_to_one, "one_to_one")
-    check_average(average)
-    top_k = check_top_k(top_k)
-    zero_division = check_zero_division(zero_division)
+    level = check_interval_options(confidence_level, n_resamples, random_state)
     return_per_example = check_flag(return_per_example, "return_per_example")
-    corpus = apply_top_k(prepare_corpus(predictions, references, normalize=normalize, stemmer=stemmer), top_k)
-    matched_predictions, matched_gold = match_counts(corpus_neighbors(corpus, match), one_to_one)
-    return prf(
-        np.asarray(matched_predictions),
-        precision_denominators(corpus, top_k),
-        np.asarray(matched_gold),
-        corpus.references.sizes,
+    statistics, values, included = keyword_prf_statistics(
+        predictions,
+        references,
+        texts=texts,
+        presence=presence,
+        match=match,
+        normalize=normalize,
+        stemmer=stemmer,
+        one_to_one=one_to_one,
         average=average,
+        top_k=top_k,
         zero_division=zero_division,
-        return_per_example=return_per_example,
     )
+    result: dict[str, Any] = summarize(
+        statistics, values, confidence_level=level, n_resamples=n_resamples, random_state=random_state
+    )
+    if return_per_example:
+        result["per_example"] = per_example_columns(statistics, dict(zip(NAMES, (1, 2, 3))), included)
+    return result

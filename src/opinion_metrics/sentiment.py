@@ -14,8 +14,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from .averaging import check_flag, check_positive_int
+import numpy as np
+
+from .averaging import check_flag, check_positive_int, summarize
 from .preparation import NormalizeOption, check_corpus, describe, prepare_corpus
+from .resampling import RandomState, check_interval_options
 
 MAPPINGS = ("weighted", "compound")
 SentimentFunction = Callable[[str], float]
@@ -112,6 +115,9 @@ def sentiment_appropriateness(
     normalize: NormalizeOption = "default",
     stemmer: str | None = None,
     workers: int | None = None,
+    confidence_level: float | None = None,
+    n_resamples: int = 1000,
+    random_state: RandomState = 0,
     return_per_example: bool = False,
 ) -> dict[str, Any]:
     """Sentiment Appropriateness Score: `1 - |s_pred - s_ref|`, averaged over examples.
@@ -130,6 +136,10 @@ def sentiment_appropriateness(
         workers: processes for VADER (default: the available CPUs when the distinct
             strings exceed 500,000 characters, as long reviews do, on systems with fork;
             else 1). A custom `sentiment` function always runs in this process.
+        confidence_level: e.g. 0.95: add `<key>_ci_low` / `<key>_ci_high`, bootstrap
+            percentile intervals over examples (default None; SPEC section 11).
+        n_resamples: bootstrap resamples (default 1000).
+        random_state: None (fresh), an int seed (default 0) or a `numpy.random.Generator`.
         return_per_example: also return `per_example` (None where an example is left out).
 
     Returns:
@@ -144,6 +154,7 @@ def sentiment_appropriateness(
         0.3
     """
     return_per_example = check_flag(return_per_example, "return_per_example")
+    level = check_interval_options(confidence_level, n_resamples, random_state)
     if workers is not None:
         workers = check_positive_int(workers, "workers")
     use_vader = sentiment is None
@@ -183,14 +194,28 @@ def sentiment_appropriateness(
         from_keywords.append(1.0 - abs(s_pred - score.mean(gold)) if gold else None)
         text = None if texts is None else texts[index]
         from_text.append(1.0 - abs(s_pred - score(text)) if text is not None and text.strip() else None)
-    result: dict[str, Any] = {}
-    for name, values in (("sas_from_keywords", from_keywords), ("sas_from_text", from_text)):
-        present = [value for value in values if value is not None]
-        if present:
-            result[name] = math.fsum(present) / len(present)
+    statistics = np.asfortranarray(
+        np.array(
+            [
+                [value is not None, value or 0.0, text_value is not None, text_value or 0.0]
+                for value, text_value in zip(from_keywords, from_text)
+            ],
+            dtype=np.float64,
+        ).reshape(-1, 4)
+    )
+    result: dict[str, Any] = summarize(
+        statistics, _sas_values, confidence_level=level, n_resamples=n_resamples, random_state=random_state
+    )
     if return_per_example:
         result["per_example"] = {"sas_from_keywords": from_keywords, "sas_from_text": from_text}
     return result
+
+
+def _sas_values(sums: np.ndarray) -> dict[str, np.ndarray]:
+    """Column sums (examples with a value, sum of values; for keywords, then text) -> the
+    two means; NaN (the key is absent) where no example has a value."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {"sas_from_keywords": sums[..., 1] / sums[..., 0], "sas_from_text": sums[..., 3] / sums[..., 2]}
 
 
 def _prefill_in_parallel(

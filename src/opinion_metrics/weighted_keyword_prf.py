@@ -10,16 +10,23 @@ import numpy as np
 
 from .averaging import (
     TopK,
+    Values,
     check_average,
     check_flag,
     check_positive_int,
     check_top_k,
     check_zero_division,
     mean_or,
-    prf,
+    per_example_columns,
+    prf_statistics,
+    prf_values,
+    safe_ratio,
+    summarize,
 )
 from .matching import check_match, corpus_neighbors, maximum_matching
 from .preparation import NormalizeOption, cutoff_lengths, prepare_corpus
+from .presence import select_presence
+from .resampling import RandomState, check_interval_options
 
 RELEVANCES = ("graded", "binary")
 WEIGHTED_NAMES = ("weighted_precision", "weighted_recall", "weighted_f1")
@@ -97,11 +104,13 @@ def _weighted_matches(
     return matched_scores, totals
 
 
-def weighted_keyword_prf(
+def weighted_statistics(
     predictions: Sequence[Sequence[str]],
     scores: Sequence[Sequence[float]],
     references: Sequence[Sequence[str]],
     *,
+    texts: Sequence[str] | None = None,
+    presence: str = "all",
     match: str = "substring",
     normalize: NormalizeOption = "default",
     stemmer: str | None = None,
@@ -112,6 +121,73 @@ def weighted_keyword_prf(
     relevance: str = "graded",
     clip_scores: bool = False,
     zero_division: float = 0.0,
+) -> tuple[np.ndarray, Values, np.ndarray]:
+    """Per-example statistics of `weighted_keyword_prf` (SPEC section 11): `(statistics,
+    values, has_gold)`: the `prf_statistics` columns of the weighted P/R/F1, then whether
+    the example has gold keywords (and counts), its nDCG@k and its AP@k (0 otherwise)."""
+    check_match(match)
+    one_to_one = check_flag(one_to_one, "one_to_one")
+    check_average(average)
+    top_k = check_top_k(top_k)
+    k = check_positive_int(k, "k")
+    check_relevance(relevance)
+    clip_scores = check_flag(clip_scores, "clip_scores")
+    zero_division = check_zero_division(zero_division)
+    if scores is None:
+        raise ValueError("scores must be given: one list of scores per example")
+    corpus = prepare_corpus(
+        predictions, references, scores=scores, normalize=normalize, stemmer=stemmer, clip_scores=clip_scores
+    )
+    corpus, included = select_presence(corpus, texts, presence, normalize, stemmer)
+    neighbors = corpus_neighbors(corpus, match)
+    n_gold = corpus.references.sizes
+    matched, totals = _weighted_matches(neighbors, corpus.predictions.scores, cutoff_lengths(corpus, top_k), one_to_one)
+    weighted = prf_statistics(
+        np.asarray(matched),
+        np.asarray(totals),
+        np.asarray(matched),
+        n_gold,
+        zero_division=zero_division,
+        included=included,
+    )
+    ndcg, average_precision = ranking_scores(neighbors, n_gold.tolist(), k, relevance)
+    has_gold = n_gold > 0
+    ranking = np.column_stack([has_gold, [v or 0.0 for v in ndcg], [v or 0.0 for v in average_precision]]).astype(
+        np.float64
+    )
+    statistics = np.asfortranarray(np.hstack([weighted, ranking]))
+    ranking_names = (f"ndcg@{k}", f"map@{k}")
+    weighted_values = prf_values(WEIGHTED_NAMES, average, zero_division)
+
+    def values(sums: np.ndarray) -> dict[str, np.ndarray]:
+        result = dict(weighted_values(sums[..., :8]))
+        for name, column in zip(ranking_names, (9, 10)):
+            result[name] = safe_ratio(sums[..., column], sums[..., 8], zero_division)
+        return result
+
+    return statistics, values, has_gold
+
+
+def weighted_keyword_prf(
+    predictions: Sequence[Sequence[str]],
+    scores: Sequence[Sequence[float]],
+    references: Sequence[Sequence[str]],
+    *,
+    texts: Sequence[str] | None = None,
+    presence: str = "all",
+    match: str = "substring",
+    normalize: NormalizeOption = "default",
+    stemmer: str | None = None,
+    one_to_one: bool = True,
+    average: str = "macro",
+    top_k: TopK = None,
+    k: int = 5,
+    relevance: str = "graded",
+    clip_scores: bool = False,
+    zero_division: float = 0.0,
+    confidence_level: float | None = None,
+    n_resamples: int = 1000,
+    random_state: RandomState = 0,
     return_per_example: bool = False,
 ) -> dict[str, Any]:
     """Score-weighted precision / recall / F1, nDCG@k and MAP@k.
@@ -120,13 +196,16 @@ def weighted_keyword_prf(
         predictions: per example, the predicted keywords in rank order.
         scores: per example, one confidence in [0, 1] per predicted keyword.
         references: per example, the gold keywords (most important first).
+        texts, presence: present / absent keywords only, as in `keyword_prf`.
         match, normalize, stemmer, average, zero_division: as in `keyword_prf`.
         one_to_one: matched score from a maximum-weight one-to-one matching (default),
             or the scores of all predictions that match some gold keyword.
-        top_k: cut-off for the weighted P/R/F1 (None or "M", an int, or "O").
+        top_k: cut-off for the weighted P/R/F1 (None or "M", an int, or "O"); the
+            weighted precision divides by the score sum of the kept predictions.
         k: the rank cut-off of nDCG and MAP (default 5).
         relevance: "graded" (gold position j weighs 1 / log2(j + 2)) or "binary".
         clip_scores: clip finite scores into [0, 1] instead of raising.
+        confidence_level, n_resamples, random_state: bootstrap intervals, as in `keyword_prf`.
         return_per_example: also return `per_example` (nDCG / MAP are None for
             examples without gold keywords).
 
@@ -145,41 +224,33 @@ def weighted_keyword_prf(
         >>> round(result["ndcg@5"], 4)
         0.7295
     """
-    check_match(match)
-    one_to_one = check_flag(one_to_one, "one_to_one")
-    check_average(average)
-    top_k = check_top_k(top_k)
-    k = check_positive_int(k, "k")
-    check_relevance(relevance)
-    clip_scores = check_flag(clip_scores, "clip_scores")
-    zero_division = check_zero_division(zero_division)
+    level = check_interval_options(confidence_level, n_resamples, random_state)
     return_per_example = check_flag(return_per_example, "return_per_example")
-    if scores is None:
-        raise ValueError("scores must be given: one list of scores per example")
-    corpus = prepare_corpus(
-        predictions, references, scores=scores, normalize=normalize, stemmer=stemmer, clip_scores=clip_scores
-    )
-    neighbors = corpus_neighbors(corpus, match)
-    n_gold = corpus.references.sizes
-    lengths = cutoff_lengths(corpus, top_k)
-    matched, totals = _weighted_matches(neighbors, corpus.predictions.scores, lengths, one_to_one)
-    result = prf(
-        np.asarray(matched),
-        np.asarray(totals),
-        np.asarray(matched),
-        n_gold,
+    statistics, values, has_gold = weighted_statistics(
+        predictions,
+        scores,
+        references,
+        texts=texts,
+        presence=presence,
+        match=match,
+        normalize=normalize,
+        stemmer=stemmer,
+        one_to_one=one_to_one,
         average=average,
+        top_k=top_k,
+        k=k,
+        relevance=relevance,
+        clip_scores=clip_scores,
         zero_division=zero_division,
-        names=WEIGHTED_NAMES,
-        return_per_example=return_per_example,
     )
-    ndcg, average_precision = ranking_scores(neighbors, n_gold.tolist(), k, relevance)
-    per_example = result.pop("per_example", None)
-    result[f"ndcg@{k}"] = mean_or([v for v in ndcg if v is not None], zero_division)
-    result[f"map@{k}"] = mean_or([v for v in average_precision if v is not None], zero_division)
-    if per_example is not None:
-        per_example[f"ndcg@{k}"] = ndcg
-        per_example[f"map@{k}"] = average_precision
+    result: dict[str, Any] = summarize(
+        statistics, values, confidence_level=level, n_resamples=n_resamples, random_state=random_state
+    )
+    if return_per_example:
+        k = check_positive_int(k, "k")
+        included = statistics[:, 0] > 0  # presence leaves an example out with a row of zeros
+        per_example = per_example_columns(statistics, dict(zip(WEIGHTED_NAMES, (1, 2, 3))), included)
+        per_example.update(per_example_columns(statistics, {f"ndcg@{k}": 9, f"map@{k}": 10}, has_gold))
         result["per_example"] = per_example
     return result
 

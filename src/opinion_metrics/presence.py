@@ -1,0 +1,126 @@
+"""Present and absent keywords (SPEC section 9).
+
+A prepared keyword is present in a text iff its tokens occur as a contiguous run of the
+text's tokens, the text being prepared like a keyword (same normalization and stemmer).
+Each text is prepared once per call; each distinct (keyword list, text) pair is scanned
+once, and a keyword is only searched for when all its tokens occur in the text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .preparation import (
+    NormalizeOption,
+    PreparedCorpus,
+    PreparedSide,
+    check_corpus,
+    describe,
+    make_normalizer,
+)
+
+PRESENCES = ("all", "present", "absent")
+
+
+def check_presence(presence: Any) -> str:
+    if presence not in PRESENCES:
+        raise ValueError(f"presence must be one of {PRESENCES}, got {presence!r}")
+    return presence
+
+
+def check_texts(texts: Any, n: int, option: str = "presence") -> list[str]:
+    """One `str` per example (a None or a non-string is an error naming the example)."""
+    if texts is None:
+        raise ValueError(f"{option} needs texts: one document (review) per example")
+    texts = check_corpus(texts, "texts")
+    if len(texts) != n:
+        raise ValueError(f"inputs must have one entry per example, but predictions has {n}, texts has {len(texts)}")
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise ValueError(f"texts: example {index} must be a str, got {describe(text)}")
+    return list(texts)
+
+
+class _PresenceIndex:
+    """Which prepared keywords (by id) occur in which prepared texts."""
+
+    def __init__(self, strings: Sequence[str], normalize: NormalizeOption, stemmer: str | None) -> None:
+        self._normalize = make_normalizer(normalize, stemmer)
+        self._strings = strings
+        self._tokens: dict[int, tuple[str, ...]] = {}
+        self._texts: dict[str, tuple[str, frozenset[str]]] = {}
+
+    def text(self, raw: str) -> tuple[str, frozenset[str]]:
+        """The prepared text, padded with spaces, and its set of tokens (once per text)."""
+        prepared = self._texts.get(raw)
+        if prepared is None:
+            tokens = self._normalize(raw).split()
+            prepared = self._texts[raw] = (" " + " ".join(tokens) + " ", frozenset(tokens))
+        return prepared
+
+    def present(self, ids: Sequence[int], text: tuple[str, frozenset[str]]) -> tuple[bool, ...]:
+        padded, vocabulary = text
+        flags = []
+        for keyword_id in ids:
+            tokens = self._tokens.get(keyword_id)
+            if tokens is None:
+                tokens = self._tokens[keyword_id] = tuple(self._strings[keyword_id].split())
+            flags.append(vocabulary.issuperset(tokens) and (len(tokens) == 1 or f" {' '.join(tokens)} " in padded))
+        return tuple(flags)
+
+
+def apply_presence(
+    corpus: PreparedCorpus,
+    texts: Sequence[str],
+    presence: str,
+    normalize: NormalizeOption,
+    stemmer: str | None,
+) -> tuple[PreparedCorpus, np.ndarray]:
+    """The corpus keeping only present (or absent) keywords on both sides, and which examples
+    count: those with at least one reference of that kind (SPEC section 9)."""
+    keep = presence == "present"
+    index = _PresenceIndex(corpus.strings, normalize, stemmer)
+    scanned: dict[tuple[int, str], tuple[bool, ...]] = {}
+
+    def filtered(side: PreparedSide, shared: bool) -> PreparedSide:
+        ids, scores, originals = [], [], []
+        for example, keyword_ids in enumerate(side.ids):
+            text = texts[example]
+            if shared:  # a gold list repeated for many reviews: once per (list, text)
+                key = (id(keyword_ids), text)
+                flags = scanned.get(key)
+                if flags is None:
+                    flags = scanned[key] = index.present(keyword_ids, index.text(text))
+            else:
+                flags = index.present(keyword_ids, index.text(text))
+            kept = [position for position, flag in enumerate(flags) if flag == keep]
+            ids.append(tuple(keyword_ids[p] for p in kept))
+            if side.scores is not None:
+                scores.append(tuple(side.scores[example][p] for p in kept))
+            if side.originals is not None:
+                originals.append(tuple(side.originals[example][p] for p in kept))
+        return PreparedSide(
+            ids, scores if side.scores is not None else None, originals if side.originals is not None else None
+        )
+
+    references = filtered(corpus.references, shared=True)
+    predictions = filtered(corpus.predictions, shared=False)
+    included = references.sizes > 0
+    return PreparedCorpus(corpus.strings, predictions, references), included
+
+
+def select_presence(
+    corpus: PreparedCorpus,
+    texts: Sequence[str] | None,
+    presence: str,
+    normalize: NormalizeOption,
+    stemmer: str | None,
+) -> tuple[PreparedCorpus, np.ndarray | None]:
+    """`apply_presence` for "present" / "absent"; the corpus unchanged (every example
+    included: None) for "all"."""
+    if check_presence(presence) == "all":
+        return corpus, None
+    return apply_presence(corpus, check_texts(texts, len(corpus)), presence, normalize, stemmer)
