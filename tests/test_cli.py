@@ -307,3 +307,16 @@ def test_the_plot_names_the_file_and_models_and_labels_tiny_values():
     assert [text.get_text() for text in axis.get_legend().get_texts()] == ["base", "sentiment"]
     # the missing recall of "sentiment" is no bar, not a bar of 0
     assert len([patch for patch in axis.patches if patch.get_height() == patch.get_height()]) == 3
+
+
+def test_a_named_column_that_is_missing_is_never_silently_skipped(tmp_path, capsys):
+    path = _jsonl(tmp_path / "x.jsonl", [{"predictions": ["a"], "references": ["a"]}])
+    for option in ("--scores", "--texts"):  # else: no weighted family / no text sentiment, silently
+        metrics = ["--metrics", "sentiment_appropriateness"] if option == "--texts" else []
+        assert main([str(path), option, "nope", *metrics]) == 2
+        assert f"column 'nope' not found in x.jsonl (columns: predictions, references); choose one with {option}" in (
+            capsys.readouterr().err
+        )
+    with pytest.raises(SystemExit) as caught:  # an empty list would mean the default aspects
+        main([str(path), "--aspects", " , "])
+    assert caught.value.code == 2 and "expected names separated by commas" in capsys.readouterr().err

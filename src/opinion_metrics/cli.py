@@ -102,19 +102,21 @@ class _Speaker:
 def _models(table: Table, args: argparse.Namespace) -> dict[str, tuple[str, str]]:
     """{model: (predictions column, scores column)}: one entry per column matching a
     `--predictions` pattern such as 'keywords_*' (the '*' part names the model), else one."""
+    scores = args.scores or "scores"
     if "*" not in args.predictions:
-        return {"": (args.predictions, args.scores)}
-    if args.predictions.count("*") > 1 or args.scores.count("*") > 1:
+        models = {"": (args.predictions, scores)}
+    elif args.predictions.count("*") > 1 or scores.count("*") > 1:
         raise UsageError("--predictions and --scores take at most one '*' each")
-    pattern = re.compile(re.escape(args.predictions).replace(r"\*", "(.+)") + "$")
-    models = {}
-    for name in table.columns:
-        match = pattern.match(name)
-        if match:
-            models[match.group(1)] = (name, args.scores.replace("*", match.group(1)))
-    if not models:
-        columns = ", ".join(table.columns)
-        raise UsageError(f"--predictions {args.predictions!r} matches no column of {table.path.name} ({columns})")
+    else:
+        pattern = re.compile(re.escape(args.predictions).replace(r"\*", "(.+)") + "$")
+        matches = (pattern.match(name) for name in table.columns)
+        models = {match.group(1): (match.group(0), scores.replace("*", match.group(1))) for match in matches if match}
+        if not models:
+            columns = ", ".join(table.columns)
+            raise UsageError(f"--predictions {args.predictions!r} matches no column of {table.path.name} ({columns})")
+    if args.scores is not None:  # named by the user: it must be there
+        for _, score_column in models.values():
+            _column(table, score_column, "--scores")
     return models
 
 
@@ -188,7 +190,11 @@ def _compute(
         )
     from .sentiment import sentiment_appropriateness
 
-    texts = [table.columns[args.texts][i] for i in rows] if args.texts in table.columns and not args.group else None
+    texts = None
+    if args.texts is not None and not args.group:
+        texts = [_column(table, args.texts, "--texts")[i] for i in rows]
+    elif "review" in table.columns and not args.group:
+        texts = [table.columns["review"][i] for i in rows]
     sentiments = None
     if args.prediction_sentiments:
         sentiments = [_column(table, args.prediction_sentiments, "--prediction-sentiments")[i] for i in rows]
@@ -270,7 +276,7 @@ def _spoken(
             return gold.location(args.gold_rows[rows[example]])
         return table.location(rows[example])
 
-    sides = {"predictions": columns[0], "scores": columns[1], "texts": args.texts}
+    sides = {"predictions": columns[0], "scores": columns[1], "texts": args.texts or "review"}
     sides["references"] = args.gold_column if gold is not None else args.references
     if args.prediction_sentiments:
         sides["prediction_sentiments"] = args.prediction_sentiments
@@ -358,6 +364,13 @@ def _integer(value: str) -> int:
     return int(value)
 
 
+def _names(value: str) -> list[str]:
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected names separated by commas, got {value!r}")
+    return names
+
+
 def _top_k(value: str) -> int | str:
     if value in ("O", "M"):
         return value
@@ -405,9 +418,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     columns.add_argument("--references", default="references", help="gold keyword lists (default: references)")
     columns.add_argument(
-        "--scores", default="scores", help="prediction scores (default: scores); 'scores_*' follows --predictions"
+        "--scores", help="prediction scores (default: scores, if there); 'scores_*' follows --predictions"
     )
-    columns.add_argument("--texts", default="review", help="review texts, for sentiment (default: review)")
+    columns.add_argument("--texts", help="review texts, for sentiment (default: review, if there)")
     columns.add_argument(
         "--prediction-sentiments",
         help="per-keyword sentiments in [0, 1] for sentiment_appropriateness (never taken from --scores)",
@@ -418,7 +431,7 @@ def build_parser() -> argparse.ArgumentParser:
     columns.add_argument("--gold-key", default="movie", help="the join column in both files (default: movie)")
     columns.add_argument("--gold-column", default="keywords", help="gold lists in --gold (default: keywords)")
     columns.add_argument(
-        "--aspects", type=lambda v: [a.strip() for a in v.split(",") if a.strip()], help="aspect columns"
+        "--aspects", type=_names, help=f"aspect columns, separated by commas (default: {','.join(DEFAULT_ASPECTS)})"
     )
     columns.add_argument("--prediction-prefix", default="pred_", help="predicted aspect columns: prefix + aspect")
     options = parser.add_argument_group("metric options")
@@ -486,7 +499,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 import matplotlib  # noqa: F401
             except ImportError:
                 raise UsageError("--plot needs matplotlib: pip install matplotlib") from None
-        table = read_table(args.file, [args.predictions, args.references], [args.scores])
+        table = read_table(args.file, [args.predictions, args.references], [args.scores or "scores"])
         results = evaluate_table(table, args, _Speaker(parser))
     except (UsageError, TableError, ValueError, ImportError) as error:
         print(f"opinion-metrics: error: {error}".replace("\n", " "), file=sys.stderr)
