@@ -49,6 +49,7 @@ BAD_FILES = [
     ),
     ("binary.csv", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not UTF-8 text (byte 0x89)", 1),
     ("nul.jsonl", ROW.encode() + b"\x00\x01\x02\n", "binary data", 2),
+    ("mac.csv", "predictions,references\ra,a\r", "not a readable CSV (new-line character seen in unquoted field;", 1),
     (
         "scores.csv",
         "predictions,scores,references\nwar,0.5,war\nwar,high,war\n",

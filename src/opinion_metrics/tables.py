@@ -180,7 +180,10 @@ def _read_delimited(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], l
                     lines.append(start)
             start = reader.line_num + 1
     except csv.Error as error:
-        raise TableError(path, f"not a readable CSV ({error})", reader.line_num) from None
+        message = str(error).split(" - ")[0]
+        if "new-line character" in message:  # lines that end in a lone \r (old Mac files)
+            message += "; quote such a cell, or end lines with \\n or \\r\\n"
+        raise TableError(path, f"not a readable CSV ({message})", reader.line_num) from None
     columns = {name: [row[i] for row in rows] for i, name in enumerate(header or [])}
     return columns, lines
 
