@@ -75,7 +75,7 @@ def table(result):
     return {row[0]: row[1] for row in result["data"]}
 
 
-def call(client, name, predictions, references, extra="", upload=None, **options):
+def call(client, name, predictions, references="", extra="", upload=None, **options):
     """The app's API call: its text boxes, the upload, (the aspect prefix,) its options.
     Returns (summary, per-example table, plot), after checking the status line."""
     family = FAMILIES[name]
@@ -454,3 +454,149 @@ def test_the_semantic_app_refuses_a_model_outside_the_allow_list(clients):
     # The dropdown refuses it before the handler runs; the pool's check is a second wall.
     with pytest.raises(gradio_client.exceptions.AppError, match="is not in the list of choices"):
         call(clients["semantic_keyword_prf"], "semantic_keyword_prf", "a", "a", model="/etc/passwd")
+
+
+# --- errors and inputs in the Space's own words (issue 10 items 15-17) ------------------
+
+
+def space_error(name, *args, **keywords):
+    from opinion_metrics.demo import run
+
+    family = FAMILIES[name]
+    values = [keywords.pop(o.name, o.default) for o in family.options]
+    with pytest.raises(gradio.Error) as error:
+        run(name, *args, *values, **keywords)
+    return error.value.message
+
+
+def test_errors_count_text_box_lines_from_1_and_name_the_controls():
+    message = space_error("weighted_keyword_prf", "a (0.5)\nb (1.5)", "a\nb", "", None)
+    assert message.startswith("scores: line 2, keyword 0 ('b'): score 1.5 is outside [0, 1]; tick clip_scores")
+
+
+def test_errors_locate_an_uploaded_row_and_are_html_escaped(tmp_path):
+    path = tmp_path / "upload.jsonl"
+    rows = [
+        '{"predictions": ["a"], "references": ["a"], "scores": [0.5]}',
+        '{"predictions": ["b"], "references": ["b"], "scores": [2]}',
+    ]
+    path.write_text("\n".join(rows) + "\n")
+    message = space_error("weighted_keyword_prf", "", "", "", str(path))
+    assert message.startswith("scores: row 2 of upload.jsonl (example 1 counting from 0), keyword 0 ('b'): score 2")
+    # The error box renders HTML: "<" is escaped, never eaten as a tag.
+    message = space_error(
+        "aspect_sentiment_score", "0, 1, 0, 0, 0, 0", "0, 1, 0, 0, 0, 0", "", None, min_rating=5, max_rating=3
+    )
+    assert "1 &lt;= min_rating &lt; max_rating" in message
+
+
+def test_the_aspect_upload_error_names_its_columns(tmp_path):
+    path = tmp_path / "ratings.csv"
+    path.write_text("food,hotel,pred_food\n0,5,0\n", encoding="utf-8")
+    message = space_error("aspect_sentiment_score", "", "", "food, hotel", str(path))
+    assert "missing: `pred_hotel` (found: `food`, `hotel`, `pred_food`)" in message
+    path.write_text("food,hotel,model_food,model_hotel\n0,5,0,4\n", encoding="utf-8")
+    assert "missing: `pred_food`, `pred_hotel`" in space_error(
+        "aspect_sentiment_score", "", "", "food, hotel", str(path)
+    )
+    from opinion_metrics.demo import run
+
+    defaults = [o.default for o in FAMILIES["aspect_sentiment_score"].options]
+    status, summary, _, _ = run(
+        "aspect_sentiment_score", "", "", "food, hotel", str(path), *defaults, prediction_prefix="model_"
+    )
+    assert summary["value"].tolist() == [
+        round(aspect_sentiment_score([[0, 4]], [[0, 5]], aspects=["food", "hotel"])["score"], 4)
+    ]
+
+
+def test_an_upload_and_typed_text_never_override_each_other_silently(tmp_path):
+    from opinion_metrics.demo import run
+
+    path = tmp_path / "rows.csv"
+    path.write_text("predictions,references\nx; y,x\n", encoding="utf-8")
+    defaults = [o.default for o in FAMILIES["keyword_prf"].options]
+    status, summary, rows, _ = run("keyword_prf", "a", "b", "", str(path), *defaults)
+    assert status == (
+        "Computed on the uploaded file `rows.csv` (the text boxes are not used while a file is uploaded): 1 example."
+    )
+    expected = keyword_prf([["x", "y"]], [["x"]])
+    assert dict(zip(summary["metric"], summary["value"])) == {k: round(v, 4) for k, v in expected.items()}
+
+
+def test_the_tourism_datas_vietnamese_columns_are_read_as_the_default_aspects(tmp_path):
+    import csv
+
+    from conftest import TOURISM_REVIEWS, require_shared
+
+    from opinion_metrics.aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
+    from opinion_metrics.demo import run
+
+    with open(require_shared(TOURISM_REVIEWS), encoding="utf-8", newline="") as source:
+        gold = [[int(row[c]) for c in VIETNAMESE_COLUMNS] for _, row in zip(range(200), csv.DictReader(source))]
+    predicted = [[min(5, r + 1) if r and i % 3 == 0 else r for r in row] for i, row in enumerate(gold)]
+    predicted = [[0 if i % 7 == 0 else r for r in row] for i, row in enumerate(predicted)]
+    path = tmp_path / "tourism.csv"
+    with open(path, "w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow([*VIETNAMESE_COLUMNS, *(f"pred_{c}" for c in VIETNAMESE_COLUMNS)])
+        writer.writerows(g + p for g, p in zip(gold, predicted))
+    defaults = [o.default for o in FAMILIES["aspect_sentiment_score"].options]
+    status, summary, per_aspect, _ = run("aspect_sentiment_score", "", "", "", str(path), *defaults)
+    expected = aspect_sentiment_score(predicted, gold)
+    assert summary["value"].tolist() == [round(expected["score"], 4)]
+    assert per_aspect["f1"].tolist() == [round(expected[f"f1_{a}"], 4) for a in DEFAULT_ASPECTS]
+    assert "read `giai_tri` as entertainment" in status
+    # The data itself has gold ratings only: the error names the predicted columns it needs.
+    message = space_error("aspect_sentiment_score", "", "", "", str(TOURISM_REVIEWS))
+    assert "missing: `pred_giai_tri`, `pred_luu_tru`" in message
+
+
+def test_an_aspect_without_overlapping_ratings_shows_no_r2():
+    from opinion_metrics.demo import run
+
+    family = FAMILIES["aspect_sentiment_score"]
+    _, _, per_aspect, _ = run(family.name, *family.example, None, *(o.default for o in family.options))
+    r2 = dict(zip(per_aspect["aspect"], per_aspect["r2"]))
+    # shopping is 0 in every review on both sides (the metric reports R2 1.0 for it).
+    assert r2["shopping"] == "n/a (no overlap)" and per_aspect["both"].tolist()[-1] == 0
+    assert all(isinstance(value, float) for aspect, value in r2.items() if aspect != "shopping")
+
+
+# --- what a visitor sees (issue 12 item 4) -------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [*FAMILIES, "opinion_metrics"])
+def test_the_metric_card_renders_under_the_app_without_its_yaml_header(name):
+    app = build_combined_app() if name == "opinion_metrics" else build_app(name)
+    texts = [block.value for block in app.blocks.values() if isinstance(block, gradio.Markdown)]
+    card = (REPO / "spaces" / name / "README.md").read_text(encoding="utf-8")
+    body = card.split("\n---\n", 1)[1].strip()
+    assert body in texts and not any("sdk_version" in text for text in texts)
+
+
+def test_the_api_pages_name_every_parameter(clients):
+    for name, family in FAMILIES.items():
+        parameters = clients[name].view_api(return_format="dict", print_info=False)["named_endpoints"]["/compute"]
+        names = [parameter["parameter_name"] for parameter in parameters["parameters"]]
+        prefix = ["prediction_prefix"] if "aspects" in family.inputs else []
+        assert names == [*family.inputs, "upload", *prefix, *(o.name for o in family.options)]
+
+
+def test_each_result_has_its_meaning(clients):
+    for name, family in FAMILIES.items():
+        summary, _, _ = call(clients[name], name, *family.example)
+        assert summary["headers"] == ["metric", "value", "meaning"]
+        assert all(meaning for _, _, meaning in summary["data"]), name
+
+
+def test_the_semantic_example_matches_paraphrases_that_strings_miss(clients):
+    pytest.importorskip("sentence_transformers")
+    from opinion_metrics.semantic import semantic_keyword_prf
+
+    family = FAMILIES["semantic_keyword_prf"]
+    predictions, references = (parse_keyword_lines(text)[0] for text in family.example)
+    summary, _, _ = call(clients[family.name], family.name, *family.example)
+    expected = semantic_keyword_prf(predictions, references)
+    assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
+    assert keyword_prf(predictions, references)["f1"] == 0.0 < expected["semantic_f1"]
