@@ -197,6 +197,14 @@ def test_a_gold_file_error_names_the_line_of_the_gold_file(tmp_path, capsys):
     assert main([str(reviews), "--gold", str(gold)]) == 1
     err = capsys.readouterr().err
     assert "references (column 'keywords'): line 2 of gold.jsonl, keyword 1 must be a str, got None" in err
+    twice = _jsonl(tmp_path / "twice.jsonl", [{"movie": "a", "keywords": []}, {"movie": "b"}, {"movie": "a"}])
+    assert main([str(reviews), "--gold", str(twice)]) == 1
+    assert "movie: 'a' has two gold lists (line 1 of twice.jsonl and line 3 of twice.jsonl); keep one" in (
+        capsys.readouterr().err
+    )
+    listed = _jsonl(tmp_path / "listed.jsonl", [{"movie": "a", "keywords": []}, {"movie": ["b"], "keywords": []}])
+    assert main([str(reviews), "--gold", str(listed)]) == 1
+    assert "movie: line 2 of listed.jsonl must be a string or an integer, got ['b']" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("option", ["--k", "--top-k"])

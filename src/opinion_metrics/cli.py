@@ -49,8 +49,17 @@ def attach_gold(table: Table, args: argparse.Namespace) -> Table:
     Returns the gold table, so that a message about a gold list can name its line there."""
     gold = read_table(args.gold, [args.gold_column], [])
     keys, lists = _column(gold, args.gold_key, "--gold-key"), _column(gold, args.gold_column, "--gold-column")
-    by_key = {key: row for row, key in enumerate(keys)}
-    missing = sorted({str(key) for key in _column(table, args.gold_key, "--gold-key") if key not in by_key})
+    by_key: dict[Any, int] = {}
+    for row, key in enumerate(keys):
+        if not isinstance(key, (str, int)) or isinstance(key, bool):
+            raise ValueError(f"{args.gold_key}: {gold.location(row)} must be a string or an integer, got {key!r}")
+        if by_key.setdefault(key, row) != row:
+            where = f"{gold.location(by_key[key])} and {gold.location(row)}"
+            raise ValueError(f"{args.gold_key}: {key!r} has two gold lists ({where}); keep one")
+    for row, key in enumerate(_column(table, args.gold_key, "--gold-key")):
+        if not isinstance(key, (str, int)) or isinstance(key, bool):
+            raise ValueError(f"{args.gold_key}: {table.location(row)} must be a string or an integer, got {key!r}")
+    missing = sorted({str(key) for key in table.columns[args.gold_key] if key not in by_key})
     if missing:
         raise ValueError(f"no gold keywords in {args.gold.name} for {args.gold_key} = {', '.join(missing[:5])}")
     args.gold_rows = [by_key[key] for key in table.columns[args.gold_key]]
