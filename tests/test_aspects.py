@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from conftest import TOURISM_REVIEWS, require_shared
 
-from opinion_metrics.aspects import VIETNAMESE_COLUMNS, aspect_sentiment_score
+from opinion_metrics import aspects as aspects_module
+from opinion_metrics.aspects import VIETNAMESE_COLUMNS, aspect_sentiment_score, aspect_statistics
+from opinion_metrics.resampling import bootstrap_counts, compare_systems_statistics
 
 TWO = ["food", "hotel"]
 
@@ -67,6 +69,9 @@ def test_float_integers_and_numpy_inputs():
     expected = score([[0, 4]], [[0, 5]])
     assert score([[0.0, 4.0]], [[0, 5]]) == expected
     assert score(np.array([[0, 4]], dtype=np.int8), np.array([[0, 5]])) == expected
+    assert score(np.array([[0, 4]], dtype=np.uint16), np.array([[0, 5]], dtype=object)) == expected
+    assert score(np.array([[0, 4]], dtype=np.float32), [np.array([0, 5])]) == expected
+    assert score(np.array([[0, 1, 4, 1]])[:, ::2], np.array([[0, 5]])) == expected  # a strided view
 
 
 def test_aspects_option_renames_and_sets_the_count():
@@ -91,16 +96,33 @@ BAD = [
     ([[0, 2]], [[0, 2]], {"aspects": "food"}, r"aspects must be a non-empty list"),
     ([[0, 2]], [[0, 2]], {"aspects": ["a", "a"]}, r"aspects must be distinct"),
     ([[0, 2]], [[0, 2]], {"zero_division": -1}, r"zero_division must be a number in \[0, 1\]"),
-    ([[True, 2]], [[0, 2]], {}, None),  # bools inside int lists become ints (documented)
+    ([[True, 2]], [[0, 2]], {}, r"predictions: example 0, aspect 'food': rating must be an integer, got bool True"),
+    ([[0, 2], [1, False]], [[0, 2]] * 2, {}, r"example 1, aspect 'hotel': rating must be an integer, got bool False"),
+    ([[0, 2]], [[0, 2], [np.True_, 1]], {}, r"references: example 1, aspect 'food': .* got bool np.True_"),
+    (
+        [np.array([0, 2]), np.array([True, False])],
+        [[0, 2]] * 2,
+        {},
+        r"predictions: example 1, aspect 'food': .* got bool np.True_",
+    ),
     (np.array([[True, False]]), [[0, 2]], {}, r"rating must be an integer, got bool"),
+    (
+        [[0, 10**20]],
+        [[0, 2]],
+        {},
+        r"example 0, aspect 'hotel': rating 100000000000000000000 is outside \{0\} ∪ \[1, 5\]",
+    ),
+    ([[0, 1e20]], [[0, 2]], {}, r"example 0, aspect 'hotel': rating 100000000000000000000 is outside"),
+    (np.array([[0, 2**40]]), [[0, 2]], {}, r"example 0, aspect 'hotel': rating 1099511627776 is outside"),
+    (np.array([[0, 2**64 - 1]], dtype=np.uint64), [[0, 2]], {}, r"rating 18446744073709551615 is outside"),
+    ([[0, 2]], [[0, 2]], {"confidence_level": 1.5}, r"confidence_level must be a number strictly between 0 and 1"),
+    ([[0, 2]], [[0, 2]], {"n_resamples": True}, r"n_resamples must be a positive integer, got True"),
+    ([[0, 2]], [[0, 2]], {"random_state": "x"}, r"random_state must be None, a non-negative integer"),
 ]
 
 
 @pytest.mark.parametrize(("predictions", "references", "options", "message"), BAD)
 def test_bad_inputs(predictions, references, options, message):
-    if message is None:
-        score(predictions, references, **options)
-        return
     with pytest.raises(ValueError, match=message):
         score(predictions, references, **options)
 
@@ -132,3 +154,124 @@ def test_real_train_set_equals_an_independent_per_aspect_computation():
     assert result["score"] == pytest.approx(sum(expected_scores) / 6, abs=1e-12)
     assert [result[f"score_{c}"] for c in VIETNAMESE_COLUMNS] == pytest.approx(expected_scores, abs=1e-12)
     assert aspect_sentiment_score(gold, gold, aspects=VIETNAMESE_COLUMNS)["score"] == 1.0
+
+
+def independent_scores(predicted, gold, min_rating=1, max_rating=5):
+    """Per-aspect F1 x R2 with plain numpy masks, one aspect at a time."""
+    scores = []
+    for j in range(predicted.shape[1]):
+        p, g = predicted[:, j].astype(np.float64), gold[:, j].astype(np.float64)
+        tp, fp, fn = np.sum((p != 0) & (g != 0)), np.sum((p != 0) & (g == 0)), np.sum((p == 0) & (g != 0))
+        f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 1.0
+        both = (p != 0) & (g != 0)
+        r2 = 1 - np.sum((p[both] - g[both]) ** 2) / (both.sum() * (max_rating - min_rating) ** 2) if both.any() else 1.0
+        scores.append(f1 * r2)
+    return scores
+
+
+def random_ratings(rng, shape, max_rating=5, present=0.4):
+    return np.where(rng.random(shape) < present, rng.integers(1, max_rating + 1, shape), 0)
+
+
+@pytest.mark.parametrize("max_rating", [5, 12, 100])  # int8 blocks, the largest int8 range, float64 blocks
+def test_many_blocks_equal_an_independent_computation(monkeypatch, max_rating):
+    monkeypatch.setattr(aspects_module, "CACHE_ROWS", 1000)  # 23 full blocks and a partial one
+    rng = np.random.default_rng(max_rating)
+    predicted, gold = random_ratings(rng, (23_456, 4), max_rating), random_ratings(rng, (23_456, 4), max_rating)
+    result = aspect_sentiment_score(predicted, gold, aspects=list("abcd"), max_rating=max_rating)
+    expected = independent_scores(predicted, gold, max_rating=max_rating)
+    assert [result[f"score_{name}"] for name in "abcd"] == pytest.approx(expected, abs=1e-12)
+    assert result["score"] == pytest.approx(np.mean(expected), abs=1e-12)
+
+
+def test_large_default_blocks_use_every_summing_lane():
+    rng = np.random.default_rng(3)
+    predicted, gold = random_ratings(rng, (300_001, 6)), random_ratings(rng, (300_001, 6))
+    result = aspect_sentiment_score(predicted, gold)
+    expected = independent_scores(predicted, gold)
+    assert [result[f"score_{name}"] for name in aspects_module.DEFAULT_ASPECTS] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("side", ["predictions", "references"])
+def test_bad_rating_in_a_later_block_names_its_example(monkeypatch, side):
+    monkeypatch.setattr(aspects_module, "CACHE_ROWS", 1000)
+    good = np.zeros((5000, 2), dtype=np.int64)
+    bad = good.copy()
+    bad[3456, 1] = 7
+    tables = {"predictions": good, "references": good, side: bad}
+    with pytest.raises(ValueError, match=rf"{side}: example 3456, aspect 'hotel': rating 7 is outside"):
+        score(tables["predictions"], tables["references"])
+    bad[3456, 1] = 2
+    with pytest.raises(ValueError, match=rf"{side}: example 3456, aspect 'hotel': rating 2 is outside .*\[3, 5\]"):
+        score(tables["predictions"], tables["references"], min_rating=3)
+
+
+def test_statistics_sum_to_the_score_and_match_hand_counts():
+    predictions, references = [[0, 4], [3, 0], [2, 5]], [[0, 5], [3, 2], [0, 1]]
+    statistics, values = aspect_statistics(predictions, references, aspects=TWO)
+    # Columns: TP food, TP hotel, FP food, FP hotel, FN food, FN hotel, SE food, SE hotel.
+    assert statistics.tolist() == [
+        [0, 1, 0, 0, 0, 0, 0, 1],
+        [1, 0, 0, 0, 0, 1, 0, 0],
+        [0, 1, 1, 0, 0, 0, 0, 16],
+    ]
+    expected = score(predictions, references)
+    assert {key: float(value) for key, value in values(statistics.sum(axis=0)).items()} == expected
+    resampled = values(np.stack([statistics.sum(axis=0), statistics[:1].sum(axis=0) * 3]))
+    assert resampled["score"].tolist() == [expected["score"], (1 + 15 / 16) / 2]  # three copies of review 0
+
+
+def tourism_gold():
+    with open(require_shared(TOURISM_REVIEWS), encoding="utf-8", newline="") as lines:
+        return np.array([[int(row[column]) for column in VIETNAMESE_COLUMNS] for row in csv.DictReader(lines)])
+
+
+def perturbed(gold, rng, flip, shift):
+    """A model: presence flipped with probability `flip`, ratings off by up to `shift` stars."""
+    present = (gold != 0) != (rng.random(gold.shape) < flip)
+    noisy = np.clip(gold + rng.integers(-shift, shift + 1, gold.shape), 1, 5)
+    return np.where(present, np.where(gold != 0, noisy, 3), 0)
+
+
+def test_intervals_on_the_train_set_equal_a_loop_over_the_same_resamples():
+    gold = tourism_gold()
+    predicted = perturbed(gold, np.random.default_rng(0), 0.1, 2)
+    options = {"aspects": VIETNAMESE_COLUMNS, "confidence_level": 0.9, "n_resamples": 60, "random_state": 4}
+    result = aspect_sentiment_score(predicted, gold, **options)
+    plain = aspect_sentiment_score(predicted, gold, aspects=VIETNAMESE_COLUMNS)
+    assert [key for key in result if not key.endswith(("_ci_low", "_ci_high"))] == list(plain)
+    assert list(result)[:3] == ["score", "score_ci_low", "score_ci_high"]
+    statistics, _ = aspect_statistics(predicted, gold, aspects=VIETNAMESE_COLUMNS)
+    looped = {key: [] for key in plain}
+    for block in bootstrap_counts(statistics, 60, 4):
+        for counts in block:
+            rows = np.repeat(np.arange(len(gold)), counts)
+            for key, value in aspect_sentiment_score(predicted[rows], gold[rows], aspects=VIETNAMESE_COLUMNS).items():
+                looped[key].append(value)
+    for key, value in plain.items():
+        low, high = np.quantile(looped[key], [0.05, 0.95])
+        assert result[key] == value
+        assert (result[f"{key}_ci_low"], result[f"{key}_ci_high"]) == pytest.approx((low, high), abs=1e-12)
+        assert low <= value + 1e-12 and value <= high + 1e-12 or key.startswith("r2_")
+
+
+def test_comparison_of_two_models_on_the_train_set():
+    gold = tourism_gold()
+    rng = np.random.default_rng(1)
+    weak, strong = perturbed(gold, rng, 0.15, 2), perturbed(gold, rng, 0.1, 1)
+    options = {"aspects": VIETNAMESE_COLUMNS}
+    statistics_weak, values = aspect_statistics(weak, gold, **options)
+    statistics_strong, _ = aspect_statistics(strong, gold, **options)
+    difference = (
+        aspect_sentiment_score(strong, gold, **options)["score"]
+        - aspect_sentiment_score(weak, gold, **options)["score"]
+    )
+    p_values = {}
+    for method in ("permutation", "bootstrap"):
+        comparison = compare_systems_statistics(statistics_weak, statistics_strong, values, method=method)
+        assert comparison["score"]["difference"] == pytest.approx(difference, abs=1e-12)
+        assert 0 < comparison["score"]["difference_ci_low"] < difference < comparison["score"]["difference_ci_high"]
+        p_values[method] = comparison["score"]["p_value"]
+        same = compare_systems_statistics(statistics_weak, statistics_weak.copy(), values, method=method)
+        assert all(entry["p_value"] == 1.0 for entry in same.values())
+    assert p_values["permutation"] < 0.01 and p_values["bootstrap"] < 0.01

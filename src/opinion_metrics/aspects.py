@@ -7,15 +7,17 @@ prediction and reference are both present, with the fixed rating range as denomi
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
 from .averaging import check_zero_division
 from .preparation import describe
+from .resampling import RandomState, add_intervals, bootstrap_intervals, check_interval_options
 
 DEFAULT_ASPECTS = (
     "entertainment",
@@ -26,6 +28,8 @@ DEFAULT_ASPECTS = (
     "shopping",
 )
 # The competition's (and tourism_reviews_vi's) column names, in the same order.
+# Rows of a ratings table converted at a time (while they are in the CPU cache).
+CACHE_ROWS = 2**14
 VIETNAMESE_COLUMNS = ("giai_tri", "luu_tru", "nha_hang", "an_uong", "di_chuyen", "mua_sam")
 
 
@@ -47,77 +51,265 @@ def check_rating_range(min_rating: Any, max_rating: Any) -> tuple[int, int]:
     return int(min_rating), int(max_rating)
 
 
-def _first_bad_value(rows: Any, side: str, n_aspects: int | None, aspects: Sequence[str] | None) -> str:
-    """Describe the first entry that is not an integer-valued number (slow path, for messages)."""
+def _rating_problem(value: Any, min_rating: int, max_rating: int) -> str | None:
+    """Why one entry is not a valid rating, or None."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return f"rating must be an integer, got {describe(value)}"
+    if isinstance(value, numbers.Integral) or math.isfinite(value) and float(value).is_integer():
+        number = int(value)
+    else:
+        return f"rating must be an integer, got {describe(value)}"
+    if number != 0 and not min_rating <= number <= max_rating:
+        return f"rating {number} is outside {{0}} ∪ [{min_rating}, {max_rating}] (0 means the aspect is absent)"
+    return None
+
+
+def _first_bad_value(rows: Any, side: str, aspects: Sequence[str], min_rating: int, max_rating: int) -> str | None:
+    """Describe the first entry that is not a valid rating (slow path, for messages), or None."""
     for index, row in enumerate(rows):
         if isinstance(row, (str, bytes)) or not isinstance(row, (Sequence, np.ndarray)):
-            return f"{side}: example {index} must be a list of {n_aspects or ''} ratings, got {describe(row)}".replace(
-                "  ", " "
-            )
-        if n_aspects is not None and len(row) != n_aspects:
-            return f"{side}: example {index} has {len(row)} ratings, expected {n_aspects} (one per aspect)"
-        for position, value in enumerate(row):
-            name = aspects[position] if aspects and position < len(aspects) else f"aspect {position}"
-            integral = isinstance(value, numbers.Real) and not isinstance(value, bool)
-            if integral and (not math.isfinite(value) or not float(value).is_integer() or abs(value) > 2**53):
-                integral = False
-            if not integral:
-                return f"{side}: example {index}, aspect {name!r}: rating must be an integer, got {describe(value)}"
-    return f"{side}: ratings must form an (examples x aspects) table of integers, got {describe(rows)}"
+            return f"{side}: example {index} must be a list of {len(aspects)} ratings, got {describe(row)}"
+        if len(row) != len(aspects):
+            return f"{side}: example {index} has {len(row)} ratings, expected {len(aspects)} (one per aspect)"
+        for name, value in zip(aspects, row):
+            problem = _rating_problem(value, min_rating, max_rating)
+            if problem:
+                return f"{side}: example {index}, aspect {name!r}: {problem}"
+    return None
 
 
-def ratings_array(
-    rows: Any, side: str = "ratings", aspects: Sequence[str] | None = None, n_aspects: int | None = None
-) -> np.ndarray:
-    """Validate an (examples x aspects) table of integer-valued ratings; return it as an
-    integer or float array (`check_ratings` checks the range, then it can be cast).
+def _contains_bool(rows: Sequence[Any]) -> bool:
+    """Whether a list of rows holds a bool (numpy turns `[[True, 0]]` into integers)."""
+    kinds = set(map(type, itertools.chain.from_iterable(rows)))
+    return bool in kinds or np.bool_ in kinds
 
-    Accepts nested lists or arrays; a float equal to an integer (4.0) is accepted. NaN,
-    None, strings, boolean arrays, non-integers and rows of the wrong length raise
-    `ValueError` naming the example and the aspect. The range is checked by `check_ratings`.
+
+def _raise_at(
+    array: np.ndarray,
+    bad: np.ndarray,
+    side: str,
+    aspects: Sequence[str],
+    problem: Callable[[Any], str],
+    offset: int = 0,
+) -> None:
+    """Raise for the first True entry of `bad`, naming its example and aspect."""
+    index, position = map(int, np.argwhere(bad)[0])
+    message = problem(array[index, position].item())
+    raise ValueError(f"{side}: example {offset + index}, aspect {aspects[position]!r}: {message}")
+
+
+def _raise_out_of_range(
+    table: np.ndarray, side: str, aspects: Sequence[str], min_rating: int, max_rating: int, offset: int = 0
+) -> None:
+    """Raise for the first (integer-valued) rating outside {0} ∪ [min_rating, max_rating], if any."""
+    bad = (table != 0) & ((table < min_rating) | (table > max_rating))
+    if bad.any():
+        _raise_at(
+            table,
+            bad,
+            side,
+            aspects,
+            lambda value: (
+                f"rating {int(value)} is outside {{0}} ∪ [{min_rating}, {max_rating}] (0 means the aspect is absent)"
+            ),
+            offset,
+        )
+
+
+def ratings_table(rows: Any, side: str, aspects: Sequence[str], min_rating: int, max_rating: int) -> np.ndarray:
+    """Check the shape and types of an (examples x aspects) table of ratings; return it as
+    an integer array (the range is checked block by block by `_outcome_blocks`).
+
+    Accepts nested lists or arrays; a float equal to an integer (4.0) is accepted. Booleans,
+    NaN, None, strings, non-integers and rows of the wrong length raise `ValueError` naming
+    the example and the aspect.
     """
-    if n_aspects is None and aspects is not None:
-        n_aspects = len(aspects)
     if rows is None or isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__len__"):
         raise ValueError(f"{side} must be a table with one row of ratings per example, got {describe(rows)}")
+
+    def problem() -> str:
+        message = _first_bad_value(rows, side, aspects, min_rating, max_rating)
+        return message or f"{side}: ratings must form an (examples x aspects) table of integers, got {describe(rows)}"
+
     try:
         array = np.asarray(rows)
-    except (ValueError, TypeError):  # ragged
-        raise ValueError(_first_bad_value(rows, side, n_aspects, aspects)) from None
-    if array.ndim == 1 and array.size == 0:
+    except (ValueError, TypeError, OverflowError):  # ragged
+        raise ValueError(problem()) from None
+    if array.ndim == 0:
+        raise ValueError(f"{side} must be a table with one row of ratings per example, got {describe(rows)}")
+    if array.shape[0] == 0 or array.size == 0 and array.ndim == 1:
         raise ValueError(f"{side}: no examples (need at least one)")
-    if array.dtype.kind not in "iuf" or array.ndim != 2:
-        raise ValueError(_first_bad_value(rows, side, n_aspects, aspects))
-    if array.shape[0] == 0:
-        raise ValueError(f"{side}: no examples (need at least one)")
-    if n_aspects is not None and array.shape[1] != n_aspects:
+    if array.ndim != 2 or array.dtype.kind not in "iufO":
+        raise ValueError(problem())
+    if array.shape[1] != len(aspects):
         raise ValueError(
-            f"{side}: example 0 has {array.shape[1]} ratings, expected {n_aspects} "
-            f"(one per aspect: {list(aspects or [])})"
+            f"{side}: example 0 has {array.shape[1]} ratings, expected {len(aspects)} (one per aspect: {list(aspects)})"
         )
+    if array.dtype.kind == "O" or (isinstance(rows, (list, tuple)) and _contains_bool(rows)):
+        message = _first_bad_value(rows if array.dtype.kind != "O" else array, side, aspects, min_rating, max_rating)
+        if message:
+            raise ValueError(message)
+        return array.astype(np.int64)
     if array.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
             bad = ~np.isfinite(array) | (array != np.round(array))
         if bad.any():
-            index, position = map(int, np.argwhere(bad)[0])
-            name = aspects[position] if aspects else f"aspect {position}"
-            raise ValueError(
-                f"{side}: example {index}, aspect {name!r}: rating must be an integer, "
-                f"got {float(array[index, position])!r}"
-            )
+            _raise_at(array, bad, side, aspects, lambda value: f"rating must be an integer, got {value!r}")
+        _raise_out_of_range(array, side, aspects, min_rating, max_rating)
+        return array.astype(np.int64)
     return array
 
 
-def check_ratings(array: np.ndarray, side: str, aspects: Sequence[str], min_rating: int, max_rating: int) -> None:
-    """Every rating must be 0 (absent) or within [min_rating, max_rating]."""
-    bad = (array != 0) & ((array < min_rating) | (array > max_rating))
-    if bad.any():
-        index, position = map(int, np.argwhere(bad)[0])
-        value = array[index, position]
+def _checked_tables(
+    predictions: Any, references: Any, aspects: Sequence[str], min_rating: int, max_rating: int
+) -> tuple[np.ndarray, np.ndarray]:
+    predicted = ratings_table(predictions, "predictions", aspects, min_rating, max_rating)
+    gold = ratings_table(references, "references", aspects, min_rating, max_rating)
+    if predicted.shape != gold.shape:
         raise ValueError(
-            f"{side}: example {index}, aspect {aspects[position]!r}: rating {value:g} is "
-            f"outside {{0}} ∪ [{min_rating}, {max_rating}] (0 means the aspect is absent)"
+            f"predictions has {predicted.shape[0]} examples but references has {gold.shape[0]}; "
+            "they must have one row per example"
         )
+    return predicted, gold
+
+
+def _work_type(max_rating: int) -> type:
+    """int8 when squared rating errors fit in it (max_rating <= 12), else float64."""
+    return np.int8 if max_rating <= 12 else np.float64
+
+
+def _outcome_blocks(
+    predicted: np.ndarray, gold: np.ndarray, aspects: Sequence[str], min_rating: int, max_rating: int
+) -> Iterator[tuple[int, np.ndarray]]:
+    """Per block of rows small enough to stay in the CPU cache: `(first row, outcomes)`,
+    outcomes of shape (4 x rows x aspects) holding the TP, FP and FN indicators of presence
+    and the squared rating error where both sides are non-zero (in `_work_type`; the buffer
+    is reused by the next block). Ratings are range-checked on the way: one read of each input.
+    """
+    rows, count = min(CACHE_ROWS, predicted.shape[0]), predicted.shape[1]
+    pair = np.empty((2, rows, count), dtype=_work_type(max_rating))
+    outcomes = np.empty((4, rows, count), dtype=pair.dtype)
+    bits = max_rating.bit_length()
+    check_max = (1 << bits) - 1 > max_rating
+    for start in range(0, predicted.shape[0], CACHE_ROWS):
+        blocks = (predicted[start : start + CACHE_ROWS], gold[start : start + CACHE_ROWS])
+        size = len(blocks[0])
+        small, out = pair[:, :size], outcomes[:, :size]
+        for side, block, target in zip(("predictions", "references"), blocks, small):
+            # Every value is in [0, 2**bits) iff their bitwise OR is.
+            if np.bitwise_or.reduce(block, axis=None) >> bits:
+                _raise_out_of_range(block, side, aspects, min_rating, max_rating, start)
+            np.copyto(target, block, casting="unsafe")
+        if (check_max and small.max() > max_rating) or (min_rating > 1 and ((small > 0) & (small < min_rating)).any()):
+            for side, block in zip(("predictions", "references"), blocks):
+                _raise_out_of_range(block, side, aspects, min_rating, max_rating, start)
+        np.not_equal(small, 0, out=out[1:3])
+        np.logical_and(out[1], out[2], out=out[0])
+        np.subtract(out[1:3], out[0], out=out[1:3])
+        np.subtract(small[0], small[1], out=out[3])
+        np.multiply(out[3], out[3], out=out[3])
+        np.multiply(out[3], out[0], out=out[3])
+        yield start, out
+
+
+def _column_sums(tables: np.ndarray, max_value: int) -> np.ndarray:
+    """Sums over rows of non-negative (k x rows x columns) tables whose entries are at most
+    `max_value`: (k x columns), int64 for int8 tables.
+
+    Numpy reduces a narrow table a few elements at a time and widens small ints to int64
+    first; here blocks of rows are added as whole rows in the narrowest lane that cannot
+    overflow (uint8, then uint16, then uint32), and only the few lane totals in int64.
+    """
+    if tables.dtype != np.int8:
+        return tables.sum(axis=1)
+    count, _, columns = tables.shape
+    total = np.zeros((count, columns), dtype=np.int64)
+    tables = tables.view(np.uint8)
+    for lane in (np.uint8, np.uint16, np.uint32):
+        depth = int(np.iinfo(lane).max) // max_value
+        rows = tables.shape[1]
+        if depth < 2 or rows < 2 * depth:
+            break
+        head = rows - rows % depth
+        total += tables[:, head:].sum(axis=1, dtype=np.int64)
+        tables = tables[:, :head].reshape(count, depth, -1).sum(axis=1, dtype=lane).reshape(count, -1, columns)
+        max_value *= depth
+    return total + tables.sum(axis=1, dtype=np.int64)
+
+
+def _values_function(
+    aspects: Sequence[str], min_rating: int, max_rating: int, zero_division: float
+) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
+    """`sums (..., 4A)` of per-aspect TP, FP, FN and squared errors -> every returned value."""
+    count, scale = len(aspects), float((max_rating - min_rating) ** 2)
+
+    def values(sums: np.ndarray) -> dict[str, np.ndarray]:
+        sums = np.asarray(sums, dtype=np.float64)
+        tp, fp, fn, squared = (sums[..., i * count : (i + 1) * count] for i in range(4))
+        denominator = 2 * tp + fp + fn
+        f1 = np.where(denominator > 0, 2 * tp / np.maximum(denominator, 1), zero_division)
+        # n_j (rated on both sides) is TP_j; R2_j = 1 when it is 0.
+        r2 = np.where(tp > 0, 1.0 - squared / (np.maximum(tp, 1) * scale), 1.0)
+        per_aspect = f1 * r2
+        result = {"score": per_aspect.mean(axis=-1)}
+        for j, name in enumerate(aspects):
+            result[f"f1_{name}"], result[f"r2_{name}"] = f1[..., j], r2[..., j]
+            result[f"score_{name}"] = per_aspect[..., j]
+        return result
+
+    return values
+
+
+def aspect_statistics(
+    predictions: Any,
+    references: Any,
+    *,
+    aspects: Sequence[str] = DEFAULT_ASPECTS,
+    min_rating: int = 1,
+    max_rating: int = 5,
+    zero_division: float = 1.0,
+) -> tuple[np.ndarray, Callable[[np.ndarray], dict[str, np.ndarray]]]:
+    """Per-review statistics of `aspect_sentiment_score` and the function from their sums
+    to its values (the input of `opinion_metrics.resampling`; SPEC section 11).
+
+    Returns:
+        `(statistics, values)`: `statistics` is an (examples x 4A) float matrix whose columns
+        are, per aspect in order, the TP, FP and FN indicators of presence and the squared
+        rating error where both sides are non-zero (blocks of A columns each); `values` maps
+        column sums of shape (..., 4A) to every key `aspect_sentiment_score` returns.
+
+    Example:
+        >>> statistics, values = aspect_statistics([[0, 4], [3, 0]], [[0, 5], [3, 2]], aspects=["food", "hotel"])
+        >>> statistics[:, [1, 3, 5, 7]].tolist()  # hotel: TP, FP, FN, squared error
+        [[1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0]]
+        >>> float(values(statistics.sum(axis=0))["score"])
+        0.8125
+    """
+    aspects = check_aspects(aspects)
+    min_rating, max_rating = check_rating_range(min_rating, max_rating)
+    zero_division = check_zero_division(zero_division)
+    predicted, gold = _checked_tables(predictions, references, aspects, min_rating, max_rating)
+    statistics = _statistics(predicted, gold, aspects, min_rating, max_rating)
+    return statistics, _values_function(aspects, min_rating, max_rating, zero_division)
+
+
+def _statistics(
+    predicted: np.ndarray, gold: np.ndarray, aspects: Sequence[str], min_rating: int, max_rating: int
+) -> np.ndarray:
+    statistics = np.empty((predicted.shape[0], 4 * len(aspects)))
+    for start, outcomes in _outcome_blocks(predicted, gold, aspects, min_rating, max_rating):
+        rows = outcomes.shape[1]
+        statistics[start : start + rows] = outcomes.transpose(1, 0, 2).reshape(rows, -1)
+    return statistics
+
+
+def _sums(
+    predicted: np.ndarray, gold: np.ndarray, aspects: Sequence[str], min_rating: int, max_rating: int
+) -> np.ndarray:
+    """The column sums of `_statistics`, without building it."""
+    largest = max(1, (max_rating - min_rating) ** 2)
+    blocks = _outcome_blocks(predicted, gold, aspects, min_rating, max_rating)
+    return sum(_column_sums(outcomes, largest) for _, outcomes in blocks).reshape(-1)
 
 
 def aspect_sentiment_score(
@@ -128,6 +320,9 @@ def aspect_sentiment_score(
     min_rating: int = 1,
     max_rating: int = 5,
     zero_division: float = 1.0,
+    confidence_level: float | None = None,
+    n_resamples: int = 1000,
+    random_state: RandomState = 0,
 ) -> dict[str, float]:
     """Aspect presence F1 x rating R2, averaged over aspects (the competition's score).
 
@@ -139,11 +334,16 @@ def aspect_sentiment_score(
         min_rating, max_rating: the rating range (default 1..5).
         zero_division: F1 of an aspect absent from both sides (default 1.0, the official
             scorer's convention).
+        confidence_level: e.g. 0.95 for bootstrap percentile intervals over reviews
+            (default None: none; SPEC section 11).
+        n_resamples: bootstrap resamples (default 1000).
+        random_state: None (fresh), an int seed (default 0) or a `numpy.random.Generator`.
 
     Returns:
         `score` in [0, 1] (1.0 for a perfect prediction) and, per aspect,
         `f1_<aspect>` in [0, 1], `r2_<aspect>` in [0, 1] and `score_<aspect>` = F1 x R2.
-        An aspect with no example rated on both sides has R2 = 1.0.
+        An aspect with no example rated on both sides has R2 = 1.0. With a
+        `confidence_level`, each key is followed by `<key>_ci_low` and `<key>_ci_high`.
 
     Example:
         >>> result = aspect_sentiment_score([[0, 4], [3, 0]], [[0, 5], [3, 2]], aspects=["food", "hotel"])
@@ -153,32 +353,18 @@ def aspect_sentiment_score(
     aspects = check_aspects(aspects)
     min_rating, max_rating = check_rating_range(min_rating, max_rating)
     zero_division = check_zero_division(zero_division)
-    predicted = ratings_array(predictions, "predictions", aspects)
-    gold = ratings_array(references, "references", aspects)
-    if predicted.shape != gold.shape:
-        raise ValueError(
-            f"predictions has {predicted.shape[0]} examples but references has {gold.shape[0]}; "
-            "they must have one row per example"
-        )
-    check_ratings(predicted, "predictions", aspects, min_rating, max_rating)
-    check_ratings(gold, "references", aspects, min_rating, max_rating)
-    predicted, gold = predicted.astype(np.int64), gold.astype(np.int64)
-
-    predicted_present, gold_present = predicted != 0, gold != 0
-    both = predicted_present & gold_present
-    true_positives = both.sum(axis=0)
-    errors = (predicted_present != gold_present).sum(axis=0)  # FP + FN
-    denominator = 2 * true_positives + errors
-    f1 = np.full(len(aspects), zero_division)
-    np.divide(2 * true_positives, denominator, out=f1, where=denominator > 0)
-    rated = both.sum(axis=0)
-    squared_errors = np.where(both, (predicted - gold) ** 2, 0).sum(axis=0)
-    r2 = np.ones(len(aspects))
-    np.subtract(1.0, squared_errors / np.maximum(rated * (max_rating - min_rating) ** 2, 1), out=r2, where=rated > 0)
-    per_aspect = f1 * r2
-    result = {"score": float(per_aspect.mean())}
-    for name, f1_j, r2_j, score_j in zip(aspects, f1, r2, per_aspect):
-        result[f"f1_{name}"] = float(f1_j)
-        result[f"r2_{name}"] = float(r2_j)
-        result[f"score_{name}"] = float(score_j)
-    return result
+    level = check_interval_options(confidence_level, n_resamples, random_state)
+    predicted, gold = _checked_tables(predictions, references, aspects, min_rating, max_rating)
+    values = _values_function(aspects, min_rating, max_rating, zero_division)
+    sums = _sums(predicted, gold, aspects, min_rating, max_rating)
+    result = {key: float(value) for key, value in values(sums).items()}
+    if level is None:
+        return result
+    intervals = bootstrap_intervals(
+        _statistics(predicted, gold, aspects, min_rating, max_rating),
+        values,
+        confidence_level=level,
+        n_resamples=n_resamples,
+        random_state=random_state,
+    )
+    return add_intervals(result, intervals)
