@@ -328,3 +328,10 @@ def test_a_named_column_that_is_missing_is_never_silently_skipped(tmp_path, caps
     with pytest.raises(SystemExit) as caught:  # an empty list would mean the default aspects
         main([str(path), "--aspects", " , "])
     assert caught.value.code == 2 and "expected names separated by commas" in capsys.readouterr().err
+
+
+def test_every_option_says_what_it_means_in_help():
+    from opinion_metrics.cli import build_parser
+
+    missing = [action.option_strings or action.dest for action in build_parser()._actions if not action.help]
+    assert missing == []

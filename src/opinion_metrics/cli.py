@@ -421,59 +421,110 @@ def build_parser() -> argparse.ArgumentParser:
     columns = parser.add_argument_group("columns")
     columns.add_argument(
         "--predictions",
+        metavar="COLUMN",
         default="predictions",
         help="predicted keyword lists (default: predictions); a pattern such as 'keywords_*' evaluates "
         "every matching column, one result row per model (the '*' part)",
     )
-    columns.add_argument("--references", default="references", help="gold keyword lists (default: references)")
     columns.add_argument(
-        "--scores", help="prediction scores (default: scores, if there); 'scores_*' follows --predictions"
+        "--references", metavar="COLUMN", default="references", help="gold keyword lists (default: references)"
     )
-    columns.add_argument("--texts", help="review texts, for sentiment (default: review, if there)")
+    columns.add_argument(
+        "--scores",
+        metavar="COLUMN",
+        help="prediction scores (default: scores, if there); 'scores_*' follows --predictions",
+    )
+    columns.add_argument("--texts", metavar="COLUMN", help="review texts, for sentiment (default: review, if there)")
     columns.add_argument(
         "--prediction-sentiments",
+        metavar="COLUMN",
         help="per-keyword sentiments in [0, 1] for sentiment_appropriateness (never taken from --scores)",
     )
-    columns.add_argument("--by", help="split by this column: one result row per value (e.g. the model)")
-    columns.add_argument("--group", help="pool by this column before evaluating (e.g. the movie)")
-    columns.add_argument("--gold", type=Path, help="a separate file of gold lists, joined on --gold-key")
-    columns.add_argument("--gold-key", default="movie", help="the join column in both files (default: movie)")
-    columns.add_argument("--gold-column", default="keywords", help="gold lists in --gold (default: keywords)")
     columns.add_argument(
-        "--aspects", type=_names, help=f"aspect columns, separated by commas (default: {','.join(DEFAULT_ASPECTS)})"
+        "--by", metavar="COLUMN", help="split by this column: one result row per value (e.g. the model)"
     )
-    columns.add_argument("--prediction-prefix", default="pred_", help="predicted aspect columns: prefix + aspect")
+    columns.add_argument("--group", metavar="COLUMN", help="pool by this column before evaluating (e.g. the movie)")
+    columns.add_argument(
+        "--gold", type=Path, metavar="FILE", help="a separate file of gold lists, joined on --gold-key"
+    )
+    columns.add_argument(
+        "--gold-key", metavar="COLUMN", default="movie", help="the join column in both files (default: movie)"
+    )
+    columns.add_argument(
+        "--gold-column", metavar="COLUMN", default="keywords", help="gold lists in --gold (default: keywords)"
+    )
+    columns.add_argument(
+        "--aspects",
+        type=_names,
+        metavar="A,B,...",
+        help=f"aspect columns, separated by commas (default: {', '.join(DEFAULT_ASPECTS)})",
+    )
+    columns.add_argument(
+        "--prediction-prefix", default="pred_", help="predicted aspect columns: prefix + aspect (default: pred_)"
+    )
     options = parser.add_argument_group("metric options")
-    options.add_argument("--match", default="substring", choices=["exact", "substring", "token"])
-    options.add_argument("--normalize", default="default", choices=["default", "ascii", "none"])
-    options.add_argument("--stemmer", choices=["porter"])
-    options.add_argument("--average", default="macro", choices=["macro", "micro"])
+    options.add_argument(
+        "--match",
+        default="substring",
+        choices=["exact", "substring", "token"],
+        help="when a predicted keyword matches a gold one: equal, one inside the other (characters), or one's "
+        "words a run of the other's (default: substring)",
+    )
+    options.add_argument(
+        "--normalize",
+        default="default",
+        choices=["default", "ascii", "none"],
+        help="default: NFKC, casefold, no punctuation; ascii: the seed notebooks'; none: only stripped "
+        "(default: default)",
+    )
+    options.add_argument("--stemmer", choices=["porter"], help="stem each word after normalizing (default: none)")
+    options.add_argument(
+        "--average",
+        default="macro",
+        choices=["macro", "micro"],
+        help="macro: the mean over examples; micro: from pooled counts (default: macro)",
+    )
     options.add_argument(
         "--one-to-one",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="one-to-one matching (default: each family's, on except for semantic)",
     )
-    options.add_argument("--top-k", type=_top_k, default=None, help="a positive integer, 'O' or 'M' (default: all)")
-    options.add_argument("--k", type=_positive_int, default=5, help="rank cut-off of nDCG and MAP (default 5)")
-    options.add_argument("--relevance", default="graded", choices=["graded", "binary"])
-    options.add_argument("--clip-scores", action="store_true", help="clip scores into [0, 1]")
+    options.add_argument(
+        "--top-k",
+        type=_top_k,
+        default=None,
+        help="keep the first K predictions (precision over K); 'O': as many as gold keywords; 'M': all (default: all)",
+    )
+    options.add_argument("--k", type=_positive_int, default=5, help="rank cut-off of nDCG and MAP (default: 5)")
+    options.add_argument(
+        "--relevance",
+        default="graded",
+        choices=["graded", "binary"],
+        help="nDCG gain of gold keyword j: 1 / log2(j + 2), or 1 (default: graded)",
+    )
+    options.add_argument(
+        "--clip-scores", action="store_true", help="clip scores into [0, 1] (default: out of range is an error)"
+    )
     options.add_argument(
         "--zero-division",
         type=_number_in(0.0, 1.0),
         default=None,
         help="the value of a 0/0 score (default: each family's: 0 for keywords, 1 for aspects)",
     )
-    options.add_argument("--model", help="sentence-transformers model (default all-MiniLM-L6-v2)")
+    options.add_argument("--model", help="sentence-transformers model name or folder (default: all-MiniLM-L6-v2)")
     options.add_argument("--device", help="device for the semantic model, e.g. cpu or cuda (default: automatic)")
     options.add_argument(
-        "--threshold", type=_number_in(-1.0, 1.0), default=0.75, help="semantic match threshold (default 0.75)"
+        "--threshold",
+        type=_number_in(-1.0, 1.0),
+        default=0.75,
+        help="cosine similarity at which keywords match (default: 0.75)",
     )
-    options.add_argument("--min-rating", type=_integer, default=1)
-    options.add_argument("--max-rating", type=_integer, default=5)
+    options.add_argument("--min-rating", type=_integer, default=1, help="lowest rating; 0 means absent (default: 1)")
+    options.add_argument("--max-rating", type=_integer, default=5, help="highest rating (default: 5)")
     output = parser.add_argument_group("output")
-    output.add_argument("--output", type=Path, help="also write the results as JSON")
-    output.add_argument("--plot", type=Path, help="also draw the results as a PNG (needs matplotlib)")
+    output.add_argument("--output", type=Path, metavar="FILE", help="also write the results as JSON")
+    output.add_argument("--plot", type=Path, metavar="FILE", help="also draw the results as a PNG (needs matplotlib)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
