@@ -2,6 +2,8 @@
 
 from .annotators import agreement, merge_references
 from .aspects import aspect_sentiment_score
+from .comparison import compare_systems
+from .diversity import keyword_diversity
 from .grouping import PooledCorpus, pool_by_group
 from .keyword_prf import keyword_prf
 from .preparation import make_normalizer, normalize_keyword
@@ -15,6 +17,8 @@ __all__ = [
     "PooledCorpus",
     "agreement",
     "aspect_sentiment_score",
+    "compare_systems",
+    "keyword_diversity",
     "keyword_prf",
     "make_normalizer",
     "map_at_k",

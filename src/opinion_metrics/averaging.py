@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -131,6 +131,26 @@ def per_example_columns(
             for index in left_out:
                 values[index] = None
     return per_example
+
+
+def optional_mean_statistics(columns: Mapping[str, Sequence[float | None]]) -> np.ndarray:
+    """(examples x 2 per key) statistics of means over the examples that have a value: for
+    each key in order, whether the example has one, and the value (0 when it has none)."""
+    blocks = [
+        np.array([[value is not None, value or 0.0] for value in values], dtype=np.float64).reshape(-1, 2)
+        for values in columns.values()
+    ]
+    return np.asfortranarray(np.hstack(blocks))
+
+
+def optional_mean_values(names: Sequence[str], default: float) -> Values:
+    """Column sums of `optional_mean_statistics` -> each key's mean, `default` where no
+    example has a value (NaN: the key is absent from the result)."""
+
+    def values(sums: np.ndarray) -> dict[str, np.ndarray]:
+        return {name: safe_ratio(sums[..., 2 * i + 1], sums[..., 2 * i], default) for i, name in enumerate(names)}
+
+    return values
 
 
 def summarize(

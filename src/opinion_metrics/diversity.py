@@ -14,7 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from .averaging import check_flag, check_positive_int, check_zero_division, mean_or
+from .averaging import (
+    Values,
+    check_flag,
+    check_positive_int,
+    check_zero_division,
+    optional_mean_statistics,
+    optional_mean_values,
+    summarize,
+)
 from .preparation import (
     NormalizeOption,
     Vocabulary,
@@ -24,6 +32,7 @@ from .preparation import (
     check_same_length,
     make_normalizer,
 )
+from .resampling import RandomState, check_interval_options
 from .semantic import DEFAULT_BLOCK_ELEMENTS, KeywordEncoder
 
 DIVERSITY_NAMES = ("unique_keyword_ratio", "unique_token_ratio", "self_similarity")  # the returned keys
@@ -86,7 +95,7 @@ def _self_similarities(
     return values
 
 
-def keyword_diversity(
+def diversity_statistics(
     predictions: Sequence[Sequence[str]],
     *,
     normalize: NormalizeOption = "default",
@@ -95,34 +104,10 @@ def keyword_diversity(
     device: str | None = None,
     batch_size: int = 256,
     zero_division: float = 0.0,
-    return_per_example: bool = False,
-) -> dict[str, Any]:
-    """How diverse each example's predicted keywords are (no references needed).
-
-    Args:
-        predictions: per example, the predicted keywords.
-        normalize, stemmer: keyword preparation as in `keyword_prf`; empty keywords are
-            dropped, duplicates are kept.
-        model: None (no `self_similarity`), a sentence-transformers model name or path,
-            or a model object with `.encode` (as in `semantic_keyword_prf`; same cache).
-        device, batch_size: for the model, as in `semantic_keyword_prf`.
-        zero_division: the value when no example has a keyword (for `self_similarity`:
-            none has two distinct keywords), in [0, 1].
-        return_per_example: also return `per_example`, a dict of per-example lists (None
-            for an example left out of a mean).
-
-    Returns:
-        `unique_keyword_ratio` (distinct keywords / keywords), `unique_token_ratio`
-        (distinct white-space tokens / tokens) and, with a model, `self_similarity` (mean
-        cosine over pairs of distinct keywords; lower is more diverse), each the mean over
-        examples with at least one keyword (two distinct keywords for `self_similarity`).
-
-    Example:
-        >>> keyword_diversity([["Star Wars", "star wars!", "space opera", "space"], []])
-        {'unique_keyword_ratio': 0.75, 'unique_token_ratio': 0.5714285714285714}
-    """
+) -> tuple[np.ndarray, Values, dict[str, list[float | None]]]:
+    """Per-example statistics of `keyword_diversity` (SPEC section 11): `(statistics,
+    values, per_example)`, the statistics as `optional_mean_statistics` builds them."""
     zero_division = check_zero_division(zero_division)
-    return_per_example = check_flag(return_per_example, "return_per_example")
     batch_size = check_positive_int(batch_size, "batch_size")
     encoder = None if model is None else KeywordEncoder(model, device=device, batch_size=batch_size)
     predictions = check_corpus(predictions, "predictions")
@@ -146,10 +131,63 @@ def keyword_diversity(
         used = sorted({i for ids in distinct if len(ids) >= 2 for i in ids})
         embeddings = _embeddings(vocabulary.strings, used, encoder) if used else np.zeros((0, 0))
         per_example[DIVERSITY_NAMES[2]] = _self_similarities(distinct, embeddings)
-    result: dict[str, Any] = {
-        name: mean_or([value for value in values if value is not None], zero_division)
-        for name, values in per_example.items()
-    }
+    return optional_mean_statistics(per_example), optional_mean_values(list(per_example), zero_division), per_example
+
+
+def keyword_diversity(
+    predictions: Sequence[Sequence[str]],
+    *,
+    normalize: NormalizeOption = "default",
+    stemmer: str | None = None,
+    model: Any = None,
+    device: str | None = None,
+    batch_size: int = 256,
+    zero_division: float = 0.0,
+    confidence_level: float | None = None,
+    n_resamples: int = 1000,
+    random_state: RandomState = 0,
+    return_per_example: bool = False,
+) -> dict[str, Any]:
+    """How diverse each example's predicted keywords are (no references needed).
+
+    Args:
+        predictions: per example, the predicted keywords.
+        normalize, stemmer: keyword preparation as in `keyword_prf`; empty keywords are
+            dropped, duplicates are kept.
+        model: None (no `self_similarity`), a sentence-transformers model name or path,
+            or a model object with `.encode` (as in `semantic_keyword_prf`; same cache).
+        device, batch_size: for the model, as in `semantic_keyword_prf`.
+        zero_division: the value when no example has a keyword (for `self_similarity`:
+            none has two distinct keywords), in [0, 1].
+        confidence_level, n_resamples, random_state: bootstrap intervals over examples,
+            as in `keyword_prf` (SPEC section 11).
+        return_per_example: also return `per_example`, a dict of per-example lists (None
+            for an example left out of a mean).
+
+    Returns:
+        `unique_keyword_ratio` (distinct keywords / keywords), `unique_token_ratio`
+        (distinct white-space tokens / tokens) and, with a model, `self_similarity` (mean
+        cosine over pairs of distinct keywords; lower is more diverse), each the mean over
+        examples with at least one keyword (two distinct keywords for `self_similarity`).
+
+    Example:
+        >>> keyword_diversity([["Star Wars", "star wars!", "space opera", "space"], []])
+        {'unique_keyword_ratio': 0.75, 'unique_token_ratio': 0.5714285714285714}
+    """
+    level = check_interval_options(confidence_level, n_resamples, random_state)
+    return_per_example = check_flag(return_per_example, "return_per_example")
+    statistics, values, per_example = diversity_statistics(
+        predictions,
+        normalize=normalize,
+        stemmer=stemmer,
+        model=model,
+        device=device,
+        batch_size=batch_size,
+        zero_division=zero_division,
+    )
+    result: dict[str, Any] = summarize(
+        statistics, values, confidence_level=level, n_resamples=n_resamples, random_state=random_state
+    )
     if return_per_example:
         result["per_example"] = per_example
     return result

@@ -148,6 +148,12 @@ def _check_integer(name: str) -> Callable[[Any], int]:
     return check
 
 
+def _interval_check(name: str) -> Callable[[Any], Any]:
+    from . import resampling
+
+    return getattr(resampling, f"check_{name}")
+
+
 def _flag(name: str) -> Callable[[Any], bool]:
     return lambda value: check_flag(value, name)
 
@@ -191,6 +197,30 @@ RETURN_PER_EXAMPLE = Option(
     "return_per_example", "flag", "also return per_example: a list of values per key", _flag("return_per_example")
 )
 
+PRESENCE = Option(
+    "presence",
+    "choice",
+    "score all keywords, or only those that occur (present) / do not occur (absent) in the text",
+    _choice("presence", ("all", "present", "absent")),
+    ("all", "present", "absent"),
+)
+INTERVALS = (
+    Option(
+        "confidence_level",
+        "number",
+        "add <key>_ci_low / <key>_ci_high: bootstrap percentile intervals at this level (e.g. 0.95)",
+        lambda value: None if value is None else _interval_check("confidence_level")(value),
+    ),
+    Option("n_resamples", "int", "bootstrap resamples of the intervals", _positive_int("n_resamples")),
+    Option(
+        "random_state",
+        "int",
+        "seed of the resamples (None: fresh randomness)",
+        lambda value: _interval_check("random_state")(value),
+    ),
+)
+TEXTS = Input("texts", "texts", "the document (review) of each example: needed by presence", False)
+
 PREDICTIONS = Input("predictions", "keywords", "predicted keywords per example, in rank order")
 REFERENCES = Input("references", "keywords", "gold keywords per example, most important first")
 
@@ -202,8 +232,9 @@ FAMILIES: dict[str, Family] = {
             "Keyword precision / recall / F1",
             "Approximate-match keyword precision, recall and F1 with a maximum one-to-one matching.",
             "keyword_prf:keyword_prf",
-            (PREDICTIONS, REFERENCES),
+            (PREDICTIONS, REFERENCES, TEXTS),
             (
+                PRESENCE,
                 MATCH,
                 NORMALIZE,
                 STEMMER,
@@ -211,6 +242,7 @@ FAMILIES: dict[str, Family] = {
                 AVERAGE,
                 TOP_K,
                 ZERO_DIVISION,
+                *INTERVALS,
                 RETURN_PER_EXAMPLE,
             ),
             (
@@ -225,8 +257,14 @@ FAMILIES: dict[str, Family] = {
             "Weighted keyword P/R/F1, nDCG@k, MAP@k",
             "Confidence-weighted precision, recall and F1, and rankings graded by gold keyword importance.",
             "weighted_keyword_prf:weighted_keyword_prf",
-            (PREDICTIONS, Input("scores", "scores", "one confidence in [0, 1] per predicted keyword"), REFERENCES),
             (
+                PREDICTIONS,
+                Input("scores", "scores", "one confidence in [0, 1] per predicted keyword"),
+                REFERENCES,
+                TEXTS,
+            ),
+            (
+                PRESENCE,
                 MATCH,
                 NORMALIZE,
                 STEMMER,
@@ -252,6 +290,7 @@ FAMILIES: dict[str, Family] = {
                     "clip_scores", "flag", "clip finite scores into [0, 1] instead of refusing", _flag("clip_scores")
                 ),
                 ZERO_DIVISION,
+                *INTERVALS,
                 RETURN_PER_EXAMPLE,
             ),
             (
@@ -272,8 +311,9 @@ FAMILIES: dict[str, Family] = {
             "Semantic keyword P/R/F1",
             "Embedding similarity (sentence-transformers) instead of string matching.",
             "semantic:semantic_keyword_prf",
-            (PREDICTIONS, REFERENCES),
+            (PREDICTIONS, REFERENCES, TEXTS),
             (
+                PRESENCE,
                 Option("model", "text", "sentence-transformers model name or path (or a model object)"),
                 Option(
                     "threshold",
@@ -293,6 +333,7 @@ FAMILIES: dict[str, Family] = {
                     "block_elements", "int", "most similarities held in memory at once", _positive_int("block_elements")
                 ),
                 Option("show_progress", "flag", "a progress bar while encoding (default: for 10,000+ new keywords)"),
+                *INTERVALS,
                 RETURN_PER_EXAMPLE,
             ),
             (
@@ -333,6 +374,7 @@ FAMILIES: dict[str, Family] = {
                 NORMALIZE,
                 STEMMER,
                 Option("workers", "int", "processes for VADER on long texts", _optional_positive_int("workers")),
+                *INTERVALS,
                 RETURN_PER_EXAMPLE,
             ),
             (
@@ -355,6 +397,7 @@ FAMILIES: dict[str, Family] = {
                 Option("min_rating", "int", "lowest rating (0 means absent)", _check_integer("min_rating")),
                 Option("max_rating", "int", "highest rating", _check_integer("max_rating")),
                 Option("zero_division", "number", "F1 of an aspect absent on both sides", check_zero_division),
+                *INTERVALS,
             ),
             (
                 Output("score", "[0, 1]", "mean over aspects of presence F1 x rating R2"),
@@ -363,6 +406,30 @@ FAMILIES: dict[str, Family] = {
                 Output("score_{aspect}", "[0, 1]", "F1 x R2 of the aspect"),
             ),
             "per-aspect F1 and R2 bars",
+        ),
+        Family(
+            "keyword_diversity",
+            "Keyword diversity",
+            "How diverse each example's predicted keywords are: no references needed.",
+            "diversity:keyword_diversity",
+            (PREDICTIONS,),
+            (
+                NORMALIZE,
+                STEMMER,
+                Option("model", "text", "sentence-transformers model for self_similarity (default: none)"),
+                Option("device", "text", "where the model runs: cuda, cpu, mps (default: CUDA when available)"),
+                Option("batch_size", "int", "keywords encoded per batch", _positive_int("batch_size")),
+                Option("zero_division", "number", "the value when no example has a keyword", check_zero_division),
+                *INTERVALS,
+                RETURN_PER_EXAMPLE,
+            ),
+            (
+                Output("unique_keyword_ratio", "[0, 1]", "distinct keywords / keywords: 1 means no repeats"),
+                Output("unique_token_ratio", "[0, 1]", "distinct tokens / tokens over an example's keywords"),
+                Output("self_similarity", "[-1, 1]", "mean cosine between an example's keywords (lower: more diverse)"),
+            ),
+            "histogram of per-example unique keyword ratio",
+            module_type="measurement",
         ),
     )
 }

@@ -16,11 +16,19 @@ from typing import Any
 
 import numpy as np
 
-from .averaging import check_flag, check_positive_int, summarize
+from .averaging import (
+    Values,
+    check_flag,
+    check_positive_int,
+    optional_mean_statistics,
+    optional_mean_values,
+    summarize,
+)
 from .preparation import NormalizeOption, check_corpus, describe, prepare_corpus
 from .resampling import RandomState, check_interval_options
 
 MAPPINGS = ("weighted", "compound")
+SAS_NAMES = ("sas_from_keywords", "sas_from_text")
 SentimentFunction = Callable[[str], float]
 
 
@@ -104,6 +112,64 @@ def _check_texts(texts: Any, n: int) -> list[str | None]:
     return list(texts)
 
 
+def sentiment_statistics(
+    predictions: Sequence[Sequence[str]],
+    references: Sequence[Sequence[str]] | None = None,
+    *,
+    texts: Sequence[str | None] | None = None,
+    prediction_sentiments: Sequence[Sequence[float]] | None = None,
+    mapping: str = "weighted",
+    sentiment: SentimentFunction | None = None,
+    normalize: NormalizeOption = "default",
+    stemmer: str | None = None,
+    workers: int | None = None,
+) -> tuple[np.ndarray, Values, dict[str, list[float | None]]]:
+    """Per-example statistics of `sentiment_appropriateness` (SPEC section 11):
+    `(statistics, values, per_example)`, the statistics as `optional_mean_statistics`
+    builds them (an example without a SAS is left out of that mean)."""
+    if workers is not None:
+        workers = check_positive_int(workers, "workers")
+    use_vader = sentiment is None
+    if sentiment is None:
+        sentiment = vader_sentiment(mapping)
+    elif not callable(sentiment):
+        raise ValueError(f"sentiment must be a callable str -> float in [0, 1], got {describe(sentiment)}")
+    predictions = check_corpus(predictions, "predictions")
+    if references is None and texts is None:
+        raise ValueError("give references, texts, or both: there is nothing to compare the predictions with")
+    if references is None:
+        references = [[] for _ in range(len(predictions))]
+    corpus = prepare_corpus(
+        predictions,
+        references,
+        scores=prediction_sentiments,
+        normalize=normalize,
+        stemmer=stemmer,
+        keep_originals=True,
+        scores_name="prediction_sentiments",
+    )
+    texts = None if texts is None else _check_texts(texts, len(corpus))
+    score = _CachedSentiment(sentiment)
+    if use_vader:
+        _prefill_in_parallel(score, corpus, texts, mapping, workers)
+    from_keywords: list[float | None] = []
+    from_text: list[float | None] = []
+    for index in range(len(corpus)):
+        predicted = corpus.predictions.originals[index]
+        if not predicted:
+            from_keywords.append(None)
+            from_text.append(None)
+            continue
+        given = corpus.predictions.scores
+        s_pred = math.fsum(given[index]) / len(given[index]) if given is not None else score.mean(predicted)
+        gold = corpus.references.originals[index]
+        from_keywords.append(1.0 - abs(s_pred - score.mean(gold)) if gold else None)
+        text = None if texts is None else texts[index]
+        from_text.append(1.0 - abs(s_pred - score(text)) if text is not None and text.strip() else None)
+    per_example = {"sas_from_keywords": from_keywords, "sas_from_text": from_text}
+    return optional_mean_statistics(per_example), optional_mean_values(SAS_NAMES, math.nan), per_example
+
+
 def sentiment_appropriateness(
     predictions: Sequence[Sequence[str]],
     references: Sequence[Sequence[str]] | None = None,
@@ -155,67 +221,23 @@ def sentiment_appropriateness(
     """
     return_per_example = check_flag(return_per_example, "return_per_example")
     level = check_interval_options(confidence_level, n_resamples, random_state)
-    if workers is not None:
-        workers = check_positive_int(workers, "workers")
-    use_vader = sentiment is None
-    if sentiment is None:
-        sentiment = vader_sentiment(mapping)
-    elif not callable(sentiment):
-        raise ValueError(f"sentiment must be a callable str -> float in [0, 1], got {describe(sentiment)}")
-    predictions = check_corpus(predictions, "predictions")
-    if references is None and texts is None:
-        raise ValueError("give references, texts, or both: there is nothing to compare the predictions with")
-    if references is None:
-        references = [[] for _ in range(len(predictions))]
-    corpus = prepare_corpus(
+    statistics, values, per_example = sentiment_statistics(
         predictions,
         references,
-        scores=prediction_sentiments,
+        texts=texts,
+        prediction_sentiments=prediction_sentiments,
+        mapping=mapping,
+        sentiment=sentiment,
         normalize=normalize,
         stemmer=stemmer,
-        keep_originals=True,
-        scores_name="prediction_sentiments",
-    )
-    texts = None if texts is None else _check_texts(texts, len(corpus))
-    score = _CachedSentiment(sentiment)
-    if use_vader:
-        _prefill_in_parallel(score, corpus, texts, mapping, workers)
-    from_keywords: list[float | None] = []
-    from_text: list[float | None] = []
-    for index in range(len(corpus)):
-        predicted = corpus.predictions.originals[index]
-        if not predicted:
-            from_keywords.append(None)
-            from_text.append(None)
-            continue
-        given = corpus.predictions.scores
-        s_pred = math.fsum(given[index]) / len(given[index]) if given is not None else score.mean(predicted)
-        gold = corpus.references.originals[index]
-        from_keywords.append(1.0 - abs(s_pred - score.mean(gold)) if gold else None)
-        text = None if texts is None else texts[index]
-        from_text.append(1.0 - abs(s_pred - score(text)) if text is not None and text.strip() else None)
-    statistics = np.asfortranarray(
-        np.array(
-            [
-                [value is not None, value or 0.0, text_value is not None, text_value or 0.0]
-                for value, text_value in zip(from_keywords, from_text)
-            ],
-            dtype=np.float64,
-        ).reshape(-1, 4)
+        workers=workers,
     )
     result: dict[str, Any] = summarize(
-        statistics, _sas_values, confidence_level=level, n_resamples=n_resamples, random_state=random_state
+        statistics, values, confidence_level=level, n_resamples=n_resamples, random_state=random_state
     )
     if return_per_example:
-        result["per_example"] = {"sas_from_keywords": from_keywords, "sas_from_text": from_text}
+        result["per_example"] = per_example
     return result
-
-
-def _sas_values(sums: np.ndarray) -> dict[str, np.ndarray]:
-    """Column sums (examples with a value, sum of values; for keywords, then text) -> the
-    two means; NaN (the key is absent) where no example has a value."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return {"sas_from_keywords": sums[..., 1] / sums[..., 0], "sas_from_text": sums[..., 3] / sums[..., 2]}
 
 
 def _prefill_in_parallel(
