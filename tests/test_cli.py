@@ -335,3 +335,10 @@ def test_every_option_says_what_it_means_in_help():
 
     missing = [action.option_strings or action.dest for action in build_parser()._actions if not action.help]
     assert missing == []
+
+
+def test_with_group_a_row_error_names_the_line(tmp_path, capsys):
+    rows = [{**row, "movie": "a"} for row in BY_MODEL[:2]] + [{**BY_MODEL[2], "movie": ["b"]}]
+    path = _jsonl(tmp_path / "x.jsonl", rows)
+    assert main([str(path), "--group", "movie"]) == 1
+    assert "groups (column 'movie'): line 3 of x.jsonl must be hashable, got list" in capsys.readouterr().err

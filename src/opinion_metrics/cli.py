@@ -44,9 +44,9 @@ def _column(table: Table, name: str, option: str) -> list[Any]:
     return table.columns[name]
 
 
-def attach_gold(table: Table, args: argparse.Namespace) -> Table:
+def attach_gold(table: Table, args: argparse.Namespace) -> tuple[Table, list[int]]:
     """Give every row the gold list of its key from a separate file (e.g. gold per movie).
-    Returns the gold table, so that a message about a gold list can name its line there."""
+    Returns the gold table and each row's row there, so that a message can name that line."""
     gold = read_table(args.gold, [args.gold_column], [])
     keys, lists = _column(gold, args.gold_key, "--gold-key"), _column(gold, args.gold_column, "--gold-column")
     by_key: dict[Any, int] = {}
@@ -62,9 +62,27 @@ def attach_gold(table: Table, args: argparse.Namespace) -> Table:
     missing = sorted({str(key) for key in table.columns[args.gold_key] if key not in by_key})
     if missing:
         raise ValueError(f"no gold keywords in {args.gold.name} for {args.gold_key} = {', '.join(missing[:5])}")
-    args.gold_rows = [by_key[key] for key in table.columns[args.gold_key]]
-    table.columns[args.references] = [lists[row] for row in args.gold_rows]
-    return gold
+    gold_rows = [by_key[key] for key in table.columns[args.gold_key]]
+    table.columns[args.references] = [lists[row] for row in gold_rows]
+    return gold, gold_rows
+
+
+class _Examples:
+    """Where the library's example i of one computation is in the files: row `rows[i]` of
+    `table` (its gold list in `gold`, when joined), or the i-th group once pooled."""
+
+    def __init__(self, table: Table, rows: list[int], gold: tuple[Table, list[int]] | None) -> None:
+        self.table, self.rows, self.gold = table, rows, gold
+        self.pooled: tuple[str, list[Any]] | None = None  # (group column, groups)
+
+    def locate(self, side: str, example: int) -> str:
+        if self.pooled is not None and example < len(self.pooled[1]):
+            return f"{self.pooled[0]} {self.pooled[1][example]!r}"
+        if example >= len(self.rows):
+            return f"example {example}"
+        if self.gold is not None and side == "references":
+            return self.gold[0].location(self.gold[1][self.rows[example]])
+        return self.table.location(self.rows[example])
 
 
 class _Speaker:
@@ -129,9 +147,8 @@ def _models(table: Table, args: argparse.Namespace) -> dict[str, tuple[str, str]
     return models
 
 
-def _compute(
-    family: str, rows: list[int], table: Table, args: argparse.Namespace, columns: tuple[str, str]
-) -> dict[str, float]:
+def _compute(family: str, examples: _Examples, args: argparse.Namespace, columns: tuple[str, str]) -> dict[str, float]:
+    table, rows = examples.table, examples.rows
     if family == "aspect_sentiment_score":
         aspects = args.aspects or list(DEFAULT_ASPECTS)
         for aspect in aspects:
@@ -163,7 +180,7 @@ def _compute(
             stemmer=args.stemmer,
             clip_scores=args.clip_scores,
         )
-        args.pooled_groups = pooled.groups  # the examples are now the groups
+        examples.pooled = (args.group, pooled.groups)
         predictions, references, scores = pooled.predictions, pooled.references, pooled.scores
     options = {"match": args.match, "normalize": args.normalize, "stemmer": args.stemmer, "average": args.average}
     options["top_k"] = args.top_k
@@ -255,41 +272,20 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
     for subset, family in progress:
         progress.set_postfix_str(f"{family} {subset}")
         columns, rows = subsets[subset]
-        args.pooled_groups = None
+        examples = _Examples(table, rows, gold)
         try:
-            results[subset][family] = _compute(family, rows, table, args, columns)
+            results[subset][family] = _compute(family, examples, args, columns)
         except UsageError:
             raise
         except ValueError as error:
             if speak is None:
                 raise
-            raise _spoken(speak, str(error), table, gold, args, rows, columns) from None
+            sides = {"predictions": columns[0], "scores": columns[1], "texts": args.texts or "review"}
+            sides["references"] = args.gold_column if gold is not None else args.references
+            sides["prediction_sentiments"] = args.prediction_sentiments or "prediction_sentiments"
+            sides["groups"] = args.group or "groups"
+            raise speak(str(error), examples.locate, sides) from None
     return results
-
-
-def _spoken(
-    speak: _Speaker,
-    message: str,
-    table: Table,
-    gold: Table | None,
-    args: argparse.Namespace,
-    rows: list[int],
-    columns: tuple[str, str],
-) -> ValueError:
-    def locate(side: str, example: int) -> str:
-        if args.pooled_groups is not None and example < len(args.pooled_groups):
-            return f"{args.group} {args.pooled_groups[example]!r}"
-        if example >= len(rows):
-            return f"example {example}"
-        if gold is not None and side == "references":
-            return gold.location(args.gold_rows[rows[example]])
-        return table.location(rows[example])
-
-    sides = {"predictions": columns[0], "scores": columns[1], "texts": args.texts or "review"}
-    sides["references"] = args.gold_column if gold is not None else args.references
-    if args.prediction_sentiments:
-        sides["prediction_sentiments"] = args.prediction_sentiments
-    return speak(message, locate, sides)
 
 
 def format_tables(results: Results, label: str) -> str:
