@@ -17,6 +17,7 @@ import re
 from contextlib import contextmanager
 
 import numpy as np
+import pandas as pd
 import pytest
 import reference_impl as ref
 
@@ -48,7 +49,7 @@ WEIGHTED_OPTIONS = [
     for k in (1, 3, 5)
     for relevance in ("graded", "binary")
 ]
-PREPARATIONS = ("lists", "slow", "tuples", "fresh")
+PREPARATIONS = ("lists", "slow", "tuples", "fresh", "series", "arrays")
 
 # Keyword material: tokens that collide under case folding, NFKC, stemming or vowel removal.
 TOKENS = [
@@ -56,9 +57,9 @@ TOKENS = [
     "social", "Straße", "STRASSE", "strasse", "İstanbul", "istanbul", "café", "cafe\u0301",
     "running", "runs", "run", "connection", "connected", "ﬁne", "fine", "ＡＢＣ", "abc", "x", "y",
 ]  # fmt: skip
-SEPARATORS = [" ", " ", " ", "  ", "\t", "\u00a0", " - ", "\u200b", "_"]
+SEPARATORS = [" ", " ", " ", "  ", "\t", "\u00a0", " - ", "\u200b", "_", "\x00", "\u3000"]
 DECORATIONS = ["", "", "", "", "!", "\ufeff", "\u200f", " ", "\t", "...", "#", "\u200b"]
-ODD = ["", "  ", "!!!", "\u200b", "\ufeff", "-", "a  b", "a b", "a\tb", "a b c", "x a b y", "A B"]
+ODD = ["", "  ", "!!!", "\u200b", "\ufeff", "-", "a  b", "a b", "a\tb", "a b c", "x a b y", "A B", "b\x00a", "\x00"]
 
 
 def random_keyword(rng: np.random.Generator) -> str:
@@ -114,8 +115,9 @@ def random_corpus(rng: np.random.Generator, n_examples: int) -> tuple[list, list
 def prepared_as(preparation: str, predictions: list, scores: list, references: list) -> tuple[list, list, list]:
     """The same corpus shaped for one preparation path (values unchanged under SPEC):
     "slow" appends an empty keyword to every list (and gives numpy scores), "tuples" gives
-    tuples, "fresh" gives every example its own copy of its reference list. Lists that were
-    one object stay one object, except under "fresh"."""
+    tuples, "arrays" numpy arrays, "series" pandas Series whose index labels are not
+    positions, "fresh" gives every example its own copy of its reference list. Lists that
+    were one object stay one object, except under "fresh"."""
     memo: dict[int, object] = {}
 
     def once(value, make):
@@ -127,6 +129,15 @@ def prepared_as(preparation: str, predictions: list, scores: list, references: l
         return predictions, scores, references
     if preparation == "fresh":
         return predictions, scores, [list(gold) for gold in references]
+    if preparation == "series":  # read by position, whatever the index labels
+        labels = np.random.default_rng(len(predictions)).permutation(len(predictions))[::-1]
+        return tuple(pd.Series(side, index=labels, dtype=object) for side in (predictions, scores, references))
+    if preparation == "arrays":
+        return (
+            [np.array(p, dtype=object) for p in predictions],
+            [np.array(s, dtype=np.float64) for s in scores],
+            [once(g, lambda g: np.array(g, dtype=object)) for g in references],
+        )
     if preparation == "tuples":
         return [tuple(p) for p in predictions], [tuple(s) for s in scores], [once(g, tuple) for g in references]
     return (
