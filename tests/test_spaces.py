@@ -207,47 +207,81 @@ def test_combined_app_shows_every_keyword_family(clients):
 
 
 CHROMIUM = Path("/usr/bin/chromium")
+VIEWPORT = {"width": 1400, "height": 1000}
 
 
-def test_keyword_app_in_headless_chromium(tmp_path):
+@pytest.fixture(scope="module")
+def browser():
     sync_api = pytest.importorskip("playwright.sync_api")
     if not CHROMIUM.exists():
         if os.environ.get("CI"):
             pytest.fail("CI installs Debian's chromium; /usr/bin/chromium is missing")
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    app = build_app("keyword_prf")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=[
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [*FAMILIES, "opinion_metrics"])
+def test_each_space_in_headless_chromium_explains_itself(browser, name, tmp_path):
+    """At 1400x1000: the card under the app, the example prefilled, Compute above the
+    fold, and after one click the results with their meanings in view (screenshots kept
+    in $OPINION_METRICS_SCREENSHOTS when set)."""
+    from playwright.sync_api import expect
+
+    from opinion_metrics.demo.families import meaning
+    from opinion_metrics.demo.ui import metric_card
+
+    if name in ("semantic_keyword_prf", "keyword_diversity", "opinion_metrics"):
+        pytest.importorskip("sentence_transformers")
+    if name in ("sentiment_appropriateness", "opinion_metrics"):
+        pytest.importorskip("vaderSentiment")
+    combined = name == "opinion_metrics"
+    app = build_combined_app() if combined else build_app(name)
     url = launch(app)
-    screenshot = tmp_path / "keyword_prf.png"
+    page = browser.new_page(viewport=VIEWPORT)
     try:
-        with sync_api.sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=str(CHROMIUM),
-                args=[
-                    "--headless",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--no-first-run",
-                ],
-            )
-            page = browser.new_page(viewport={"width": 1280, "height": 1100})
-            page.goto(url)
-            page.get_by_label("predictions").fill("social satire; dark comedy; pizza")
-            page.get_by_label("references").fill("satire; class struggle; comedy")
-            page.get_by_role("button", name="Compute").click()
-            results = page.locator("div.table-wrap").first
-            sync_api.expect(results).to_contain_text("0.6667", timeout=30_000)
-            text = results.inner_text()
-            page.screenshot(path=str(screenshot), full_page=True)
-            browser.close()
+        page.goto(url)
+        button = page.get_by_role("button", name="Compute")
+        expect(button).to_be_visible(timeout=30_000)
+        heading = next(line for line in metric_card(name).splitlines() if line.startswith("# "))[2:]
+        expect(page.get_by_role("heading", name=heading)).to_be_attached()
+        prefilled = page.get_by_label("predictions").input_value()
+        if not combined:
+            assert prefilled == FAMILIES[name].example[0]
+        assert prefilled.strip()
+        box = button.bounding_box()
+        assert box["y"] + box["height"] <= VIEWPORT["height"]
+        page.screenshot(path=str(tmp_path / f"{name}-opened.png"))
+        button.click()
+        expect(page.get_by_text("Computed on the text boxes")).to_be_visible(timeout=120_000)
+        results = page.locator("div.table-wrap").first
+        expected = FAMILIES["keyword_prf" if combined else name]
+        first_key = "precision" if combined else next(iter(expected.meanings))
+        expect(results).to_contain_text(meaning(expected, first_key))
+        top = results.bounding_box()["y"]
+        assert 0 <= top < VIEWPORT["height"]  # the results are in view without scrolling
+        page.screenshot(path=str(tmp_path / f"{name}-computed.png"))
     finally:
+        page.close()
         app.close()
-    assert "precision" in text and "0.6667" in text
-    assert screenshot.stat().st_size > 10_000
+    assert (tmp_path / f"{name}-computed.png").stat().st_size > 10_000
     if os.environ.get("OPINION_METRICS_SCREENSHOTS"):
-        shutil.copy(screenshot, os.environ["OPINION_METRICS_SCREENSHOTS"])
+        for shot in tmp_path.glob("*.png"):
+            shutil.copy(shot, os.environ["OPINION_METRICS_SCREENSHOTS"])
 
 
 @pytest.fixture(scope="module")

@@ -206,8 +206,8 @@ FAMILIES: dict[str, Family] = {
         "weighted_keyword_prf",
         "Weighted keyword P/R/F1, nDCG@k, MAP@k",
         "Confidence-weighted P/R/F1 and rankings graded by gold keyword importance (gold keywords "
-        "most important first). The example's two lines hold the same keywords in different orders: "
-        "only the ranking scores differ.",
+        "most important first). The example's two lines rank the same keywords differently: the "
+        "second puts the gold keywords first with the highest scores, so its nDCG@5 and MAP@5 are 1.",
         ("predictions", "references"),
         [
             _MATCH,
@@ -291,7 +291,8 @@ FAMILIES: dict[str, Family] = {
         "keyword_diversity",
         "Keyword diversity",
         "How varied one system's keywords are, without gold keywords: in the example, the first line "
-        "repeats *star wars*, the second names one idea four ways (high self-similarity).",
+        "says *star wars* twice (*Star Wars* and *star wars!* normalize alike) and *space* twice among "
+        "its words; the second line repeats nothing.",
         ("predictions",),
         [
             _NORMALIZE,

@@ -104,8 +104,8 @@ def plot_aspects(per_aspect: dict[str, list], score: float) -> Any:
     axes.set_ylim(0, 1.15)
     axes.set_xlabel("aspect")
     axes.set_ylabel("value")
-    figure.legend(loc="outside upper right", ncols=2, frameon=False)
-    figure.suptitle(f"score {score:.3f}", x=0.02, ha="left")
+    figure.legend(loc="outside right upper", frameon=False)
+    axes.set_title(f"aspect sentiment score {score:.3f}")
     return figure
 
 

@@ -228,7 +228,7 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
             with gr.Column(scale=6):
                 status = gr.Markdown("Press **Compute** to score the example, or type your own.")
                 summary = gr.Dataframe(
-                    label="results", interactive=False, wrap=True, column_widths=["22%", "13%", "65%"]
+                    label="results", interactive=False, wrap=True, column_widths=["27%", "12%", "61%"]
                 )
                 figure = gr.Plot(label="plot")
         rows_label = "per aspect" if ratings else "per example (line of the text boxes or row of the file)"
@@ -321,7 +321,7 @@ def build_combined_app(card: str | Path | None = None) -> Any:
             with gr.Column(scale=6):
                 status = gr.Markdown("Press **Compute** to score the example, or type your own.")
                 table = gr.Dataframe(
-                    label="results", interactive=False, wrap=True, column_widths=["20%", "17%", "10%", "53%"]
+                    label="results", interactive=False, wrap=True, column_widths=["24%", "24%", "11%", "41%"]
                 )
         figure = gr.Plot(label="plot")
         gr.Markdown(metric_card("opinion_metrics", card))
