@@ -2,10 +2,11 @@
 
 import csv
 import json
+import shlex
 import sys
 
 import pytest
-from conftest import MOVIE_REVIEWS, REPO, TOURISM_REVIEWS, load_movie_reviews, require_shared
+from conftest import MOVIE_REVIEWS, REPO, SHARED, TOURISM_REVIEWS, load_movie_reviews, require_shared
 
 from opinion_metrics import keyword_prf, pool_by_group, weighted_keyword_prf
 from opinion_metrics.aspects import VIETNAMESE_COLUMNS, aspect_sentiment_score
@@ -342,3 +343,25 @@ def test_with_group_a_row_error_names_the_line(tmp_path, capsys):
     path = _jsonl(tmp_path / "x.jsonl", rows)
     assert main([str(path), "--group", "movie"]) == 1
     assert "groups (column 'movie'): line 3 of x.jsonl must be hashable, got list" in capsys.readouterr().err
+
+
+def test_the_readme_command_lines_run(tmp_path, monkeypatch, capsys):
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = [block.split("```", 1)[0] for block in readme.split("```bash\n")[1:]]
+    commands = [
+        part.strip()
+        for block in blocks
+        for line in block.replace("\\\n", " ").splitlines()
+        for part in line.split("&&")
+        if part.strip().startswith("opinion-metrics ")
+    ]
+    assert commands
+    monkeypatch.chdir(tmp_path)  # where the commands write their plots
+    for command in commands:
+        arguments = [
+            str(REPO / word) if word.startswith("examples/") else word.replace("../shared", str(SHARED))
+            for word in shlex.split(command)[1:]
+        ]
+        if any("shared" in word for word in arguments):
+            require_shared(SHARED)
+        assert main(arguments) == 0, command
