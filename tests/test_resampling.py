@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import math
 import tracemalloc
 
 import numpy as np
@@ -190,6 +191,65 @@ def test_permutation_p_value_matches_exact_enumeration_of_all_swaps():
     comparison = compare_systems_statistics(a, b, mean_of_first, n_resamples=20000, random_state=1)["mean"]
     assert comparison["p_value"] == pytest.approx(exact, abs=0.01)
     assert comparison["difference"] == pytest.approx(observed)
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_permutation_p_value_of_many_examples_matches_the_exact_binomial_value(monkeypatch, grouped):
+    # b beats a by 1 on 60 examples and loses by 1 on 40 (300 ties): delta = 20 / 400.
+    # Swapping X1 ~ Bin(60, 1/2) wins and X2 ~ Bin(40, 1/2) losses gives
+    # delta* = (20 - 2 X1 + 2 X2) / 400, so p = P(|20 - 2 X1 + 2 X2| >= 20) exactly.
+    if not grouped:
+        monkeypatch.setattr(resampling, "GROUPING_RATIO", 10**9)
+    a = np.zeros(400)
+    b = np.concatenate([np.ones(60), -np.ones(40), np.zeros(300)])
+    ones = np.ones(400)
+    exact = (
+        sum(
+            math.comb(60, x1) * math.comb(40, x2)
+            for x1 in range(61)
+            for x2 in range(41)
+            if abs(20 - 2 * x1 + 2 * x2) >= 20
+        )
+        / 2**100
+    )
+    comparison = compare_systems_statistics(
+        np.column_stack([a, ones]), np.column_stack([b, ones]), mean_of_first, n_resamples=20000, random_state=2
+    )["mean"]
+    assert 0.05 < exact < 0.1
+    assert comparison["p_value"] == pytest.approx(exact, abs=0.01)
+
+
+def test_paired_bootstrap_equals_a_loop_calling_keyword_prf_on_the_same_resamples():
+    predictions_a, references = small_keyword_corpus(21, 40)
+    predictions_b = [keywords[::-1][:2] for keywords in predictions_a]
+    result_a = keyword_prf(predictions_a, references, return_per_example=True)
+    result_b = keyword_prf(predictions_b, references, return_per_example=True)
+    statistics_a, statistics_b = prf_statistics(result_a), prf_statistics(result_b)
+    comparison = compare_systems_statistics(
+        statistics_a,
+        statistics_b,
+        prf_values,
+        method="bootstrap",
+        confidence_level=0.8,
+        n_resamples=300,
+        random_state=9,
+    )
+    differences = []
+    for block in bootstrap_counts(np.hstack([statistics_a, statistics_b]), 300, 9):
+        for counts in block:
+            rows = np.repeat(np.arange(40), counts)
+            plain_a = keyword_prf([predictions_a[i] for i in rows], [references[i] for i in rows])
+            plain_b = keyword_prf([predictions_b[i] for i in rows], [references[i] for i in rows])
+            differences.append([plain_b[name] - plain_a[name] for name in PRF])
+    differences = np.array(differences)
+    for column, name in enumerate(PRF):
+        low, high = np.quantile(differences[:, column], [0.1, 0.9])
+        at_most, at_least = np.sum(differences[:, column] <= 1e-12), np.sum(differences[:, column] >= -1e-12)
+        assert comparison[name]["difference"] == pytest.approx(result_b[name] - result_a[name], abs=1e-12)
+        assert (comparison[name]["difference_ci_low"], comparison[name]["difference_ci_high"]) == pytest.approx(
+            (low, high), abs=1e-12
+        )
+        assert comparison[name]["p_value"] == min(1.0, 2 * min(at_most, at_least) / 300)
 
 
 def test_paired_bootstrap_interval_of_a_shift_and_its_p_value():
