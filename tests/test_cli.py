@@ -365,3 +365,20 @@ def test_the_readme_command_lines_run(tmp_path, monkeypatch, capsys):
         if any("shared" in word for word in arguments):
             require_shared(SHARED)
         assert main(arguments) == 0, command
+
+
+def test_an_undefined_value_prints_as_n_a_and_draws_no_bar():
+    from opinion_metrics.cli import format_tables, results_figure
+
+    results = {"m1": {"aspect_sentiment_score": {"score": 0.5, "r2_x": None}}, "m2": {"keyword_prf": {"f1": 0.25}}}
+    assert format_tables(results, "model").splitlines() == [
+        "aspect_sentiment_score",
+        "model   score    r2_x",
+        "m1     0.5000     n/a",
+        "",
+        "keyword_prf",
+        "model      f1",
+        "m2     0.2500",
+    ]
+    axis = results_figure(results).axes[0]
+    assert [text.get_text() for text in axis.texts] == ["0.5000", "", "", ""]

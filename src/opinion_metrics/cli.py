@@ -247,7 +247,7 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
 
     gold = attach_gold(table, args) if args.gold else None
     models = _models(table, args)
-    families = args.metrics or _default_families(table, args, [scores for _, scores in models.values()])
+    families = list(dict.fromkeys(args.metrics or _default_families(table, args, [s for _, s in models.values()])))
     if "all" in families:
         has_scores = all(scores in table.columns for _, scores in models.values())
         families = [family for family in KEYWORD_FAMILIES if family != "weighted_keyword_prf" or has_scores]
@@ -288,6 +288,13 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
     return results
 
 
+def _cell(value: Any) -> str:
+    """A table cell: 4 decimals; "n/a" for a value the metric leaves undefined (None)."""
+    if value is None:
+        return "n/a"
+    return value if isinstance(value, str) else f"{value:.4f}"
+
+
 def format_tables(results: Results, label: str) -> str:
     """One table per metric family: a row per subset, a column per metric."""
     blocks = []
@@ -298,7 +305,7 @@ def format_tables(results: Results, label: str) -> str:
         width = max(len(label), *(len(subset) for subset, _ in rows))
         lines = [family, "  ".join([label.ljust(width), *(name.rjust(max(len(name), 6)) for name in names)])]
         for subset, values in rows:
-            cells = [(f"{values[name]:.4f}" if name in values else "-").rjust(max(len(name), 6)) for name in names]
+            cells = [_cell(values.get(name, "-")).rjust(max(len(name), 6)) for name in names]
             lines.append("  ".join([subset.ljust(width), *cells]))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
@@ -332,7 +339,8 @@ def results_figure(results: Results, title: str = "") -> Any:
         width = 0.8 / len(subsets)
         top = 1.0
         for position, subset in enumerate(subsets):
-            values = [results[subset].get(family, {}).get(name, math.nan) for name in names]
+            values = [results[subset].get(family, {}).get(name) for name in names]
+            values = [math.nan if value is None else value for value in values]
             top = max([top, *(value for value in values if not math.isnan(value))])
             bars = axis.bar([i + position * width for i in range(len(names))], values, width, label=subset)
             rotation = 90 if len(subsets) > 2 else 0
