@@ -28,9 +28,9 @@ DEFAULT_ASPECTS = (
     "shopping",
 )
 # The competition's (and tourism_reviews_vi's) column names, in the same order.
-# Rows of a ratings table converted at a time (while they are in the CPU cache).
-CACHE_ROWS = 2**14
 VIETNAMESE_COLUMNS = ("giai_tri", "luu_tru", "nha_hang", "an_uong", "di_chuyen", "mua_sam")
+# Rows of a ratings table processed at a time (while they are in the CPU cache).
+CACHE_ROWS = 2**14
 
 
 def check_aspects(aspects: Any) -> tuple[str, ...]:
@@ -60,8 +60,12 @@ def _rating_problem(value: Any, min_rating: int, max_rating: int) -> str | None:
     else:
         return f"rating must be an integer, got {describe(value)}"
     if number != 0 and not min_rating <= number <= max_rating:
-        return f"rating {number} is outside {{0}} ∪ [{min_rating}, {max_rating}] (0 means the aspect is absent)"
+        return _outside(number, min_rating, max_rating)
     return None
+
+
+def _outside(number: int, min_rating: int, max_rating: int) -> str:
+    return f"rating {number} is outside {{0}} ∪ [{min_rating}, {max_rating}] (0 means the aspect is absent)"
 
 
 def _first_bad_value(rows: Any, side: str, aspects: Sequence[str], min_rating: int, max_rating: int) -> str | None:
@@ -104,16 +108,7 @@ def _raise_out_of_range(
     """Raise for the first (integer-valued) rating outside {0} ∪ [min_rating, max_rating], if any."""
     bad = (table != 0) & ((table < min_rating) | (table > max_rating))
     if bad.any():
-        _raise_at(
-            table,
-            bad,
-            side,
-            aspects,
-            lambda value: (
-                f"rating {int(value)} is outside {{0}} ∪ [{min_rating}, {max_rating}] (0 means the aspect is absent)"
-            ),
-            offset,
-        )
+        _raise_at(table, bad, side, aspects, lambda value: _outside(int(value), min_rating, max_rating), offset)
 
 
 def ratings_table(rows: Any, side: str, aspects: Sequence[str], min_rating: int, max_rating: int) -> np.ndarray:
