@@ -382,3 +382,13 @@ def test_an_undefined_value_prints_as_n_a_and_draws_no_bar():
     ]
     axis = results_figure(results).axes[0]
     assert [text.get_text() for text in axis.texts] == ["0.5000", "", "", ""]
+
+
+def test_scores_out_of_range_do_not_stop_a_family_that_ignores_scores(tmp_path, capsys):
+    path = _jsonl(tmp_path / "x.jsonl", [{**row, "movie": "a"} for row in BY_MODEL])  # line 4 has a score 1.5
+    output = tmp_path / "out.json"
+    assert main([str(path), "--group", "movie", "--metrics", "keyword_prf", "--output", str(output)]) == 0
+    # pooled: predictions [a, b] against gold [a]
+    assert json.loads(output.read_text())["all"]["keyword_prf"] == pytest.approx(
+        {"precision": 0.5, "recall": 1.0, "f1": 2 / 3}
+    )

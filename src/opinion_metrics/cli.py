@@ -168,7 +168,9 @@ def _compute(family: str, examples: _Examples, args: argparse.Namespace, columns
     prediction_column, score_column = columns
     predictions = [_column(table, prediction_column, "--predictions")[i] for i in rows]
     references = [_column(table, args.references, "--references")[i] for i in rows]
-    scores = [table.columns[score_column][i] for i in rows] if score_column in table.columns else None
+    scores = None  # only the weighted family reads scores (pooling checks them)
+    if family == "weighted_keyword_prf" and score_column in table.columns:
+        scores = [table.columns[score_column][i] for i in rows]
     if args.group:
         groups = _column(table, args.group, "--group")
         pooled = pool_by_group(
