@@ -10,7 +10,19 @@ A bootstrap resample is a count vector `w` over examples (how often each was dra
 sums are `w @ S`; a permutation resample swaps the two systems on a random subset `x` of the
 examples, so its sums are `S_a.sum(0) + x @ (S_b - S_a)`. Resamples are drawn and summed in
 blocks of at most `BLOCK_ELEMENTS` (resample x example) cells: memory stays bounded and no
-Python loop runs over examples.
+Python loop runs over examples. Examples with equal rows are interchangeable: when there are
+few distinct rows (P/R/F1 of a few keywords, family 5's outcomes), a bootstrap resample draws
+how many examples of each group it takes (multinomial) and a permutation how many of each it
+swaps (binomial): the same distribution of sums at the cost of the groups, not the examples.
+
+Wiring a family (see `aspects.aspect_sentiment_score`)::
+
+    level = check_interval_options(confidence_level, n_resamples, random_state)  # up front
+    ...
+    if level is not None:
+        intervals = bootstrap_intervals(statistics, values, confidence_level=level,
+                                        n_resamples=n_resamples, random_state=random_state)
+        result = add_intervals(result, intervals)
 """
 
 from __future__ import annotations
