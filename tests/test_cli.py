@@ -282,6 +282,16 @@ def test_scores_are_never_sentiments_unless_named(tmp_path, capsys):
         predictions, references, texts=texts, prediction_sentiments=[r["feeling"] for r in rows]
     )
     assert json.loads(output.read_text())["all"]["sentiment_appropriateness"] == pytest.approx(expected)
+    csv_path = tmp_path / "x.csv"  # the same from a CSV: lists separated by ';'
+    lines = ["predictions,feeling,references,review"]
+    for r in rows:
+        feeling = ";".join(map(str, r["feeling"]))
+        lines.append(f'{";".join(r["predictions"])},{feeling},{r["references"][0]},"{r["review"]}"')
+    csv_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main([str(csv_path), *arguments[1:], "--output", str(output)]) == 0
+    assert json.loads(output.read_text())["all"]["sentiment_appropriateness"] == pytest.approx(expected)
+    assert main([str(csv_path), *arguments[1:], "--group", "references"]) == 2
+    assert "--prediction-sentiments cannot be pooled with --group" in capsys.readouterr().err
 
 
 def test_device_reaches_the_semantic_family(tmp_path, capsys):

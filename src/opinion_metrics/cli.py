@@ -253,8 +253,10 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
     if "all" in families:
         has_scores = all(scores in table.columns for _, scores in models.values())
         families = [family for family in KEYWORD_FAMILIES if family != "weighted_keyword_prf" or has_scores]
-    if args.prediction_sentiments and args.group and "sentiment_appropriateness" in families:
-        raise UsageError("--prediction-sentiments cannot be pooled with --group")
+    if args.group and "sentiment_appropriateness" in families:
+        for option, value in (("--prediction-sentiments", args.prediction_sentiments), ("--texts", args.texts)):
+            if value:
+                raise UsageError(f"{option} cannot be pooled with --group (sentiment is per review)")
     n = len(next(iter(table.columns.values()), []))
     if n == 0:
         raise ValueError(f"{table.path.name}: no rows to evaluate")
@@ -565,7 +567,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 import matplotlib  # noqa: F401
             except ImportError:
                 raise UsageError("--plot needs matplotlib: pip install matplotlib") from None
-        table = read_table(args.file, [args.predictions, args.references], [args.scores or "scores"])
+        numbers = [args.scores or "scores", *([args.prediction_sentiments] if args.prediction_sentiments else [])]
+        table = read_table(args.file, [args.predictions, args.references], numbers)
         results = evaluate_table(table, args, _Speaker(parser))
     except (UsageError, TableError, ValueError, ImportError) as error:
         print(f"opinion-metrics: error: {error}".replace("\n", " "), file=sys.stderr)
