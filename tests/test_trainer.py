@@ -2,6 +2,7 @@
 models built from local configs and tokenizers trained here (nothing downloaded)."""
 
 import csv
+import math
 
 import numpy as np
 import pytest
@@ -184,3 +185,31 @@ def test_keyphrase_helper_decodes_labels_with_ignore_index():
     assert result == {"precision": 0.5, "recall": 1.0, "f1": 2 / 3}
     with pytest.raises(ValueError, match="metrics must be a non-empty subset"):
         keyphrase_compute_metrics(Tokenizer(), metrics=("bleu",))
+
+
+def test_keyphrase_helper_scores_present_keywords_from_texts_or_decoded_inputs():
+    class Tokenizer:
+        pad_token_id = 0
+        vocab = {1: "war", 2: ";", 3: "jedi", 4: "the", 5: "droid"}
+
+        def batch_decode(self, rows, skip_special_tokens=True):
+            return [" ".join(self.vocab[i] for i in row if i != 0) for row in rows]
+
+    class EvalPrediction:  # what Trainer passes with include_for_metrics=["inputs"]
+        predictions = np.array([[1, 2, 5]])  # "war ; droid"
+        label_ids = np.array([[3, 2, 5]])  # "jedi ; droid"
+        inputs = np.array([[4, 5, 1, -100]])  # "the droid war"
+
+    # Present: predictions war, droid; references droid (jedi is absent): P = 1/2, R = 1;
+    # the hit at rank 2 gives nDCG = (1 / log2 3) / 1 and AP = (1 / 2) / 1.
+    expected = {"precision": 0.5, "recall": 1.0, "f1": 2 / 3, "ndcg@5": 1 / math.log2(3), "map@5": 0.5}
+    from_inputs = keyphrase_compute_metrics(Tokenizer(), metrics=("keyword_prf", "ndcg", "map"), presence="present")
+    assert from_inputs(EvalPrediction()) == pytest.approx(expected)
+    from_texts = keyphrase_compute_metrics(
+        Tokenizer(), metrics=("keyword_prf", "ndcg", "map"), presence="present", texts=["the droid war"]
+    )
+    assert from_texts((EvalPrediction.predictions, EvalPrediction.label_ids)) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="presence needs the source documents"):
+        keyphrase_compute_metrics(Tokenizer(), presence="absent")(
+            (EvalPrediction.predictions, EvalPrediction.label_ids)
+        )

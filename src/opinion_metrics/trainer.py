@@ -16,7 +16,6 @@ from .aspects import DEFAULT_ASPECTS, aspect_sentiment_score, check_aspects, che
 from .keyword_prf import keyword_prf
 from .weighted_keyword_prf import map_at_k, ndcg_at_k
 
-IGNORE_INDEX = -100  # what transformers puts in labels (and pads predictions with)
 ASPECT_OUTPUTS = ("logits", "regression")
 KEYPHRASE_METRICS = ("keyword_prf", "ndcg", "map")
 
@@ -121,6 +120,7 @@ def keyphrase_compute_metrics(
     separator: str = ";",
     metrics: Sequence[str] = ("keyword_prf",),
     k: int = 5,
+    texts: Sequence[str] | None = None,
     **options: Any,
 ) -> Callable[[Any], dict[str, float]]:
     """A Seq2SeqTrainer `compute_metrics` (with `predict_with_generate=True`) for models that
@@ -135,7 +135,11 @@ def keyphrase_compute_metrics(
         metrics: any of "keyword_prf" (precision / recall / f1), "ndcg" (`ndcg@{k}`) and
             "map" (`map@{k}`); generated order is the ranking.
         k: the rank cut-off of nDCG and MAP.
-        **options: passed to the metrics (match, normalize, stemmer, average, ...).
+        texts: the eval set's source documents, in order, for `presence="present"` or
+            `"absent"`; without them, the inputs Trainer passes with
+            `include_for_metrics=["inputs"]` are decoded instead.
+        **options: passed to the metrics (match, normalize, stemmer, average, presence,
+            confidence_level, ...).
     """
     unknown = [name for name in metrics if name not in KEYPHRASE_METRICS]
     if unknown or not metrics:
@@ -143,22 +147,36 @@ def keyphrase_compute_metrics(
     pad_token_id = getattr(tokenizer, "pad_token_id", None)
     if pad_token_id is None:
         raise ValueError("the tokenizer has no pad_token_id: set tokenizer.pad_token before evaluating")
-    ranking_options = {key: options[key] for key in ("match", "normalize", "stemmer") if key in options}
+    ranking_options = {key: options[key] for key in ("match", "normalize", "stemmer", "presence") if key in options}
+    needs_texts = options.get("presence", "all") != "all"
 
     def decode(ids: np.ndarray) -> list[list[str]]:
         ids = np.where(ids < 0, pad_token_id, ids)
         return [split_keyphrases(text, separator) for text in tokenizer.batch_decode(ids, skip_special_tokens=True)]
 
+    def source_texts(eval_prediction: Any) -> Sequence[str] | None:
+        if not needs_texts or texts is not None:
+            return texts
+        inputs = getattr(eval_prediction, "inputs", None)
+        if inputs is None:
+            raise ValueError(
+                "presence needs the source documents: pass texts=eval_dataset['text'] to "
+                "keyphrase_compute_metrics, or set include_for_metrics=['inputs'] in the training arguments"
+            )
+        ids = np.where(np.asarray(inputs) < 0, pad_token_id, np.asarray(inputs))
+        return tokenizer.batch_decode(ids, skip_special_tokens=True)
+
     def compute_metrics(eval_prediction: Any) -> dict[str, float]:
         generated, labels = _unpack(eval_prediction)
         predictions, references = decode(generated), decode(labels)
+        documents = source_texts(eval_prediction)
         results: dict[str, float] = {}
         if "keyword_prf" in metrics:
-            results.update(keyword_prf(predictions, references, **options))
+            results.update(keyword_prf(predictions, references, texts=documents, **options))
         if "ndcg" in metrics:
-            results[f"ndcg@{k}"] = ndcg_at_k(predictions, references, k=k, **ranking_options)
+            results[f"ndcg@{k}"] = ndcg_at_k(predictions, references, k=k, texts=documents, **ranking_options)
         if "map" in metrics:
-            results[f"map@{k}"] = map_at_k(predictions, references, k=k, **ranking_options)
+            results[f"map@{k}"] = map_at_k(predictions, references, k=k, texts=documents, **ranking_options)
         return results
 
     return compute_metrics

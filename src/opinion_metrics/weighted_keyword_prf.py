@@ -263,11 +263,14 @@ def _ranking(
     match: str,
     normalize: NormalizeOption,
     stemmer: str | None,
+    texts: Sequence[str] | None,
+    presence: str,
 ) -> tuple[list[float | None], list[float | None]]:
     check_match(match)
     k = check_positive_int(k, "k")
     check_relevance(relevance)
     corpus = prepare_corpus(predictions, references, normalize=normalize, stemmer=stemmer)
+    corpus, _ = select_presence(corpus, texts, presence, normalize, stemmer)
     return ranking_scores(corpus_neighbors(corpus, match), corpus.references.sizes.tolist(), k, relevance)
 
 
@@ -280,9 +283,12 @@ def ndcg_at_k(
     match: str = "substring",
     normalize: NormalizeOption = "default",
     stemmer: str | None = None,
+    texts: Sequence[str] | None = None,
+    presence: str = "all",
     zero_division: float = 0.0,
 ) -> float:
-    """Mean nDCG@k over examples with gold keywords (`zero_division` if there are none).
+    """Mean nDCG@k over examples with gold keywords (`zero_division` if there are none);
+    `texts` and `presence` as in `keyword_prf`.
 
     Example:
         >>> round(ndcg_at_k([["scam", "family", "poverty", "cinematography", "fraud"]],
@@ -290,7 +296,7 @@ def ndcg_at_k(
         0.7295
     """
     zero_division = check_zero_division(zero_division)
-    ndcg, _ = _ranking(predictions, references, k, relevance, match, normalize, stemmer)
+    ndcg, _ = _ranking(predictions, references, k, relevance, match, normalize, stemmer, texts, presence)
     return mean_or([v for v in ndcg if v is not None], zero_division)
 
 
@@ -302,15 +308,18 @@ def map_at_k(
     match: str = "substring",
     normalize: NormalizeOption = "default",
     stemmer: str | None = None,
+    texts: Sequence[str] | None = None,
+    presence: str = "all",
     zero_division: float = 0.0,
 ) -> float:
     """Mean AP@k (binary relevance, SPEC section 4; trec_eval's `map_cut_k`) over examples
-    with gold keywords: the precisions at the hit ranks within the first k, summed, / |G|.
+    with gold keywords: the precisions at the hit ranks within the first k, summed, / |G|;
+    `texts` and `presence` as in `keyword_prf`.
 
     Example:
         >>> map_at_k([["scam", "family", "poverty"]], [["fraud", "poverty", "scam"]], k=2)
         0.3333333333333333
     """
     zero_division = check_zero_division(zero_division)
-    _, average_precision = _ranking(predictions, references, k, "binary", match, normalize, stemmer)
+    _, average_precision = _ranking(predictions, references, k, "binary", match, normalize, stemmer, texts, presence)
     return mean_or([v for v in average_precision if v is not None], zero_division)
