@@ -83,12 +83,12 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise TableError(path, f"corrupt gzip data ({error}); expected a complete .gz file", number + 1) from None
 
 
-def _json_rows(path: Path, text: str) -> tuple[list[Any], list[int]] | dict[str, Any]:
-    """A JSON array's items with the line each starts on, or the parsed value of any other JSON."""
+def _parse_json(path: Path, text: str) -> tuple[Any, list[int] | None]:
+    """The parsed JSON, and for an array the line on which each item starts."""
     position = _JSON_SPACE.match(text).end()
     if not text.startswith("[", position):
         try:
-            return {"value": json.loads(text)}
+            return json.loads(text), None
         except json.JSONDecodeError as error:
             raise TableError(path, f"invalid JSON ({error.msg}, column {error.colno})", error.lineno) from None
     decoder, items, lines, line, counted = json.JSONDecoder(), [], [], 1, 0
@@ -138,15 +138,13 @@ def _read_jsonl(path: Path) -> tuple[dict[str, list[Any]], list[int]]:
 
 
 def _read_json(path: Path) -> tuple[dict[str, list[Any]], list[int] | None]:
-    parsed = _json_rows(path, "".join(line for _, line in _text_lines(path)))
+    value, lines = _parse_json(path, "".join(line for _, line in _text_lines(path)))
     expected = "expected a list of row objects or an object mapping each column to a list"
-    if isinstance(parsed, tuple):
-        items, lines = parsed
-        for item, line in zip(items, lines):
+    if lines is not None:
+        for item, line in zip(value, lines):
             if not isinstance(item, dict):
                 raise TableError(path, f"{expected}; got a list holding {_kind(item)}", line)
-        return _records_to_columns(items), lines
-    value = parsed["value"]
+        return _records_to_columns(value), lines
     if not isinstance(value, dict):
         raise TableError(path, f"{expected}, got {_kind(value)}", 1)
     for name, column in value.items():
