@@ -159,3 +159,18 @@ def test_a_datasets_folder(tmp_path):
         str(tmp_path / "d")
     )
     assert load_table(tmp_path / "d", [], []) == {"predictions": [["war"]], "references": [["war", "jedi"]]}
+
+
+def test_parquet_files(tmp_path, capsys):
+    parquet = pytest.importorskip("pyarrow.parquet")
+    import pyarrow
+
+    rows = {"predictions": [["war"], ["jedi"]], "references": [["war", "jedi"], ["droid"]]}
+    parquet.write_table(pyarrow.table(rows), tmp_path / "x.PARQUET")
+    table = read_table(tmp_path / "x.PARQUET")
+    assert table.columns == rows and table.location(1) == "row 2 of x.PARQUET"
+    broken = _write(tmp_path / "broken.parquet", b"PAR1 this is not parquet")
+    with pytest.raises(TableError, match=r"^broken\.parquet: not a readable Parquet file \(") as caught:
+        read_table(broken)
+    assert not caught.value.usage
+    assert main([str(broken)]) == 1
