@@ -174,3 +174,40 @@ def test_parquet_files(tmp_path, capsys):
         read_table(broken)
     assert not caught.value.usage
     assert main([str(broken)]) == 1
+
+
+def test_every_format_gives_the_same_numbers(tmp_path):
+    import csv
+
+    pyarrow = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as parquet
+
+    from opinion_metrics import keyword_prf, weighted_keyword_prf
+
+    rows = [  # inner double space, non-ASCII, a ';'-free comma inside a keyword, an empty list
+        {"model": "m1", "predictions": ["café  noir", "war, peace"], "scores": [0.75, 0.5], "references": ["café"]},
+        {"model": "m2", "predictions": [], "scores": [], "references": ["jedi", "war"]},
+        {"model": "m1", "predictions": ["jedi knight"], "scores": [1.0], "references": ["jedi", "empire"]},
+    ]
+    columns = {name: [row[name] for row in rows] for name in rows[0]}
+    paths = [_write(tmp_path / "x.jsonl", "".join(json.dumps(row) + "\n" for row in rows))]
+    paths.append(_write(tmp_path / "x.json.gz", gzip.compress(json.dumps(columns).encode())))
+    paths.append(_write(tmp_path / "rows.json", json.dumps(rows, indent=2)))
+    with open(tmp_path / "x.csv", "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(list(columns))
+        for row in rows:
+            writer.writerow([row["model"], *(";".join(map(str, row[name])) for name in list(columns)[1:])])
+    paths.append(tmp_path / "x.csv")
+    parquet.write_table(pyarrow.table(columns), tmp_path / "x.parquet")
+    paths.append(tmp_path / "x.parquet")
+    expected = {
+        "keyword_prf": keyword_prf(columns["predictions"], columns["references"]),
+        "weighted_keyword_prf": weighted_keyword_prf(columns["predictions"], columns["scores"], columns["references"]),
+    }
+    for path in paths:
+        output = tmp_path / f"{path.name}.out.json"
+        assert main([str(path), "--output", str(output)]) == 0, path.name
+        results = json.loads(output.read_text())["all"]
+        for family, values in expected.items():
+            assert results[family] == pytest.approx(values), path.name
