@@ -402,3 +402,17 @@ def test_scores_out_of_range_do_not_stop_a_family_that_ignores_scores(tmp_path, 
     assert json.loads(output.read_text())["all"]["keyword_prf"] == pytest.approx(
         {"precision": 0.5, "recall": 1.0, "f1": 2 / 3}
     )
+
+
+def test_a_write_that_fails_after_the_check_is_one_line(tmp_path, capsys, monkeypatch):
+    import opinion_metrics.cli as cli
+
+    monkeypatch.setattr(cli, "check_output", lambda path, option: None)  # as if the folder vanished since
+    path = _jsonl(tmp_path / "x.jsonl", BY_MODEL[:1])
+    assert main([str(path), "--output", str(tmp_path / "gone" / "r.json")]) == 1
+    captured = capsys.readouterr()
+    assert "precision" in captured.out  # the results still reach stdout
+    assert (
+        captured.err
+        == f"opinion-metrics: error: cannot write {tmp_path / 'gone' / 'r.json'}: No such file or directory\n"
+    )

@@ -23,7 +23,7 @@ from . import __version__
 from .aspects import DEFAULT_ASPECTS, aspect_sentiment_score
 from .grouping import pool_by_group
 from .keyword_prf import keyword_prf
-from .tables import Table, TableError, rating_rows, read_table
+from .tables import Table, rating_rows, read_table
 from .weighted_keyword_prf import weighted_keyword_prf
 
 KEYWORD_FAMILIES = ("keyword_prf", "weighted_keyword_prf", "semantic_keyword_prf", "sentiment_appropriateness")
@@ -570,20 +570,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         numbers = [args.scores or "scores", *([args.prediction_sentiments] if args.prediction_sentiments else [])]
         table = read_table(args.file, [args.predictions, args.references], numbers)
         results = evaluate_table(table, args, _Speaker(parser))
-    except (UsageError, TableError, ValueError, ImportError) as error:
-        print(f"opinion-metrics: error: {error}".replace("\n", " "), file=sys.stderr)
-        usage = isinstance(error, (UsageError, ImportError)) or getattr(error, "usage", False)
-        return 2 if usage else 1
+    except (ValueError, ImportError) as error:
+        return _report(error)
     label = "/".join(part for part in ("model" if "*" in args.predictions else "", args.by or "") if part)
     print(format_tables(results, label))
-    if args.output:
-        args.output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-        print(f"\nwrote {args.output}")
-    if args.plot:
-        subsets = f" ({label}: {', '.join(results)})" if label else ""
-        plot_results(results, args.plot, f"{args.file.name}{subsets}")
-        print(f"wrote {args.plot}")
+    try:
+        if args.output:
+            args.output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+            print(f"\nwrote {args.output}")
+        if args.plot:
+            subsets = f" ({label}: {', '.join(results)})" if label else ""
+            plot_results(results, args.plot, f"{args.file.name}{subsets}")
+            print(f"wrote {args.plot}")
+    except OSError as error:  # the folder vanished or filled up since the check
+        return _report(ValueError(f"cannot write {error.filename}: {error.strerror}"))
     return 0
+
+
+def _report(error: Exception) -> int:
+    """Print one line; exit status 2 for a mistake in the command line, 1 for the data."""
+    print(f"opinion-metrics: error: {error}".replace("\n", " "), file=sys.stderr)
+    usage = isinstance(error, (UsageError, ImportError)) or getattr(error, "usage", False)
+    return 2 if usage else 1
 
 
 if __name__ == "__main__":
