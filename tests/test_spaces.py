@@ -634,3 +634,92 @@ def test_the_semantic_example_matches_paraphrases_that_strings_miss(clients):
     expected = semantic_keyword_prf(predictions, references)
     assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
     assert keyword_prf(predictions, references)["f1"] == 0.0 < expected["semantic_f1"]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_a_staged_space_installs_from_its_own_requirements_and_serves(tmp_path):
+    """The keyword_prf Space as publish.py stages it, installed into a fresh virtualenv
+    from its requirements.txt alone (no torch), started with `python app.py` and driven
+    over HTTP; its evaluate module loads there too."""
+    import subprocess
+    import time
+    import urllib.request
+
+    spec = importlib.util.spec_from_file_location("publish", REPO / "scripts" / "publish.py")
+    publish = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(publish)
+    assert publish.main(["--dry-run", "--only", "keyword_prf", "--out", str(tmp_path / "staged")]) == 0
+    folder = tmp_path / "staged" / "keyword_prf"
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    pin = tmp_path / "torch.txt"
+    pin.write_text("torch==2.13.0\n")  # should anything pull torch, never another build
+    constraints = " ".join(filter(None, [os.environ.get("PIP_CONSTRAINT"), str(pin)]))
+    environment = {**os.environ, "PIP_CONSTRAINT": constraints}
+    installed = subprocess.run(
+        [python, "-m", "pip", "install", "-q", "-r", "requirements.txt"],
+        cwd=folder,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    loaded = subprocess.run(
+        [
+            python,
+            "-c",
+            "import evaluate; module = evaluate.load('keyword_prf.py'); "
+            "print(module.compute(predictions=[['a', 'b']], references=[['a']]))",
+        ],
+        cwd=folder,
+        env={**environment, "HF_EVALUATE_OFFLINE": "1", "HF_HUB_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert loaded.returncode == 0, loaded.stderr[-3000:]
+    assert loaded.stdout.strip().splitlines()[-1] == str(keyword_prf([["a", "b"]], [["a"]]))
+    port = _free_port()
+    server = subprocess.Popen(
+        [python, "app.py"],
+        cwd=folder,
+        env={
+            **environment,
+            "GRADIO_SERVER_PORT": str(port),
+            "GRADIO_ANALYTICS_ENABLED": "False",
+            "HF_HUB_OFFLINE": "1",
+        },
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(240):  # wait for the server to answer
+            try:
+                urllib.request.urlopen(url, timeout=5)
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read()[-3000:]
+                time.sleep(0.5)
+        family = FAMILIES["keyword_prf"]
+        client = gradio_client.Client(url, verbose=False)
+        status, summary, _, _ = client.predict(
+            *family.example, None, *(o.default for o in family.options), api_name="/compute"
+        )
+        predictions, references = (parse_keyword_lines(text)[0] for text in family.example)
+        expected = keyword_prf(predictions, references)
+        assert status == "Computed on the text boxes: 2 examples."
+        assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
+        assert all(row[2] for row in summary["data"])  # each value with its meaning
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
