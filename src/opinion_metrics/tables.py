@@ -67,6 +67,8 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
             for number, data in enumerate(handle, 1):
                 if number == 1 and data.startswith(codecs.BOM_UTF8):
                     data = data[len(codecs.BOM_UTF8) :]
+                elif number == 1 and data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+                    raise TableError(path, "UTF-16 text; save the file as UTF-8", number)
                 try:
                     line = data.decode("utf-8")
                 except UnicodeDecodeError as error:
