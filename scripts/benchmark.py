@@ -1,13 +1,15 @@
-"""Speed of opinion-metrics against a naive per-review, per-pair loop, measured in one run.
+"""Speed of opinion-metrics against naive loops and against resampling baselines, measured in one run.
 
 The data is ../shared/data/movie_reviews: every review of 5 movies, the keywords of 4
 models (33,384 examples), each review scored against its movie's gold list (272-449
-keywords). The naive baseline is written the way the source notebooks evaluate: per
-review, normalize both lists, then test every (prediction, gold) pair; it computes the
-same SPEC values (asserted), so the ratios compare equal work.
+keywords). The naive baselines are written the way the source notebooks evaluate: per
+review, normalize both lists, then test every (prediction, gold) pair; they compute the
+same SPEC values (asserted), so the ratios compare equal work. Fast paths are timed best
+of --repeat (the machine may be shared); the slow baselines run once.
 
-    python scripts/benchmark.py                        # everything (about 20 minutes)
+    python scripts/benchmark.py                        # everything (about 40 minutes)
     python scripts/benchmark.py --families lexical     # the lexical families only
+    python scripts/benchmark.py --families intervals presence interactive aspects
     python scripts/benchmark.py --sample 10            # every 10th review: a quick look
 """
 
@@ -24,16 +26,42 @@ import sys
 import time
 import unicodedata
 from pathlib import Path
+from typing import NamedTuple
 
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = ("base", "reranker", "sentiment", "metadata")
+FAMILIES = (
+    "lexical",
+    "intervals",
+    "presence",
+    "interactive",
+    "aspects",
+    "diversity",
+    "semantic",
+    "sentiment",
+    "scaling",
+)
 
 
-def load_movie_reviews(directory: Path, sample: int) -> tuple[list, list, list, list]:
-    """Predictions, scores, references and review texts, model by model; one gold list
-    object per movie."""
+class Corpus(NamedTuple):
+    """One row per (model, review): model-major, one gold list object per movie."""
+
+    predictions: list
+    scores: list
+    references: list
+    texts: list
+    movies: list
+    models: list
+
+    def where(self, keep) -> Corpus:
+        rows = [i for i in range(len(self.predictions)) if keep(self.movies[i], self.models[i])]
+        return Corpus(*([column[i] for i in rows] for column in self))
+
+
+def load_movie_reviews(directory: Path, sample: int) -> Corpus:
+    """Predictions, scores, references and review texts, model by model."""
     gold = {}
     with open(directory / "ground_truth.jsonl", encoding="utf-8") as lines:
         for line in lines:
@@ -44,21 +72,30 @@ def load_movie_reviews(directory: Path, sample: int) -> tuple[list, list, list, 
         with gzip.open(path, "rt", encoding="utf-8") as lines:
             reviews.extend(json.loads(line) for line in lines)
     reviews = reviews[::sample]
-    predictions = [review[f"keywords_{model}"] or [] for model in MODELS for review in reviews]
-    scores = [
-        [min(max(s, 0.0), 1.0) for s in review[f"scores_{model}"] or []] for model in MODELS for review in reviews
-    ]
-    references = [gold[review["movie"]] for _ in MODELS for review in reviews]
-    texts = [review["review"] for _ in MODELS for review in reviews]
-    return predictions, scores, references, texts
+    return Corpus(
+        [review[f"keywords_{model}"] or [] for model in MODELS for review in reviews],
+        [[min(max(s, 0.0), 1.0) for s in review[f"scores_{model}"] or []] for model in MODELS for review in reviews],
+        [gold[review["movie"]] for _ in MODELS for review in reviews],
+        [review["review"] for _ in MODELS for review in reviews],
+        [review["movie"] for _ in MODELS for review in reviews],
+        [model for model in MODELS for _ in reviews],
+    )
 
 
 # --- the naive baseline: per review, per pair, as in the notebooks ---------------------
 
 
+def _is_format(ch):
+    return unicodedata.category(ch) == "Cf"
+
+
 def naive_normalize(keyword):
+    """SPEC 1 "default": NFKC, casefold, drop punctuation (P*), symbols (S*) and format
+    characters (Cf), collapse white space."""
     keyword = unicodedata.normalize("NFKC", keyword).casefold()
-    keyword = "".join(ch for ch in keyword if unicodedata.category(ch)[0] not in "PS")
+    keyword = "".join(
+        ch for ch in keyword if unicodedata.category(ch)[0] not in "PS" and unicodedata.category(ch) != "Cf"
+    )
     return re.sub(r"\s+", " ", keyword).strip()
 
 
@@ -93,6 +130,7 @@ def naive_matching(adjacent, order):
 
 
 def naive_keyword_prf(predictions, references):
+    """Family 1 with the defaults (all predictions: precision divides by |P|), macro."""
     precisions, recalls, f1s = [], [], []
     for predicted, gold in zip(predictions, references):
         predicted, gold = naive_prepare(predicted)[0], naive_prepare(gold)[0]
@@ -129,9 +167,8 @@ def naive_weighted_keyword_prf(predictions, scores, references, k=5):
                         hits += 1
                         precision_sum += hits / (i + 1)
                         break
-            depth = min(k, len(gold))
-            idcg = sum((1 / math.log2(j + 2)) / math.log2(j + 2) for j in range(depth))
-            row[3], row[4] = dcg / idcg, precision_sum / depth
+            idcg = sum((1 / math.log2(j + 2)) / math.log2(j + 2) for j in range(min(k, len(gold))))
+            row[3], row[4] = dcg / idcg, precision_sum / len(gold)  # AP@k divides by |G| (SPEC 4)
         rows.append(row)
     names = ["weighted_precision", "weighted_recall", "weighted_f1", f"ndcg@{k}", f"map@{k}"]
     result = {}
@@ -139,6 +176,28 @@ def naive_weighted_keyword_prf(predictions, scores, references, k=5):
         values = [row[column] for row in rows if row[column] is not None]
         result[name] = sum(values) / len(values)
     return result
+
+
+def naive_presence_prf(predictions, references, texts):
+    """Family 1 on present keywords, per keyword: normalize the review and every keyword
+    each time, test `" kw " in " text "` on the token-joined strings; examples without a
+    present reference are left out (SPEC 9)."""
+    precisions, recalls, f1s = [], [], []
+    for predicted, gold, text in zip(predictions, references, texts):
+        padded = f" {' '.join(naive_normalize(text).split())} "
+        predicted = [p for p in naive_prepare(predicted)[0] if f" {p} " in padded]
+        gold = [g for g in naive_prepare(gold)[0] if f" {g} " in padded]
+        if not gold:
+            continue
+        adjacent = [[j for j, g in enumerate(gold) if is_approx_match(p, g)] for p in predicted]
+        matched = len(naive_matching(adjacent, range(len(predicted))))
+        p = matched / len(predicted) if predicted else 0.0
+        r = matched / len(gold)
+        precisions.append(p)
+        recalls.append(r)
+        f1s.append(2 * p * r / (p + r) if p + r else 0.0)
+    n = len(precisions)
+    return {"precision": sum(precisions) / n, "recall": sum(recalls) / n, "f1": sum(f1s) / n}
 
 
 def naive_semantic_prf(predictions, references, threshold=0.75):
@@ -241,11 +300,12 @@ def same(a, b):
     return a.keys() == b.keys() and all(math.isclose(a[key], b[key], abs_tol=1e-9) for key in a)
 
 
-def lexical(predictions, scores, references, repeat):
+def lexical(corpus: Corpus, repeat: int) -> None:
     import evaluate
 
     from opinion_metrics import keyword_prf, weighted_keyword_prf
 
+    predictions, scores, references = corpus.predictions, corpus.scores, corpus.references
     keyword_module = evaluate.load(str(REPO / "metrics" / "keyword_prf"))
     weighted_module = evaluate.load(str(REPO / "metrics" / "weighted_keyword_prf"))
 
@@ -287,10 +347,150 @@ def lexical(predictions, scores, references, repeat):
             f"{stream_time / library_time:>14.2f}x"
         )
     print(
-        "naive/lib: how many times faster the library is (target >= 50x); module/lib: evaluate's "
+        "naive/lib: how many times faster the library is (corpus scale); module/lib: evaluate's "
         "compute over the library (target <= 1.5x); add_batch/lib: the same data through add_batch "
         "in batches of 1000, then compute() (evaluate's Arrow cache).\n"
     )
+
+
+def scipy_bootstrap_seconds(metric, columns: tuple, key: str, n_resamples: int, calls: int) -> float:
+    """Seconds scipy.stats.bootstrap would take for `n_resamples`, calling `metric` once per
+    resample on the resampled lists (as evaluate's Evaluator does): `calls` resamples timed,
+    scaled by the time per call."""
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    counted = []
+
+    def statistic(drawn):
+        counted.append(1)
+        return metric(*([column[i] for i in drawn] for column in columns))[key]
+
+    start = time.perf_counter()
+    bootstrap(
+        (np.arange(len(columns[0])),),
+        statistic,
+        n_resamples=calls,
+        vectorized=False,
+        method="percentile",
+        rng=np.random.default_rng(0),
+    )
+    return (time.perf_counter() - start) / len(counted) * n_resamples
+
+
+def intervals(corpus: Corpus, repeat: int, baseline_calls: int) -> None:
+    from opinion_metrics import compare_systems, keyword_prf, weighted_keyword_prf
+
+    predictions, scores, references = corpus.predictions, corpus.scores, corpus.references
+    ci = {"confidence_level": 0.95, "n_resamples": 1000}
+    print(
+        f"{'intervals (1,000 resamples)':<34}{'plain s':>9}{'with CI s':>11}{'CI/plain':>10}"
+        f"{'scipy s':>10}{'scipy/CI':>10}"
+    )
+    for name, metric, columns, key in (
+        ("keyword_prf", keyword_prf, (predictions, references), "f1"),
+        ("weighted_keyword_prf", weighted_keyword_prf, (predictions, scores, references), "weighted_f1"),
+    ):
+        plain_time, plain = best_time(functools.partial(metric, *columns), repeat)
+        ci_time, with_ci = best_time(functools.partial(metric, *columns, **ci), repeat)
+        assert same(plain, {name: with_ci[name] for name in plain})
+        assert all(with_ci[f"{k}_ci_low"] <= with_ci[k] <= with_ci[f"{k}_ci_high"] for k in plain)
+        scipy_time = scipy_bootstrap_seconds(metric, columns, key, ci["n_resamples"], baseline_calls)
+        print(
+            f"{name:<34}{plain_time:>9.2f}{ci_time:>11.2f}{ci_time / plain_time:>9.2f}x"
+            f"{scipy_time:>10.0f}{scipy_time / ci_time:>9.0f}x"
+        )
+    base = corpus.where(lambda movie, model: model == "base")
+    other = corpus.where(lambda movie, model: model == "sentiment")
+    two_plain, _ = best_time(
+        lambda: (keyword_prf(base.predictions, base.references), keyword_prf(other.predictions, base.references)),
+        repeat,
+    )
+    for method in ("permutation", "bootstrap"):
+        compare = functools.partial(
+            compare_systems, "keyword_prf", base.predictions, other.predictions, base.references, method=method
+        )
+        compare_time, result = best_time(compare, repeat)
+        label = f"compare_systems ({method})"
+        print(f"{label:<34}{two_plain:>9.2f}{compare_time:>11.2f}{compare_time / two_plain:>9.2f}x", end="")
+        print(f"    f1 {result['f1']['a']:.4f} -> {result['f1']['b']:.4f}, p = {result['f1']['p_value']:.4f}")
+    print(
+        f"with CI: confidence_level=0.95, n_resamples=1000 over {len(predictions):,} examples (target <= 3x plain); "
+        f"scipy: scipy.stats.bootstrap calling the metric once per resample, {baseline_calls} resamples timed and "
+        "scaled to 1,000 (target scipy/CI >= 100x). compare_systems: keyword_prf, 'base' vs 'sentiment' on the "
+        f"same {len(base.predictions):,} reviews, 1,000 resamples; its plain column is two plain calls (one per "
+        "system).\n"
+    )
+
+
+def presence(corpus: Corpus, repeat: int) -> None:
+    from opinion_metrics import keyword_prf
+
+    predictions, references, texts = corpus.predictions, corpus.references, corpus.texts
+    plain_time, _ = best_time(lambda: keyword_prf(predictions, references), repeat)
+    naive_time, naive_result = best_time(lambda: naive_presence_prf(predictions, references, texts), 1)
+    library_time, library_result = best_time(
+        lambda: keyword_prf(predictions, references, texts=texts, presence="present"), repeat
+    )
+    if not same(naive_result, library_result):
+        raise SystemExit(f"presence results differ\n{naive_result}\n{library_result}")
+    label = 'presence="present"'
+    print(f"{label:<34}{'naive s':>9}{'library s':>11}{'naive/lib':>11}{'plain s':>9}{'lib/plain':>11}")
+    print(
+        f"{'keyword_prf, with review texts':<34}{naive_time:>9.2f}{library_time:>11.2f}"
+        f"{naive_time / library_time:>10.0f}x{plain_time:>9.2f}{library_time / plain_time:>10.2f}x"
+    )
+    print(
+        f"{len(predictions):,} examples. naive: per example and keyword, normalize and test ' kw ' in ' text ' "
+        "(target naive/lib >= 20x); plain: keyword_prf without presence; present P/R/F1 "
+        f"{library_result['precision']:.4f} / {library_result['recall']:.4f} / {library_result['f1']:.4f} "
+        "(equal to the naive loop's, asserted).\n"
+    )
+
+
+def interactive(corpus: Corpus, repeat: int, movie: str, model: str, profile: bool) -> None:
+    """The lexical families on one movie's reviews and one model: the size a user evaluates
+    interactively, where per-call and per-example constant costs show."""
+    from opinion_metrics import keyword_prf, weighted_keyword_prf
+
+    one = corpus.where(lambda m, name: m == movie and name == model)
+    predictions, scores, references = one.predictions, one.scores, one.references
+    families = (
+        (
+            "keyword_prf",
+            lambda: naive_keyword_prf(predictions, references),
+            lambda: keyword_prf(predictions, references),
+        ),
+        (
+            "weighted P/R/F1 + nDCG@5 + MAP@5",
+            lambda: naive_weighted_keyword_prf(predictions, scores, references),
+            lambda: weighted_keyword_prf(predictions, scores, references),
+        ),
+    )
+    label = f"one movie ({movie}, {model})"
+    print(f"{label:<34}{'naive s':>9}{'library s':>11}{'naive/lib':>11}")
+    for name, naive, library in families:
+        naive_time, naive_result = best_time(naive, 3)
+        library_time, library_result = best_time(library, max(repeat, 10))
+        if not same(naive_result, library_result):
+            raise SystemExit(f"{name}: results differ\n{naive_result}\n{library_result}")
+        print(f"{name:<34}{naive_time:>9.3f}{library_time:>11.4f}{naive_time / library_time:>10.0f}x")
+    print(
+        f"{len(predictions):,} reviews x up to 5 keywords against {len(references[0]) if references else 0} gold "
+        "keywords; naive best of 3, library best of 10 (target naive/lib >= 50x).\n"
+    )
+    if profile:
+        import cProfile
+        import pstats
+
+        for name, _, library in families:
+            profiler = cProfile.Profile()
+            profiler.enable()
+            for _ in range(10):
+                library()
+            profiler.disable()
+            print(f"cProfile, 10 calls of {name} (internal time):")
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
 
 
 def semantic(predictions, references):
@@ -430,6 +630,19 @@ def naive_aspect_score(predictions, references, aspects=6, min_rating=1, max_rat
     return total / aspects
 
 
+def traced_peak(function) -> float:
+    """Peak MiB of Python and numpy allocations made while `function` runs (tracemalloc)."""
+    import gc
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    function()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / 2**20
+
+
 def aspects(n: int, repeat: int) -> None:
     import numpy as np
 
@@ -438,12 +651,59 @@ def aspects(n: int, repeat: int) -> None:
     rng = np.random.default_rng(0)
     references = np.where(rng.random((n, 6)) < 0.3, rng.integers(1, 6, (n, 6)), 0)
     predictions = np.where(rng.random((n, 6)) < 0.1, (references + rng.integers(0, 6, (n, 6))) % 6, references)
+    ci = {"confidence_level": 0.95, "n_resamples": 1000}
+    one_pass_time, _ = best_time(lambda: (predictions != 0).sum(), repeat)
     naive_time, naive_score = best_time(lambda: naive_aspect_score(predictions, references), 1)
     library_time, result = best_time(lambda: aspect_sentiment_score(predictions, references), repeat)
+    ci_time, with_ci = best_time(lambda: aspect_sentiment_score(predictions, references, **ci), repeat)
     assert math.isclose(naive_score, result["score"], abs_tol=1e-9), (naive_score, result["score"])
-    print(f"{'aspect_sentiment_score':<34}{'examples':>10}{'naive s':>9}{'library s':>11}{'naive/lib':>11}")
-    print(f"{'(6 aspects)':<34}{n:>10,}{naive_time:>9.2f}{library_time:>11.3f}{naive_time / library_time:>10.1f}x")
-    print("naive: scikit-learn's f1_score per aspect plus a masked squared-error sum; same score (asserted).\n")
+    assert same(result, {key: with_ci[key] for key in result})
+    plain_peak = traced_peak(lambda: aspect_sentiment_score(predictions, references))
+    ci_peak = traced_peak(lambda: aspect_sentiment_score(predictions, references, **ci))
+    print(f"{'aspect_sentiment_score':<34}{'examples':>10}{'seconds':>9}{'/one pass':>11}{'peak MiB':>10}")
+    rows = (
+        ("one pass: (predictions != 0).sum()", one_pass_time, None),
+        ("naive (scikit-learn per aspect)", naive_time, None),
+        ("library", library_time, plain_peak),
+        ("library, 1,000-resample CI", ci_time, ci_peak),
+    )
+    for label, seconds, peak in rows:
+        peak_cell = f"{peak:>10.0f}" if peak is not None else f"{'':>10}"
+        print(f"{label:<34}{n:>10,}{seconds:>9.3f}{seconds / one_pass_time:>10.1f}x{peak_cell}")
+    print(
+        f"({n:,} x 6) int64 arrays ({predictions.nbytes / 2**20:.0f} MiB each). Target: library <= 5x one pass; "
+        "peak: tracemalloc, allocations beyond the inputs (a dense 1,000 x n count matrix would take "
+        f"{1000 * n * 8 / 2**30:.0f} GiB); naive: same score (asserted).\n"
+    )
+
+
+def diversity(corpus: Corpus, repeat: int) -> None:
+    from opinion_metrics import keyword_diversity, keyword_prf
+    from opinion_metrics.semantic import clear_embedding_cache, load_model
+
+    predictions = corpus.predictions
+    plain_time, _ = best_time(lambda: keyword_prf(predictions, corpus.references), repeat)
+    lexical_time, _ = best_time(lambda: keyword_diversity(predictions), repeat)
+    model = _packaged_model_path()
+    load_model(model)  # loading is not timed: only evaluation
+    clear_embedding_cache()
+    cold_time, cold = best_time(lambda: keyword_diversity(predictions, model=model), 1)
+    warm_time, warm = best_time(lambda: keyword_diversity(predictions, model=model), repeat)
+    assert same(cold, warm)
+    print(f"{'keyword_diversity':<34}{'seconds':>9}{'/keyword_prf':>14}")
+    for label, seconds in (
+        ("keyword_prf (for scale)", plain_time),
+        ("without model", lexical_time),
+        ("with model, cold", cold_time),
+        ("with model, warm", warm_time),
+    ):
+        print(f"{label:<34}{seconds:>9.2f}{seconds / plain_time:>13.2f}x")
+    print(
+        f"{len(predictions):,} examples; cold: every distinct keyword encoded (all-MiniLM-L6-v2, loaded "
+        "beforehand); warm: a second call (embedding cache hits). Values "
+        + ", ".join(f"{key} {value:.4f}" for key, value in warm.items())
+        + ".\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -454,30 +714,52 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--families",
         nargs="+",
-        default=["lexical", "semantic", "sentiment", "aspects", "scaling"],
-        choices=["lexical", "semantic", "sentiment", "aspects", "scaling"],
+        default=list(FAMILIES),
+        choices=FAMILIES,
         help="what to time (default: all; semantic's naive loop takes ~15 minutes on 2 CPU cores)",
+    )
+    parser.add_argument(
+        "--baseline-resamples",
+        type=int,
+        default=3,
+        help="resamples of the scipy bootstrap baseline actually timed, then scaled to 1,000 (default 3)",
+    )
+    parser.add_argument("--movie", default="IndianaJones", help="the movie of 'interactive' (default IndianaJones)")
+    parser.add_argument("--model", default="base", choices=MODELS, help="the model of 'interactive' (default base)")
+    parser.add_argument("--profile", action="store_true", help="'interactive': also print a cProfile of the library")
+    parser.add_argument(
+        "--aspect-examples", type=int, default=1_000_000, help="rows of the aspect arrays (default 1,000,000)"
     )
     parser.add_argument(
         "--scaling-sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000], help="lexical scaling sizes"
     )
     args = parser.parse_args(argv)
-    if set(args.families) - {"scaling", "aspects"}:
+    families = [family for family in FAMILIES if family in args.families]
+    if set(families) - {"scaling", "aspects"}:
         if not args.data.exists():
             print(f"movie reviews not found at {args.data}; pass --data", file=sys.stderr)
             return 2
-        predictions, scores, references, texts = load_movie_reviews(args.data, args.sample)
-        print(f"{len(predictions)} examples (5 movies x 4 models), gold lists of 272-449 keywords\n")
-    if "lexical" in args.families:
-        lexical(predictions, scores, references, args.repeat)
-    if "semantic" in args.families:
-        semantic(predictions, references)
-    if "sentiment" in args.families:
-        sentiment(predictions, references, texts)
-    if "aspects" in args.families:
-        aspects(1_000_000, args.repeat)
-    if "scaling" in args.families:
-        scaling(args.scaling_sizes)
+        corpus = load_movie_reviews(args.data, args.sample)
+        print(f"{len(corpus.predictions)} examples (5 movies x 4 models), gold lists of 272-449 keywords\n")
+    for family in families:
+        if family == "lexical":
+            lexical(corpus, args.repeat)
+        elif family == "intervals":
+            intervals(corpus, args.repeat, args.baseline_resamples)
+        elif family == "presence":
+            presence(corpus, args.repeat)
+        elif family == "interactive":
+            interactive(corpus, args.repeat, args.movie, args.model, args.profile)
+        elif family == "aspects":
+            aspects(args.aspect_examples, args.repeat)
+        elif family == "diversity":
+            diversity(corpus, args.repeat)
+        elif family == "semantic":
+            semantic(corpus.predictions, corpus.references)
+        elif family == "sentiment":
+            sentiment(corpus.predictions, corpus.references, corpus.texts)
+        else:
+            scaling(args.scaling_sizes)
     return 0
 
 

@@ -1,0 +1,65 @@
+"""scripts/benchmark.py: its naive baselines follow SPEC (hand cases), and a small run passes
+its own assertions (library == naive baselines) on the real movie data."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import subprocess
+import sys
+
+import pytest
+from conftest import MOVIE_REVIEWS, REPO, require_shared
+
+SCRIPT = REPO / "scripts" / "benchmark.py"
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("benchmark_script", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_naive_normalization_removes_format_characters(script):
+    assert script.naive_normalize("\ufeffWar\u200f") == "war"
+    assert script.naive_normalize("\u200b") == ""
+    assert script.naive_normalize("  Café,  Phở! ") == "café phở"
+
+
+def test_naive_weighted_follows_spec_worked_example(script):
+    # SPEC 4: nDCG@5 = 0.7295; AP@5 = (1/1 + 2/3 + 3/5) / |G| with |G| = 3 (hits at ranks 1, 3, 5).
+    gold = ["fraud", "poverty", "scam"]
+    predicted = ["scam", "family", "poverty", "cinematography", "fraud"]
+    result = script.naive_weighted_keyword_prf([predicted], [[1.0] * 5], [gold])
+    assert round(result["ndcg@5"], 4) == 0.7295
+    assert math.isclose(result["map@5"], (1 + 2 / 3 + 3 / 5) / 3)
+    # Weighted precision: 3 of 5 unit scores matched; recall 3 / |G|.
+    assert math.isclose(result["weighted_precision"], 3 / 5)
+    assert math.isclose(result["weighted_recall"], 1.0)
+    # One hit at rank 1 against 4 gold keywords: AP@5 = 1 / 4, not 1 / min(5, 4) ... nor 1.
+    short = script.naive_weighted_keyword_prf([["a"]], [[0.5]], [["a", "b", "c", "d"]])
+    assert math.isclose(short["map@5"], 1 / 4)
+
+
+def test_naive_presence_leaves_out_examples_without_present_references(script):
+    # Example 0: "art" is not present in "party"; "star wars" is; gold "wars" present.
+    # Example 1: no gold keyword occurs in the text: left out of the means.
+    predictions = [["art", "star wars"], ["jedi"]]
+    references = [["wars", "party time", "art"], ["sith"]]
+    texts = ["A party for Star Wars fans!", "jedi"]
+    result = script.naive_presence_prf(predictions, references, texts)
+    # present predictions: ["star wars"]; present gold: ["wars"]; 1 match.
+    assert result == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+
+
+def test_small_run_passes_its_own_checks():
+    require_shared(MOVIE_REVIEWS)
+    command = [sys.executable, str(SCRIPT), "--data", str(MOVIE_REVIEWS), "--sample", "200", "--repeat", "1"]
+    command += ["--families", "lexical", "intervals", "presence", "interactive", "aspects"]
+    command += ["--aspect-examples", "5000", "--baseline-resamples", "1"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    for heading in ("keyword_prf", "intervals (1,000 resamples)", 'presence="present"', "one movie (", "aspect_"):
+        assert heading in run.stdout
