@@ -166,6 +166,11 @@ def _read_delimited(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], l
             if row:
                 if header is None:
                     header = row
+                    other = next((c for c in ";\t," if c != delimiter and len(row) == 1 and c in row[0]), None)
+                    if other:
+                        wanted = "','" if delimiter == "," else "a tab"
+                        found = "a tab" if other == "\t" else repr(other)
+                        raise TableError(path, f"the header is separated by {found}; this file needs {wanted}", start)
                     repeated = sorted({name for name in row if row.count(name) > 1})
                     if repeated:
                         raise TableError(path, f"column {repeated[0]!r} appears twice in the header", start)
