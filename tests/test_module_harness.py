@@ -28,7 +28,11 @@ from test_distributed import CASES  # noqa: E402
 
 HUB_NAMESPACE = "opinion-metrics"  # scripts/publish.py's default
 MODULES = sorted(path.name for path in (REPO / "metrics").iterdir() if (path / f"{path.name}.py").exists())
-NEEDS = {"semantic_keyword_prf": "sentence_transformers", "sentiment_appropriateness": "vaderSentiment"}
+NEEDS = {
+    "semantic_keyword_prf": "sentence_transformers",
+    "sentiment_appropriateness": "vaderSentiment",
+    "keyword_diversity": "sentence_transformers",  # its second example embeds
+}
 _load = evaluate.load
 SINGULAR = {"predictions": "prediction", "references": "reference"}  # add()'s names
 
@@ -141,3 +145,73 @@ def test_load_from_the_hub_module_cache_offline(tmp_path):
         f"evaluate_modules.metrics.{HUB_NAMESPACE}--{name}.{hashlib.sha256(script).hexdigest()}"
     )
     assert value == {"precision": 0.5, "recall": 1.0, "f1": 2 / 3}
+
+
+def evaluate_internal(name: str, condition: bool, what: str) -> None:
+    """Fail naming the evaluate internal that the modules and their glue rely on."""
+    assert condition, (
+        f"evaluate {evaluate.__version__} changed the internal `{name}` that metrics/*/*.py and "
+        f"opinion_metrics/evaluate_support.py rely on: {what}. Adapt them before raising the `evaluate<0.5` "
+        "bound in setup.cfg."
+    )
+
+
+def test_the_evaluate_internals_the_glue_relies_on():
+    module_class = evaluate.EvaluationModule
+    evaluate_internal("datasets.List", hasattr(datasets, "List"), "the modules' list features (datasets >= 4.0)")
+    decorate = getattr(evaluate.utils.file_utils, "add_start_docstrings", None)
+    evaluate_internal("evaluate.utils.file_utils.add_start_docstrings", callable(decorate), "no longer exists")
+    evaluate_internal(
+        "add_start_docstrings",
+        decorate("A", "B")(type("Probe", (), {"__doc__": "C"})).__doc__.startswith("AB"),
+        "it no longer prepends the docstrings",
+    )
+    for method, parameters in {
+        "_infer_feature_from_batch": ["self", "batch"],
+        "_init_writer": ["self", "timeout"],
+        "_feature_names": ["self"],
+        "_finalize": ["self"],
+    }.items():
+        function = getattr(module_class, method, None)
+        evaluate_internal(f"EvaluationModule.{method}", callable(function), "no longer exists")
+        found = list(inspect.signature(function).parameters)
+        evaluate_internal(f"EvaluationModule.{method}", found == parameters, f"parameters {found}, not {parameters}")
+    evaluate_internal(
+        "EvaluationModuleInfo.format", "format" in evaluate.MetricInfo.__dataclass_fields__, "the field is gone"
+    )
+
+    module = evaluate.load(str(REPO / "metrics" / "keyword_prf"), keep_in_memory=True)  # writes no cache file
+    for attribute in ("writer", "selected_feature_format"):
+        evaluate_internal(
+            f"EvaluationModule.{attribute}", getattr(module, attribute, "absent") is None, "not None before add_batch"
+        )
+    evaluate_internal("EvaluationModule.num_process", module.num_process == 1, "not 1 by default")
+    columns = {"predictions": [["a", "b"]], "references": [["a"]]}
+    features = module._infer_feature_from_batch(columns)
+    evaluate_internal(
+        "EvaluationModule._infer_feature_from_batch",
+        features == module.info.features and [field.name for field in features.arrow_schema] == list(columns),
+        f"returned {features!r}, not the module's features with an arrow_schema",
+    )
+    module.selected_feature_format = features
+    module._init_writer()
+    evaluate_internal(
+        "EvaluationModule._init_writer",
+        callable(getattr(module.writer, "write_table", None)),
+        f"module.writer is {module.writer!r}, without write_table",
+    )
+    module = evaluate.load(str(REPO / "metrics" / "keyword_prf"))
+    seen = {}
+
+    def spy(**inputs):
+        seen.update({name: type(value).__module__.split(".")[0] for name, value in inputs.items()})
+        return {}
+
+    module._compute = spy
+    module.add_batch(**columns)  # writes through module.writer, then evaluate's compute reads it back
+    module.compute()
+    evaluate_internal(
+        "EvaluationModule.compute / info.format",
+        seen == {"predictions": "pyarrow", "references": "pyarrow"},
+        f"_compute received {seen} after add_batch, not Arrow arrays in the 'arrow' format",
+    )

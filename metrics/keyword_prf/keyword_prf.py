@@ -51,8 +51,9 @@ Args:
         every prediction (gold keyword) matching some gold keyword (prediction).
     average (`str`, default "macro"): "macro" (mean of per-example values) or "micro"
         (pooled counts).
-    top_k (`int` or `str`, default None): None or "M" (all predictions), k (the first k),
-        "O" (the first as many as the example has gold keywords: R-precision).
+    top_k (`int` or `str`, default None): None or "M" (all predictions; precision divides
+        by their number), k (the first k; precision divides by k, trec_eval's P_k), "O" (the
+        first |G|; precision divides by |G|: R-precision). Recall divides by |G|.
     zero_division (`float`, default 0.0): value of a ratio with a zero denominator, in [0, 1].
     return_per_example (`bool`, default False): also return "per_example", a dict of lists.
 Returns:

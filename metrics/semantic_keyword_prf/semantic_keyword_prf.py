@@ -51,7 +51,8 @@ Args:
     one_to_one (`bool`, default False): count a maximum matching on the thresholded graph.
     average (`str`, default "macro"): "macro" or "micro" (pooled counts; for the soft scores,
         pooled over keywords).
-    top_k (`int` or `str`, default None): None or "M", k, or "O" (as in keyword_prf).
+    top_k (`int` or `str`, default None): None or "M", k, or "O" (as in keyword_prf:
+        semantic and soft precision divide by k at an int k, by |G| at "O").
     normalize (`str` or callable, default "default"), stemmer (`str`, default None): keyword
         preparation; the normalized keyword is what gets embedded.
     zero_division (`float`, default 0.0): value of a ratio with a zero denominator, in [0, 1].

@@ -54,8 +54,10 @@ Args:
         one-to-one matching; False sums the scores of all predictions matching some gold keyword.
     average (`str`, default "macro"): "macro" or "micro" (pools matched score, total score
         and gold counts) for the weighted precision / recall / F1.
-    top_k (`int` or `str`, default None): cut-off for weighted P/R/F1: None or "M", k, or "O".
-    k (`int`, default 5): rank cut-off of nDCG@k and MAP@k.
+    top_k (`int` or `str`, default None): cut-off for weighted P/R/F1: None or "M", k, or "O"
+        (the first |G|); weighted precision divides by the score sum of the kept predictions.
+    k (`int`, default 5): rank cut-off of nDCG@k and MAP@k. AP@k divides the sum of the
+        precisions at hit ranks below k by |G| (trec_eval's map_cut_k).
     relevance (`str`, default "graded"): "graded" (gold keyword j, 0-based, weighs
         1 / log2(j + 2)) or "binary".
     clip_scores (`bool`, default False): clip finite scores into [0, 1] (e.g. negative
@@ -65,8 +67,9 @@ Args:
         MAP are None for examples without gold keywords).
 Returns:
     weighted_precision (`float`): in [0, 1].
-    weighted_recall (`float`): in [0, 1].
-    weighted_f1 (`float`): in [0, 1].
+    weighted_recall (`float`): in [0, 1] with one_to_one=True; with False it can exceed 1
+        (several predictions credit the same gold keyword).
+    weighted_f1 (`float`): in [0, 1] with one_to_one=True; with False it can exceed 1.
     ndcg@{k} (`float`): in [0, 1], mean over examples with gold keywords.
     map@{k} (`float`): in [0, 1], mean over examples with gold keywords.
 Examples:
