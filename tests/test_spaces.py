@@ -236,12 +236,13 @@ def browser():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [*FAMILIES, "opinion_metrics"])
-def test_each_space_in_headless_chromium_explains_itself(browser, name, tmp_path):
+def test_each_space_in_headless_chromium_explains_itself(browser, name, tmp_path, monkeypatch):
     """At 1400x1000: the card under the app, the example prefilled, Compute above the
     fold, and after one click the results with their meanings in view (screenshots kept
     in $OPINION_METRICS_SCREENSHOTS when set)."""
     from playwright.sync_api import expect
 
+    from opinion_metrics.demo import families
     from opinion_metrics.demo.families import meaning
     from opinion_metrics.demo.ui import metric_card
 
@@ -250,6 +251,8 @@ def test_each_space_in_headless_chromium_explains_itself(browser, name, tmp_path
     if name in ("sentiment_appropriateness", "opinion_metrics"):
         pytest.importorskip("vaderSentiment")
     combined = name == "opinion_metrics"
+    if name == "semantic_keyword_prf":  # a Space just started: no model loaded yet
+        monkeypatch.setattr(families, "MODELS", families.ModelPool())
     app = build_combined_app() if combined else build_app(name)
     url = launch(app)
     page = browser.new_page(viewport=VIEWPORT)
@@ -267,6 +270,8 @@ def test_each_space_in_headless_chromium_explains_itself(browser, name, tmp_path
         assert box["y"] + box["height"] <= VIEWPORT["height"]
         page.screenshot(path=str(tmp_path / f"{name}-opened.png"))
         button.click()
+        if name == "semantic_keyword_prf":  # the first call says that the model is loading
+            expect(page.get_by_text("Loading the model all-MiniLM-L6-v2")).to_be_visible(timeout=30_000)
         expect(page.get_by_text("Computed on the text boxes")).to_be_visible(timeout=120_000)
         results = page.locator("div.table-wrap").first
         expected = FAMILIES["keyword_prf" if combined else name]
@@ -723,3 +728,21 @@ def test_a_staged_space_installs_from_its_own_requirements_and_serves(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_plots_count_in_integers_label_small_bars_and_keep_legends_off_the_bars():
+    from matplotlib.ticker import MaxNLocator
+
+    from opinion_metrics.demo.plots import plot_aspects, plot_comparison, plot_distribution
+
+    axes = plot_distribution([0.5, 0.55, 1.0], "f1").axes[0]
+    assert isinstance(axes.yaxis.get_major_locator(), MaxNLocator)
+    assert all(float(tick).is_integer() for tick in axes.yaxis.get_major_locator().tick_values(0, 2))
+    assert axes.get_xlabel() == "per-example f1" and axes.get_ylabel() == "number of examples"
+    per_aspect = {"aspect": ["food", "hotel"], "f1": [0.004, 1.0], "r2": [0.5, "n/a (no overlap)"]}
+    figure = plot_aspects(per_aspect, 0.002)
+    axes = figure.axes[0]
+    assert axes.get_legend() is None and len(figure.legends) == 1  # beside the axes, not over the bars
+    assert [text.get_text() for text in axes.texts] == ["0.004", "1.00", "0.50", "n/a"]
+    axes = plot_comparison([("keyword_prf", "f1", 0.001), ("keyword_prf", "recall", 0.5)]).axes[0]
+    assert [text.get_text() for text in axes.texts] == ["0.001", "0.500"]

@@ -84,12 +84,17 @@ def plot_ndcg_by_rank(data: dict[str, Any], options: dict[str, Any], max_k: int 
     return figure
 
 
+def _label(value: float) -> str:
+    """Two decimals, or three significant digits when that would read 0.00."""
+    return f"{value:.2f}" if value == 0 or abs(value) >= 0.005 else f"{value:.2g}"
+
+
 def _bars(axes: Any, positions: Sequence[float], values: Sequence[Any], width: float, **style: Any) -> None:
     """Bars with their values written on top (readable when a bar is tiny); a missing
     value (None or text) is an empty bar labelled n/a."""
     heights = [v if isinstance(v, (int, float)) else 0.0 for v in values]
     bars = axes.bar(positions, heights, width, **style)
-    labels = [f"{v:.2f}" if isinstance(v, (int, float)) else "n/a" for v in values]
+    labels = [_label(v) if isinstance(v, (int, float)) else "n/a" for v in values]
     axes.bar_label(bars, labels, padding=2, fontsize=8)
 
 

@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .families import COMBINED, FAMILIES, MODELS, Family, Option, allowed_models, evaluate_family, meaning
+from . import families
+from .families import COMBINED, FAMILIES, Family, Option, allowed_models, evaluate_family, meaning
 from .parsing import (
     MAX_UPLOAD_MB,
     PREDICTION_PREFIX,
@@ -196,7 +197,7 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
     family = FAMILIES[name]
     ratings = "aspects" in family.inputs
     example = dict(zip(family.inputs, family.example))
-    MODELS.on_load = _loading_notice
+    families.MODELS.on_load = _loading_notice
     with _blocks()(title=f"{family.title} · opinion-metrics") as app:
         gr.Markdown(f"## {family.title}\n{family.description}")
         boxes: dict[str, Any] = {}
@@ -288,7 +289,7 @@ def build_combined_app(card: str | Path | None = None) -> Any:
     """All keyword families side by side on the same input, with their default options."""
     import gradio as gr
 
-    MODELS.on_load = _loading_notice
+    families.MODELS.on_load = _loading_notice
     with _blocks()(title="opinion-metrics: all keyword metrics") as app:
         gr.Markdown(
             "## opinion-metrics: every keyword metric on one input\n"
