@@ -76,6 +76,7 @@ class Family:
     outputs: tuple[Output, ...]
     plot: str
     module_type: str = "metric"
+    check_together: Callable[[dict[str, Any]], Any] | None = None  # options that constrain each other
 
     @property
     def function(self) -> Callable[..., Any]:
@@ -103,6 +104,8 @@ class Family:
             check = self.option(name).check
             if check is not None:
                 check(value)
+        if self.check_together is not None:
+            self.check_together({**self.defaults, **options})
 
 
 def _choice(name: str, choices: tuple[Any, ...]) -> Callable[[Any], Any]:
@@ -135,6 +138,12 @@ def _check_aspects(value: Any) -> Any:
     from .aspects import check_aspects
 
     return check_aspects(value)
+
+
+def _check_rating_range(min_rating: Any, max_rating: Any) -> Any:
+    from .aspects import check_rating_range
+
+    return check_rating_range(min_rating, max_rating)
 
 
 def _check_integer(name: str) -> Callable[[Any], int]:
@@ -406,6 +415,7 @@ FAMILIES: dict[str, Family] = {
                 Output("score_{aspect}", "[0, 1]", "F1 x R2 of the aspect"),
             ),
             "per-aspect F1 and R2 bars",
+            check_together=lambda options: _check_rating_range(options["min_rating"], options["max_rating"]),
         ),
         Family(
             "keyword_diversity",
