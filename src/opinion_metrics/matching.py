@@ -12,6 +12,8 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import chain
 
+import numpy as np
+
 from .preparation import PreparedCorpus
 
 MATCH_RELATIONS = ("exact", "substring", "token")
@@ -50,11 +52,11 @@ def containment_pairs(needles: Sequence[str], haystacks: Sequence[str]) -> set[t
 def lookup_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
     """Characters hashed (and held at once, per haystack) by `_containment_by_lookup`:
     every substring of a haystack whose length is a needle length."""
-    widths = sorted(set(map(len, needles)))
-    total = 0
-    for size in map(len, haystacks):
-        total += sum((size - width + 1) * width for width in widths if width <= size)
-    return total
+    widths = np.unique(np.fromiter(map(len, needles), dtype=np.int64, count=len(needles)))
+    sizes = np.fromiter(map(len, haystacks), dtype=np.int64, count=len(haystacks))
+    sizes, counts = np.unique(sizes, return_counts=True)
+    per_size = np.clip(sizes[:, None] - widths[None, :] + 1, 0, None) * widths[None, :]
+    return int(per_size.sum(axis=1) @ counts)
 
 
 def find_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
