@@ -165,10 +165,48 @@ def _prf(rows, average, zero_division, names):
     return result, per_example
 
 
+def present(keyword, text_tokens):
+    """SPEC section 9: the keyword's tokens are a contiguous run of the text's tokens."""
+    tokens = keyword.split()
+    n = len(tokens)
+    return any(text_tokens[i : i + n] == tokens for i in range(len(text_tokens) - n + 1))
+
+
+def select(keywords, scores, text, presence, normalize_mode, stemmer):
+    """Keep the present (absent) prepared keywords, and their scores."""
+    if presence == "all":
+        return keywords, scores
+    text_tokens = normalize(text, normalize_mode, stemmer).split()
+    keep = [present(k, text_tokens) == (presence == "present") for k in keywords]
+    return [k for k, kept in zip(keywords, keep) if kept], [s for s, kept in zip(scores, keep) if kept]
+
+
+def _prepared_examples(predictions, scores, references, texts, presence, normalize_mode, stemmer):
+    """Per example: (predicted, scores, gold) after sections 1 and 9, or None when the
+    example is left out (no reference of the selected kind)."""
+    texts = texts if texts is not None else [None] * len(predictions)
+    for predicted, example_scores, gold, text in zip(predictions, scores, references, texts):
+        predicted, kept_scores = prepare(predicted, example_scores, normalize_mode, stemmer)
+        gold = prepare(gold, None, normalize_mode, stemmer)[0]
+        predicted, kept_scores = select(predicted, kept_scores, text, presence, normalize_mode, stemmer)
+        gold, _ = select(gold, [], text, presence, normalize_mode, stemmer)
+        yield None if presence != "all" and not gold else (predicted, kept_scores, gold)
+
+
+def _without_left_out(result, per_example, included, zero_division):
+    """With no example left, every value is zero_division."""
+    if not any(included):
+        result = dict.fromkeys(result, zero_division)
+    result["per_example"] = per_example
+    return result
+
+
 def keyword_prf(
     predictions,
     references,
     *,
+    texts=None,
+    presence="all",
     match="substring",
     normalize="default",
     stemmer=None,
@@ -177,16 +215,25 @@ def keyword_prf(
     top_k=None,
     zero_division=0.0,
 ):
-    """SPEC section 3, with `per_example` always returned."""
-    rows = []
-    for predicted, gold in zip(predictions, references):
-        gold = prepare(gold, None, normalize, stemmer)[0]
-        kept, denominator = cut(prepare(predicted, None, normalize, stemmer)[0], gold, top_k)
-        matched_p, matched_g = keyword_counts(kept, gold, match, one_to_one)
-        rows.append((matched_p, denominator, matched_g, len(gold)))
+    """SPEC sections 3 and 9, with `per_example` always returned."""
+    rows, included = [], []
+    no_scores = [None] * len(predictions)
+    for example in _prepared_examples(predictions, no_scores, references, texts, presence, normalize, stemmer):
+        included.append(example is not None)
+        if example is not None:
+            predicted, _, gold = example
+            kept, denominator = cut(predicted, gold, top_k)
+            matched_p, matched_g = keyword_counts(kept, gold, match, one_to_one)
+            rows.append((matched_p, denominator, matched_g, len(gold)))
     result, per_example = _prf(rows, average, zero_division, ("precision", "recall", "f1"))
-    result["per_example"] = per_example
-    return result
+    per_example = {key: _spread(values, included) for key, values in per_example.items()}
+    return _without_left_out(result, per_example, included, zero_division)
+
+
+def _spread(values, included):
+    """Values of the included examples, with None at the left-out ones."""
+    values = iter(values)
+    return [next(values) if keep else None for keep in included]
 
 
 def weighted_keyword_prf(
@@ -194,6 +241,8 @@ def weighted_keyword_prf(
     scores,
     references,
     *,
+    texts=None,
+    presence="all",
     match="substring",
     normalize="default",
     stemmer=None,
@@ -204,12 +253,14 @@ def weighted_keyword_prf(
     relevance="graded",
     zero_division=0.0,
 ):
-    """SPEC section 4, with `per_example` always returned. `top_k` cuts the weighted
-    P/R/F1 only; nDCG@k and MAP@k rank the first k of all predictions."""
-    rows, ndcgs, aps = [], [], []
-    for predicted, example_scores, gold in zip(predictions, scores, references):
-        predicted, kept_scores = prepare(predicted, example_scores, normalize, stemmer)
-        gold = prepare(gold, None, normalize, stemmer)[0]
+    """SPEC sections 4 and 9, with `per_example` always returned. `top_k` cuts the weighted
+    P/R/F1 only; nDCG@k and MAP@k rank the first k of all (selected) predictions."""
+    rows, ndcgs, aps, included = [], [], [], []
+    for example in _prepared_examples(predictions, scores, references, texts, presence, normalize, stemmer):
+        included.append(example is not None)
+        if example is None:
+            continue
+        predicted, kept_scores, gold = example
         kept, _ = cut(predicted, gold, top_k)
         kept_scores = kept_scores[: len(kept)]
         matched = weighted_counts(kept, kept_scores, gold, match, one_to_one)
@@ -226,5 +277,5 @@ def weighted_keyword_prf(
     result[f"map@{k}"] = _mean([v for v in aps if v is not None], zero_division)
     per_example[f"ndcg@{k}"] = ndcgs
     per_example[f"map@{k}"] = aps
-    result["per_example"] = per_example
-    return result
+    per_example = {key: _spread(values, included) for key, values in per_example.items()}
+    return _without_left_out(result, per_example, included, zero_division)

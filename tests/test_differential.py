@@ -7,6 +7,8 @@ fast / slow preparation paths with reference lists cached by identity or by cont
 (`preparation`). The corpora mix the shapes that select each one (thousands of
 predictions sharing one gold list; long gold keywords) with inner double spaces, tabs,
 format characters (Cf), Unicode case, duplicates, empty and punctuation-only keywords.
+`presence` ("all" / "present" / "absent", with random texts) is cycled over the
+combinations, as is the shape of the inputs (lists, tuples, numpy arrays, pandas Series).
 OPINION_METRICS_DIFFERENTIAL_SEEDS=5 runs each combination on 5 corpora instead of 1.
 """
 
@@ -50,6 +52,7 @@ WEIGHTED_OPTIONS = [
     for relevance in ("graded", "binary")
 ]
 PREPARATIONS = ("lists", "slow", "tuples", "fresh", "series", "arrays")
+PRESENCES = ("all", "present", "absent")
 
 # Keyword material: tokens that collide under case folding, NFKC, stemming or vowel removal.
 TOKENS = [
@@ -112,7 +115,25 @@ def random_corpus(rng: np.random.Generator, n_examples: int) -> tuple[list, list
     return predictions, scores, references
 
 
-def prepared_as(preparation: str, predictions: list, scores: list, references: list) -> tuple[list, list, list]:
+def random_texts(rng: np.random.Generator, predictions: list, references: list) -> list[str]:
+    """Per example a document: random tokens and separators around some of its keywords."""
+    texts = []
+    for predicted, gold in zip(predictions, references):
+        keywords = [*predicted, *gold]
+        parts = []
+        for _ in range(int(rng.integers(0, 12))):
+            if keywords and rng.random() < 0.4:
+                parts.append(keywords[int(rng.integers(len(keywords)))])
+            else:
+                parts.append(str(rng.choice(TOKENS)))
+            parts.append(str(rng.choice([*SEPARATORS, ". ", ", "])))
+        texts.append("".join(parts))
+    return texts
+
+
+def prepared_as(
+    preparation: str, predictions: list, scores: list, references: list, texts: list
+) -> tuple[list, list, list, list]:
     """The same corpus shaped for one preparation path (values unchanged under SPEC):
     "slow" appends an empty keyword to every list (and gives numpy scores), "tuples" gives
     tuples, "arrays" numpy arrays, "series" pandas Series whose index labels are not
@@ -126,24 +147,32 @@ def prepared_as(preparation: str, predictions: list, scores: list, references: l
         return memo[id(value)][1]
 
     if preparation == "lists":
-        return predictions, scores, references
+        return predictions, scores, references, texts
     if preparation == "fresh":
-        return predictions, scores, [list(gold) for gold in references]
+        return predictions, scores, [list(gold) for gold in references], texts
     if preparation == "series":  # read by position, whatever the index labels
         labels = np.random.default_rng(len(predictions)).permutation(len(predictions))[::-1]
-        return tuple(pd.Series(side, index=labels, dtype=object) for side in (predictions, scores, references))
+        sides = (predictions, scores, references, texts)
+        return tuple(pd.Series(side, index=labels, dtype=object) for side in sides)
     if preparation == "arrays":
         return (
             [np.array(p, dtype=object) for p in predictions],
             [np.array(s, dtype=np.float64) for s in scores],
             [once(g, lambda g: np.array(g, dtype=object)) for g in references],
+            np.array(texts, dtype=object),
         )
     if preparation == "tuples":
-        return [tuple(p) for p in predictions], [tuple(s) for s in scores], [once(g, tuple) for g in references]
+        return (
+            [tuple(p) for p in predictions],
+            [tuple(s) for s in scores],
+            [once(g, tuple) for g in references],
+            tuple(texts),
+        )
     return (
         [[*p, ""] for p in predictions],
         [[*map(np.float64, s), np.float64(0.5)] for s in scores],
         [once(g, lambda g: [*g, ""]) for g in references],
+        texts,
     )
 
 
@@ -209,6 +238,11 @@ def check(problems: list[str]) -> None:
     assert not problems, f"{len(problems)} differences from SPEC; first ones:\n" + "\n".join(problems[:8])
 
 
+def presence_for(n: int) -> str:
+    """The presence option of combination n (cycled apart from the preparation path)."""
+    return PRESENCES[n // len(PREPARATIONS) % len(PRESENCES)]
+
+
 @pytest.mark.parametrize("stemmer", STEMMERS)
 @pytest.mark.parametrize("normalize", NORMALIZES, ids=lambda n: getattr(n, "__name__", n))
 @pytest.mark.parametrize("match", MATCHES)
@@ -217,26 +251,19 @@ def test_keyword_prf_equals_spec(match, normalize, stemmer, monkeypatch):
     for seed, (n, options) in itertools.product(range(SEEDS), enumerate(KEYWORD_OPTIONS)):
         rng = np.random.default_rng([seed, n, MATCHES.index(match), NORMALIZES.index(normalize), int(stemmer is None)])
         predictions, _, references = random_corpus(rng, int(rng.integers(1, 12)))
-        expected = ref.keyword_prf(
-            predictions, references, match=match, normalize=normalize, stemmer=stemmer, **options
-        )
+        texts = random_texts(rng, predictions, references)
+        options = {**options, "presence": presence_for(n), "match": match, "normalize": normalize, "stemmer": stemmer}
+        expected = ref.keyword_prf(predictions, references, texts=texts, **options)
         preparation = PREPARATIONS[n % len(PREPARATIONS)]
-        shaped, _, shaped_references = prepared_as(preparation, predictions, [[]] * len(predictions), references)
+        shaped, _, shaped_references, shaped_texts = prepared_as(
+            preparation, predictions, [[]] * len(predictions), references, texts
+        )
         for name in STRATEGIES:
             with strategy(name, monkeypatch):
-                actual = keyword_prf(
-                    shaped,
-                    shaped_references,
-                    match=match,
-                    normalize=normalize,
-                    stemmer=stemmer,
-                    return_per_example=True,
-                    **options,
-                )
-            where = f"keyword_prf({options_text(match=match, normalize=normalize, stemmer=stemmer, **options)}; "
-            where += f"strategy {name}, preparation {preparation})"
-            problems += differences(actual, expected, (predictions, references), where)
-        without = keyword_prf(shaped, shaped_references, match=match, normalize=normalize, stemmer=stemmer, **options)
+                actual = keyword_prf(shaped, shaped_references, texts=shaped_texts, return_per_example=True, **options)
+            where = f"keyword_prf({options_text(**options)}; strategy {name}, preparation {preparation})"
+            problems += differences(actual, expected, (predictions, references, texts), where)
+        without = keyword_prf(shaped, shaped_references, texts=shaped_texts, **options)
         assert without == {k: v for k, v in actual.items() if k != "per_example"}
     check(problems)
 
@@ -250,24 +277,19 @@ def test_weighted_keyword_prf_equals_spec(match, normalize, stemmer, monkeypatch
         combination = [seed, n, MATCHES.index(match), NORMALIZES.index(normalize), int(stemmer is None), 1]
         rng = np.random.default_rng(combination)
         predictions, scores, references = random_corpus(rng, int(rng.integers(1, 10)))
-        expected = ref.weighted_keyword_prf(
-            predictions, scores, references, match=match, normalize=normalize, stemmer=stemmer, **options
-        )
+        texts = random_texts(rng, predictions, references)
+        options = {**options, "presence": presence_for(n), "match": match, "normalize": normalize, "stemmer": stemmer}
+        expected = ref.weighted_keyword_prf(predictions, scores, references, texts=texts, **options)
         preparation = PREPARATIONS[n % len(PREPARATIONS)]
-        shaped = prepared_as(preparation, predictions, scores, references)
+        shaped = prepared_as(preparation, predictions, scores, references, texts)
         for name in STRATEGIES:
             with strategy(name, monkeypatch):
-                actual = weighted_keyword_prf(
-                    *shaped, match=match, normalize=normalize, stemmer=stemmer, return_per_example=True, **options
-                )
-            where = "weighted_keyword_prf("
-            where += f"{options_text(match=match, normalize=normalize, stemmer=stemmer, **options)}; "
-            where += f"strategy {name}, preparation {preparation})"
-            problems += differences(actual, expected, (predictions, scores, references), where)
-        if options["top_k"] is None and options["one_to_one"] and options["average"] == "macro":
-            k, relevance, zero_division = options["k"], options["relevance"], options["zero_division"]
-            common = {"match": match, "normalize": normalize, "stemmer": stemmer, "k": k}
-            common["zero_division"] = zero_division
+                actual = weighted_keyword_prf(*shaped[:3], texts=shaped[3], return_per_example=True, **options)
+            where = f"weighted_keyword_prf({options_text(**options)}; strategy {name}, preparation {preparation})"
+            problems += differences(actual, expected, (predictions, scores, references, texts), where)
+        if options["presence"] == "all" and options["top_k"] is None and options["one_to_one"]:
+            k, relevance = options["k"], options["relevance"]
+            common = {key: options[key] for key in ("match", "normalize", "stemmer", "k", "zero_division")}
             ndcg = ndcg_at_k(shaped[0], shaped[2], relevance=relevance, **common)
             assert close(ndcg, expected[f"ndcg@{k}"]), (ndcg, expected[f"ndcg@{k}"], predictions, references, common)
             if relevance == "binary":
