@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 import shlex
 import sys
 
@@ -213,7 +214,8 @@ def test_a_gold_file_error_names_the_line_of_the_gold_file(tmp_path, capsys):
 def test_k_and_top_k_are_positive_integers(tmp_path, capsys, option, value):
     with pytest.raises(SystemExit) as caught:
         main([str(EXAMPLE), option, value])
-    assert caught.value.code == 2 and f"argument {option}: must be a positive integer" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and re.search(rf"argument {option}: must be (a positive integer|an integer)", err)
 
 
 def test_a_huge_k_runs_on_a_tiny_file(tmp_path, capsys):
@@ -416,3 +418,42 @@ def test_a_write_that_fails_after_the_check_is_one_line(tmp_path, capsys, monkey
         captured.err
         == f"opinion-metrics: error: cannot write {tmp_path / 'gone' / 'r.json'}: No such file or directory\n"
     )
+
+
+def test_declared_options_reach_their_families(tmp_path, capsys):
+    from opinion_metrics.diversity import keyword_diversity
+    from opinion_metrics.sentiment import sentiment_appropriateness
+
+    table = load_table(EXAMPLE, [], [])
+    predictions, references, texts = table["predictions"], table["references"], table["review"]
+    output = tmp_path / "out.json"
+
+    def run(*arguments):
+        assert main([str(EXAMPLE), *arguments, "--output", str(output)]) == 0
+        return json.loads(output.read_text())["all"]
+
+    results = run("--metrics", "keyword_prf", "--presence", "present")
+    expected = keyword_prf(predictions, references, texts=texts, presence="present")
+    assert results["keyword_prf"] == pytest.approx(expected)
+    assert expected != keyword_prf(predictions, references)  # the option changes the numbers here
+    interval = ["--confidence-level", "0.9", "--n-resamples", "50", "--random-state", "3"]
+    results = run("--metrics", "weighted_keyword_prf", *interval)
+    expected = weighted_keyword_prf(
+        predictions, table["scores"], references, confidence_level=0.9, n_resamples=50, random_state=3
+    )
+    assert "ndcg@5_ci_low" in expected and results["weighted_keyword_prf"] == pytest.approx(expected)
+    results = run("--metrics", "keyword_diversity", "sentiment_appropriateness", "--mapping", "compound")
+    assert results["keyword_diversity"] == pytest.approx(keyword_diversity(predictions))
+    expected = sentiment_appropriateness(predictions, references, texts=texts, mapping="compound")
+    assert results["sentiment_appropriateness"] == pytest.approx(expected)
+
+
+def test_presence_needs_single_reviews_with_texts(tmp_path, capsys):
+    assert main([str(EXAMPLE), "--presence", "absent", "--group", "model"]) == 2
+    assert "--presence cannot be pooled with --group (it is per review)" in capsys.readouterr().err
+    path = _jsonl(tmp_path / "x.jsonl", BY_MODEL)
+    assert main([str(path), "--presence", "absent"]) == 2
+    assert "--presence needs the review texts: name their column with --texts" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([str(path), "--confidence-level", "1.5"])
+    assert "argument --confidence-level: must be a number strictly between 0 and 1, got 1.5" in capsys.readouterr().err

@@ -20,14 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .aspects import DEFAULT_ASPECTS, aspect_sentiment_score
+from .aspects import DEFAULT_ASPECTS
+from .families import FAMILIES as DECLARATIONS
+from .families import Option
 from .grouping import pool_by_group
-from .keyword_prf import keyword_prf
 from .tables import Table, rating_rows, read_table
-from .weighted_keyword_prf import weighted_keyword_prf
 
-KEYWORD_FAMILIES = ("keyword_prf", "weighted_keyword_prf", "semantic_keyword_prf", "sentiment_appropriateness")
-FAMILIES = (*KEYWORD_FAMILIES, "aspect_sentiment_score")
+FAMILIES = tuple(DECLARATIONS)
+KEYWORD_FAMILIES = tuple(name for name, family in DECLARATIONS.items() if family.inputs[0].kind == "keywords")
+# options with no flag: objects, per-example output, tuning knobs; `aspects` is the column option --aspects
+NO_FLAG = {"sentiment", "return_per_example", "block_elements", "show_progress", "batch_size", "aspects"}
 Results = dict[str, dict[str, dict[str, float]]]
 
 
@@ -93,7 +95,7 @@ class _Speaker:
         self.flags = {
             action.dest: action
             for group in parser._action_groups
-            if group.title == "metric options"
+            if (group.title or "").startswith("metric options")
             for action in group._group_actions
         }
         names = "|".join(sorted(map(re.escape, self.flags), key=len, reverse=True))
@@ -111,8 +113,6 @@ class _Speaker:
             return flag
         if isinstance(action, argparse.BooleanOptionalAction):
             return flag if value == "True" else "--no-" + flag[2:]
-        if action.nargs == 0:  # store_true
-            return flag if value == "True" else f"no {flag}"
         return f"{flag} {value.strip(chr(39))}"
 
     def __call__(self, message: str, locate: Callable[[str, int], str], sides: dict[str, str]) -> ValueError:
@@ -147,8 +147,16 @@ def _models(table: Table, args: argparse.Namespace) -> dict[str, tuple[str, str]
     return models
 
 
+def _given(names: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
+    """The options among `names` that the user gave (the rest keep the library's defaults)."""
+    given = vars(args)
+    return {name: given[name] for name in names if name in given and name not in NO_FLAG}
+
+
 def _compute(family: str, examples: _Examples, args: argparse.Namespace, columns: tuple[str, str]) -> dict[str, float]:
     table, rows = examples.table, examples.rows
+    declaration = DECLARATIONS[family]
+    options = _given([option.name for option in declaration.options], args)
     if family == "aspect_sentiment_score":
         aspects = args.aspects or list(DEFAULT_ASPECTS)
         for aspect in aspects:
@@ -156,20 +164,16 @@ def _compute(family: str, examples: _Examples, args: argparse.Namespace, columns
             _column(table, args.prediction_prefix + aspect, "--prediction-prefix")
         predicted = rating_rows(table.columns, aspects, args.prediction_prefix)
         gold = rating_rows(table.columns, aspects)
-        options = {} if args.zero_division is None else {"zero_division": args.zero_division}
-        return aspect_sentiment_score(
-            [predicted[i] for i in rows],
-            [gold[i] for i in rows],
-            aspects=aspects,
-            min_rating=args.min_rating,
-            max_rating=args.max_rating,
-            **options,
-        )
+        return declaration.function([predicted[i] for i in rows], [gold[i] for i in rows], aspects=aspects, **options)
     prediction_column, score_column = columns
     predictions = [_column(table, prediction_column, "--predictions")[i] for i in rows]
+    if family == "keyword_diversity":  # no references
+        return declaration.function(predictions, **options)
     references = [_column(table, args.references, "--references")[i] for i in rows]
     scores = None  # only the weighted family reads scores (pooling checks them)
-    if family == "weighted_keyword_prf" and score_column in table.columns:
+    if family == "weighted_keyword_prf":
+        if score_column not in table.columns:
+            raise UsageError(f"weighted_keyword_prf needs a scores column: {score_column!r} not found; use --scores")
         scores = [table.columns[score_column][i] for i in rows]
     if args.group:
         groups = _column(table, args.group, "--group")
@@ -178,62 +182,31 @@ def _compute(family: str, examples: _Examples, args: argparse.Namespace, columns
             references,
             [groups[i] for i in rows],
             scores=scores,
-            normalize=args.normalize,
-            stemmer=args.stemmer,
-            clip_scores=args.clip_scores,
+            **_given(["normalize", "stemmer", "clip_scores"], args),
         )
         examples.pooled = (args.group, pooled.groups)
         predictions, references, scores = pooled.predictions, pooled.references, pooled.scores
-    options = {"match": args.match, "normalize": args.normalize, "stemmer": args.stemmer, "average": args.average}
-    options["top_k"] = args.top_k
-    if args.zero_division is not None:  # else each family's default
-        options["zero_division"] = args.zero_division
-    if args.one_to_one is not None:
-        options["one_to_one"] = args.one_to_one
-    if family == "keyword_prf":
-        return keyword_prf(predictions, references, **options)
+    elif any(item.name == "texts" for item in declaration.inputs):
+        options["texts"] = _texts(table, rows, args, family)
     if family == "weighted_keyword_prf":
-        if scores is None:
-            raise UsageError(f"weighted_keyword_prf needs a scores column: {score_column!r} not found; use --scores")
-        return weighted_keyword_prf(
-            predictions,
-            scores,
-            references,
-            k=args.k,
-            relevance=args.relevance,
-            clip_scores=args.clip_scores,
-            **options,
-        )
-    if family == "semantic_keyword_prf":
-        from .semantic import DEFAULT_MODEL, semantic_keyword_prf
+        return declaration.function(predictions, scores, references, **options)
+    if family == "sentiment_appropriateness" and args.prediction_sentiments:
+        column = _column(table, args.prediction_sentiments, "--prediction-sentiments")
+        options["prediction_sentiments"] = [column[i] for i in rows]
+    return declaration.function(predictions, references, **options)
 
-        options.pop("match")
-        return semantic_keyword_prf(
-            predictions,
-            references,
-            model=args.model or DEFAULT_MODEL,
-            threshold=args.threshold,
-            device=args.device,
-            **options,
-        )
-    from .sentiment import sentiment_appropriateness
 
-    texts = None
-    if args.texts is not None and not args.group:
-        texts = [_column(table, args.texts, "--texts")[i] for i in rows]
-    elif "review" in table.columns and not args.group:
-        texts = [table.columns["review"][i] for i in rows]
-    sentiments = None
-    if args.prediction_sentiments:
-        sentiments = [_column(table, args.prediction_sentiments, "--prediction-sentiments")[i] for i in rows]
-    return sentiment_appropriateness(
-        predictions,
-        references,
-        texts=texts,
-        prediction_sentiments=sentiments,
-        normalize=args.normalize,
-        stemmer=args.stemmer,
-    )
+def _texts(table: Table, rows: list[int], args: argparse.Namespace, family: str) -> list[Any] | None:
+    """The review texts: for sentiment whenever there, for the others only to tell --presence."""
+    if family != "sentiment_appropriateness" and getattr(args, "presence", "all") == "all":
+        return None
+    if args.texts is not None:
+        return [_column(table, args.texts, "--texts")[i] for i in rows]
+    if "review" in table.columns:
+        return [table.columns["review"][i] for i in rows]
+    if family != "sentiment_appropriateness":
+        raise UsageError("--presence needs the review texts: name their column with --texts")
+    return None
 
 
 def _default_families(table: Table, args: argparse.Namespace, scores: list[str]) -> list[str]:
@@ -253,10 +226,12 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
     if "all" in families:
         has_scores = all(scores in table.columns for _, scores in models.values())
         families = [family for family in KEYWORD_FAMILIES if family != "weighted_keyword_prf" or has_scores]
-    if args.group and "sentiment_appropriateness" in families:
-        for option, value in (("--prediction-sentiments", args.prediction_sentiments), ("--texts", args.texts)):
+    if args.group:  # texts belong to single reviews
+        pooled = {"--prediction-sentiments": args.prediction_sentiments, "--texts": args.texts}
+        pooled["--presence"] = getattr(args, "presence", "all") != "all"
+        for option, value in pooled.items():
             if value:
-                raise UsageError(f"{option} cannot be pooled with --group (sentiment is per review)")
+                raise UsageError(f"{option} cannot be pooled with --group (it is per review)")
     n = len(next(iter(table.columns.values()), []))
     if n == 0:
         raise ValueError(f"{table.path.name}: no rows to evaluate")
@@ -397,17 +372,72 @@ def _top_k(value: str) -> int | str:
         raise argparse.ArgumentTypeError(f"must be a positive integer, 'O' or 'M', got {value!r}") from None
 
 
-def _number_in(low: float, high: float) -> Callable[[str], float]:
-    def parse(value: str) -> float:
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
-        if not low <= number <= high:
-            raise argparse.ArgumentTypeError(f"must be a number in [{low:g}, {high:g}], got {value!r}")
-        return number
+def _number(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise argparse.ArgumentTypeError(f"must be a number, got {value!r}")
+    return number
 
-    return parse
+
+def _declared_options() -> dict[Option, dict[str, Any]]:
+    """Every option of the family declarations that has a flag, with its default per family."""
+    found: dict[str, tuple[Option, dict[str, Any]]] = {}
+    for family in DECLARATIONS.values():
+        for option in family.options:
+            if option.name not in NO_FLAG and option.kind != "object":
+                found.setdefault(option.name, (option, {}))[1][family.name] = family.defaults[option.name]
+    return dict(found.values())
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return "none" if value is None else str(value)
+
+
+def _add_flag(group: argparse._ArgumentGroup, option: Option, defaults: dict[str, Any]) -> None:
+    """A flag for `option`; absent unless given, so that each family keeps its own default."""
+    by_value: dict[str, list[str]] = {}
+    for family, value in defaults.items():
+        by_value.setdefault(_shown(value), []).append(family)
+    if len(by_value) == 1:
+        default = next(iter(by_value))
+    else:
+        default = "; ".join(f"{value} for {', '.join(families)}" for value, families in by_value.items())
+    flag = "--" + option.name.replace("_", "-")
+    meaning = option.meaning if "(default:" in option.meaning else f"{option.meaning} (default: {default})"
+    settings: dict[str, Any] = {"default": argparse.SUPPRESS, "help": meaning}
+    if option.kind == "flag":
+        settings["action"] = argparse.BooleanOptionalAction
+    else:
+        settings["type"] = _option_type(option)
+        settings["metavar"] = {"int": "N", "number": "X", "top_k": "K|O|M", "text": "NAME"}.get(option.kind)
+        if option.kind == "choice":
+            settings["choices"] = [choice for choice in option.choices if choice is not None]
+            del settings["type"]
+    group.add_argument(flag, **settings)
+
+
+def _option_type(option: Option) -> Callable[[str], Any]:
+    """Parses a flag's text as the option's kind, then runs the option's own check."""
+    parse = {"int": _integer, "number": _number, "top_k": _top_k}.get(option.kind, str)
+
+    def convert(text: str) -> Any:
+        if option.name == "random_state" and text.lower() == "none":
+            return None
+        value = parse(text)
+        if option.check is not None:
+            try:
+                option.check(value)
+            except ValueError as error:
+                raise argparse.ArgumentTypeError(str(error).replace(f"{option.name} ", "", 1)) from None
+        return value
+
+    convert.__name__ = option.name
+    return convert
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -470,66 +500,9 @@ def build_parser() -> argparse.ArgumentParser:
     columns.add_argument(
         "--prediction-prefix", default="pred_", help="predicted aspect columns: prefix + aspect (default: pred_)"
     )
-    options = parser.add_argument_group("metric options")
-    options.add_argument(
-        "--match",
-        default="substring",
-        choices=["exact", "substring", "token"],
-        help="when a predicted keyword matches a gold one: equal, one inside the other (characters), or one's "
-        "words a run of the other's (default: substring)",
-    )
-    options.add_argument(
-        "--normalize",
-        default="default",
-        choices=["default", "ascii", "none"],
-        help="default: NFKC, casefold, no punctuation; ascii: the seed notebooks'; none: only stripped "
-        "(default: default)",
-    )
-    options.add_argument("--stemmer", choices=["porter"], help="stem each word after normalizing (default: none)")
-    options.add_argument(
-        "--average",
-        default="macro",
-        choices=["macro", "micro"],
-        help="macro: the mean over examples; micro: from pooled counts (default: macro)",
-    )
-    options.add_argument(
-        "--one-to-one",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="one-to-one matching (default: each family's, on except for semantic)",
-    )
-    options.add_argument(
-        "--top-k",
-        type=_top_k,
-        default=None,
-        help="keep the first K predictions (precision over K); 'O': as many as gold keywords; 'M': all (default: all)",
-    )
-    options.add_argument("--k", type=_positive_int, default=5, help="rank cut-off of nDCG and MAP (default: 5)")
-    options.add_argument(
-        "--relevance",
-        default="graded",
-        choices=["graded", "binary"],
-        help="nDCG gain of gold keyword j: 1 / log2(j + 2), or 1 (default: graded)",
-    )
-    options.add_argument(
-        "--clip-scores", action="store_true", help="clip scores into [0, 1] (default: out of range is an error)"
-    )
-    options.add_argument(
-        "--zero-division",
-        type=_number_in(0.0, 1.0),
-        default=None,
-        help="the value of a 0/0 score (default: each family's: 0 for keywords, 1 for aspects)",
-    )
-    options.add_argument("--model", help="sentence-transformers model name or folder (default: all-MiniLM-L6-v2)")
-    options.add_argument("--device", help="device for the semantic model, e.g. cpu or cuda (default: automatic)")
-    options.add_argument(
-        "--threshold",
-        type=_number_in(-1.0, 1.0),
-        default=0.75,
-        help="cosine similarity at which keywords match (default: 0.75)",
-    )
-    options.add_argument("--min-rating", type=_integer, default=1, help="lowest rating; 0 means absent (default: 1)")
-    options.add_argument("--max-rating", type=_integer, default=5, help="highest rating (default: 5)")
+    options = parser.add_argument_group("metric options (each applies to the families that have it)")
+    for option, defaults in _declared_options().items():
+        _add_flag(options, option, defaults)
     output = parser.add_argument_group("output")
     output.add_argument("--output", type=Path, metavar="FILE", help="also write the results as JSON")
     output.add_argument("--plot", type=Path, metavar="FILE", help="also draw the results as a PNG (needs matplotlib)")
