@@ -108,6 +108,9 @@ def test_real_tourism_ratings(tmp_path, capsys):
     predicted = [[int(table[f"pred_{c}"][i]) for c in VIETNAMESE_COLUMNS] for i in range(len(rows))]
     expected = aspect_sentiment_score(predicted, gold, aspects=VIETNAMESE_COLUMNS)
     assert json.loads(output.read_text())["all"]["aspect_sentiment_score"] == pytest.approx(expected)
+    (tmp_path / "out.json").unlink()  # the Vietnamese columns are found without --aspects
+    assert main([str(path), "--output", str(output)]) == 0
+    assert json.loads(output.read_text())["all"]["aspect_sentiment_score"] == pytest.approx(expected)
 
 
 def test_a_non_integer_rating_in_a_csv_is_an_error_not_truncated(tmp_path, capsys):

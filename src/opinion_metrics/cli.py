@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .aspects import DEFAULT_ASPECTS
+from .aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from .families import FAMILIES as DECLARATIONS
 from .families import Option
 from .grouping import pool_by_group
@@ -158,7 +158,7 @@ def _compute(family: str, examples: _Examples, args: argparse.Namespace, columns
     declaration = DECLARATIONS[family]
     options = _given([option.name for option in declaration.options], args)
     if family == "aspect_sentiment_score":
-        aspects = args.aspects or list(DEFAULT_ASPECTS)
+        aspects = _aspects(table, args)
         for aspect in aspects:
             _column(table, aspect, "--aspects")
             _column(table, args.prediction_prefix + aspect, "--prediction-prefix")
@@ -209,8 +209,16 @@ def _texts(table: Table, rows: list[int], args: argparse.Namespace, family: str)
     return None
 
 
+def _aspects(table: Table, args: argparse.Namespace) -> list[str]:
+    """--aspects, else the English or the Vietnamese (tourism data) aspect columns, whichever are there."""
+    if args.aspects:
+        return args.aspects
+    found = next((names for names in (DEFAULT_ASPECTS, VIETNAMESE_COLUMNS) if set(names) <= set(table.columns)), None)
+    return list(found or DEFAULT_ASPECTS)
+
+
 def _default_families(table: Table, args: argparse.Namespace, scores: list[str]) -> list[str]:
-    if args.predictions not in table.columns and all(a in table.columns for a in args.aspects or DEFAULT_ASPECTS):
+    if args.predictions not in table.columns and all(a in table.columns for a in _aspects(table, args)):
         return ["aspect_sentiment_score"]
     return ["keyword_prf"] + (["weighted_keyword_prf"] if all(s in table.columns for s in scores) else [])
 
@@ -495,7 +503,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--aspects",
         type=_names,
         metavar="A,B,...",
-        help=f"aspect columns, separated by commas (default: {', '.join(DEFAULT_ASPECTS)})",
+        help=f"aspect columns, separated by commas (default: {', '.join(DEFAULT_ASPECTS)}; or "
+        f"{', '.join(VIETNAMESE_COLUMNS)} where those are the columns)",
     )
     columns.add_argument(
         "--prediction-prefix", default="pred_", help="predicted aspect columns: prefix + aspect (default: pred_)"
