@@ -214,3 +214,15 @@ def test_every_format_gives_the_same_numbers(tmp_path):
         results = json.loads(output.read_text())["all"]
         for family, values in expected.items():
             assert results[family] == pytest.approx(values), path.name
+
+
+def test_a_datasets_folder_with_several_splits_names_them(tmp_path, capsys):
+    datasets = pytest.importorskip("datasets")
+    split = datasets.Dataset.from_dict({"predictions": [["war"]], "references": [["war"]]})
+    datasets.DatasetDict({"train": split, "test": split}).save_to_disk(str(tmp_path / "dd"))
+    with pytest.raises(TableError, match=r"^dd: a datasets folder with 2 splits \(train, test\); give one split's"):
+        read_table(tmp_path / "dd")
+    assert main([str(tmp_path / "dd")]) == 2
+    assert read_table(tmp_path / "dd" / "test").columns == {"predictions": [["war"]], "references": [["war"]]}
+    datasets.DatasetDict({"only": split}).save_to_disk(str(tmp_path / "one"))
+    assert read_table(tmp_path / "one").columns == {"predictions": [["war"]], "references": [["war"]]}

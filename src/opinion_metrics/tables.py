@@ -223,8 +223,12 @@ def _read_folder(path: Path) -> dict[str, list[Any]]:
         dataset = load_from_disk(str(path))
     except Exception as error:  # datasets raises several types for a damaged folder
         raise TableError(path, f"not a readable datasets folder ({error})") from None
-    if hasattr(dataset, "keys"):  # a DatasetDict: its first split
-        dataset = dataset[next(iter(dataset.keys()))]
+    if hasattr(dataset, "keys"):  # a DatasetDict: its only split
+        splits = list(dataset.keys())
+        if len(splits) != 1:
+            message = f"a datasets folder with {len(splits)} splits ({', '.join(splits)}); give one split's folder"
+            raise TableError(path, message + (f", e.g. {path / splits[0]}" if splits else ""), usage=True)
+        dataset = dataset[splits[0]]
     return dataset.to_dict()
 
 
