@@ -207,6 +207,11 @@ def test_a_gold_file_error_names_the_line_of_the_gold_file(tmp_path, capsys):
     assert "movie: 'a' has two gold lists (line 1 of twice.jsonl and line 3 of twice.jsonl); keep one" in (
         capsys.readouterr().err
     )
+    numbers = _jsonl(tmp_path / "numbers.jsonl", [{"movie": "a", "keywords": []}, {"movie": 7, "keywords": []}])
+    texts = _jsonl(tmp_path / "texts.jsonl", [{"movie": "7", "predictions": []}, {"movie": "8", "predictions": []}])
+    assert main([str(texts), "--gold", str(numbers)]) == 1
+    err = capsys.readouterr().err
+    assert "no gold keywords in numbers.jsonl for movie '7', '8'; the files write the keys differently" in err
     listed = _jsonl(tmp_path / "listed.jsonl", [{"movie": "a", "keywords": []}, {"movie": ["b"], "keywords": []}])
     assert main([str(reviews), "--gold", str(listed)]) == 1
     assert "movie: line 2 of listed.jsonl must be a string or an integer, got ['b']" in capsys.readouterr().err

@@ -61,9 +61,12 @@ def attach_gold(table: Table, args: argparse.Namespace) -> tuple[Table, list[int
     for row, key in enumerate(_column(table, args.gold_key, "--gold-key")):
         if not isinstance(key, (str, int)) or isinstance(key, bool):
             raise ValueError(f"{args.gold_key}: {table.location(row)} must be a string or an integer, got {key!r}")
-    missing = sorted({str(key) for key in table.columns[args.gold_key] if key not in by_key})
+    missing = list(dict.fromkeys(key for key in table.columns[args.gold_key] if key not in by_key))
     if missing:
-        raise ValueError(f"no gold keywords in {args.gold.name} for {args.gold_key} = {', '.join(missing[:5])}")
+        named = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        as_text = {str(key) for key in by_key}
+        hint = "; the files write the keys differently (text vs number)" if str(missing[0]) in as_text else ""
+        raise ValueError(f"no gold keywords in {args.gold.name} for {args.gold_key} {named}{hint}")
     gold_rows = [by_key[key] for key in table.columns[args.gold_key]]
     table.columns[args.references] = [lists[row] for row in gold_rows]
     return gold, gold_rows
