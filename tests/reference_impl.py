@@ -279,3 +279,54 @@ def weighted_keyword_prf(
     per_example[f"map@{k}"] = aps
     per_example = {key: _spread(values, included) for key, values in per_example.items()}
     return _without_left_out(result, per_example, included, zero_division)
+
+
+def cosine(a, b):
+    """Cosine similarity, in [-1, 1] (as it is without rounding)."""
+    return min(1.0, max(-1.0, float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))))
+
+
+def semantic_keyword_prf(
+    predictions,
+    references,
+    *,
+    embed,
+    texts=None,
+    presence="all",
+    threshold=0.75,
+    one_to_one=False,
+    average="macro",
+    top_k=None,
+    normalize="default",
+    stemmer=None,
+    zero_division=0.0,
+):
+    """SPEC section 5 (and 3, 9) with `embed(text) -> vector` for the prepared keywords;
+    `per_example` always returned."""
+    rows, soft_rows, included = [], [], []
+    no_scores = [None] * len(predictions)
+    for example in _prepared_examples(predictions, no_scores, references, texts, presence, normalize, stemmer):
+        included.append(example is not None)
+        if example is None:
+            continue
+        predicted, _, gold = example
+        kept, denominator = cut(predicted, gold, top_k)
+        similarity = [[1.0 if p == g else cosine(embed(p), embed(g)) for g in gold] for p in kept]
+        best_p = [max(row) for row in similarity] if gold else [None] * len(kept)
+        best_g = [max(row[j] for row in similarity) for j in range(len(gold))] if kept else [None] * len(gold)
+        if one_to_one:
+            adjacent = [[j for j, s in enumerate(row) if s >= threshold] for row in similarity]
+            matched_p = matched_g = matching_size(adjacent, len(gold))
+        else:
+            matched_p = sum(1 for b in best_p if b is not None and b >= threshold)
+            matched_g = sum(1 for b in best_g if b is not None and b >= threshold)
+        rows.append((matched_p, denominator, matched_g, len(gold)))
+        soft_p = math.fsum(max(0.0, b) for b in best_p if b is not None)
+        soft_g = math.fsum(max(0.0, b) for b in best_g if b is not None)
+        soft_rows.append((soft_p, denominator, soft_g, len(gold)))
+    result, per_example = _prf(rows, average, zero_division, ("semantic_precision", "semantic_recall", "semantic_f1"))
+    soft, soft_per_example = _prf(soft_rows, average, zero_division, ("soft_precision", "soft_recall", "soft_f1"))
+    result.update(soft)
+    per_example.update(soft_per_example)
+    per_example = {key: _spread(values, included) for key, values in per_example.items()}
+    return _without_left_out(result, per_example, included, zero_division)

@@ -198,13 +198,13 @@ def strategy(name: str, monkeypatch: pytest.MonkeyPatch, used: dict[str, int] | 
         yield
 
 
-def close(a, b) -> bool:
+def close(a, b, tolerance: float = 1e-12) -> bool:
     if a is None or b is None:
         return a is b
-    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+    return math.isclose(a, b, rel_tol=tolerance, abs_tol=tolerance)
 
 
-def differences(actual: dict, expected: dict, corpus: tuple, where: str) -> list[str]:
+def differences(actual: dict, expected: dict, corpus: tuple, where: str, tolerance: float = 1e-12) -> list[str]:
     """Descriptions of every returned value that differs from the brute force; a per-example
     difference names the example and its raw input (a minimal reproducer)."""
     problems = []
@@ -212,7 +212,7 @@ def differences(actual: dict, expected: dict, corpus: tuple, where: str) -> list
     if set(actual) != {*top, "per_example"}:
         return [f"{where}: keys {sorted(actual)} != {sorted(top)} + per_example"]
     for key, value in top.items():
-        if not close(actual[key], value):
+        if not close(actual[key], value, tolerance):
             problems.append(f"{where}: {key} = {actual[key]!r}, SPEC {value!r}")
     per_example = actual["per_example"]
     if set(per_example) != set(expected["per_example"]):
@@ -223,7 +223,7 @@ def differences(actual: dict, expected: dict, corpus: tuple, where: str) -> list
             problems.append(f"{where}: per_example[{key}] has {len(got)} values, SPEC {len(values)}")
             continue
         for i, (a, b) in enumerate(zip(got, values)):
-            if not close(a, b):
+            if not close(a, b, tolerance):
                 inputs = ", ".join(repr(side[i]) for side in corpus)
                 problems.append(f"{where}: example {i} ({inputs}): {key} = {a!r}, SPEC {b!r}")
                 break
