@@ -2,6 +2,7 @@
 headless Chromium, and the staged Hub folders of scripts/publish.py."""
 
 import importlib.util
+import json
 import os
 import shutil
 import sys
@@ -447,8 +448,8 @@ def test_the_combined_app_reads_an_upload_once(tmp_path, monkeypatch):
     from opinion_metrics.demo import parsing
 
     reads = []
-    real = parsing.load_table
-    monkeypatch.setattr(parsing, "load_table", lambda *args: reads.append(args) or real(*args))
+    real = parsing.read_table
+    monkeypatch.setattr(parsing, "read_table", lambda *args: reads.append(args) or real(*args))
     path = tmp_path / "rows.jsonl"
     path.write_text('{"predictions": ["moving story"], "references": ["moving story"], "scores": [0.5]}\n')
     status, frame, _ = compare_families("", "", "", str(path))
@@ -521,7 +522,7 @@ def test_errors_locate_an_uploaded_row_and_are_html_escaped(tmp_path):
     ]
     path.write_text("\n".join(rows) + "\n")
     message = space_error("weighted_keyword_prf", "", "", "", str(path))
-    assert message.startswith("scores: row 2 of upload.jsonl (example 1 counting from 0), keyword 0 ('b'): score 2")
+    assert message.startswith("scores: line 2 of upload.jsonl (example 1 counting from 0), keyword 0 ('b'): score 2")
     # The error box renders HTML: "<" is escaped, never eaten as a tag.
     message = space_error(
         "aspect_sentiment_score", "0, 1, 0, 0, 0, 0", "0, 1, 0, 0, 0, 0", "", None, min_rating=5, max_rating=3
@@ -746,3 +747,59 @@ def test_plots_count_in_integers_label_small_bars_and_keep_legends_off_the_bars(
     assert [text.get_text() for text in axes.texts] == ["0.004", "1.00", "0.50", "n/a"]
     axes = plot_comparison([("keyword_prf", "f1", 0.001), ("keyword_prf", "recall", 0.5)]).axes[0]
     assert [text.get_text() for text in axes.texts] == ["0.001", "0.500"]
+
+
+@pytest.mark.parametrize(
+    ("file_name", "content", "message"),
+    [
+        ("rows.csv", b"predictions,references\na,a\nb,b,c\n", "rows.csv, line 3: 3 fields, but the header has 2"),
+        ("rows.json", b"[1, 2]", "rows.json, line 1: expected a list of row objects"),
+        (
+            "rows.jsonl",
+            b'{"predictions": ["a"], "references": ["a"]}\n[1]\n',
+            "rows.jsonl, line 2: expected a JSON object",
+        ),
+        ("rows.csv", "predictions,references\ncafé,café\n".encode("latin-1"), "rows.csv, line 2: not UTF-8 text"),
+        ("rows.jsonl.gz", b"\x1f\x8b\x08\x00broken", "rows.jsonl.gz: corrupt gzip data"),
+    ],
+)
+def test_a_bad_upload_is_one_clear_line(tmp_path, file_name, content, message):
+    path = tmp_path / file_name
+    path.write_bytes(content)
+    assert space_error("keyword_prf", "", "", "", str(path)).startswith(message)
+
+
+def test_upper_case_extensions_and_a_bom_are_read(tmp_path):
+    import gzip
+
+    from opinion_metrics.demo import run
+
+    defaults = [o.default for o in FAMILIES["keyword_prf"].options]
+    path = tmp_path / "ROWS.JSONL.GZ"
+    path.write_bytes(gzip.compress(b'{"predictions": ["a", "b"], "references": ["a"]}\n'))
+    csv_path = tmp_path / "rows.csv"
+    csv_path.write_bytes(b"\xef\xbb\xbfpredictions,references\na; b,a\n")
+    for upload in (path, csv_path):
+        _, summary, _, _ = run("keyword_prf", "", "", "", str(upload), *defaults)
+        assert summary["value"].tolist() == [0.5, 1.0, 0.6667]
+
+
+def test_an_uploaded_prediction_sentiments_column_is_used_and_scores_are_not(tmp_path):
+    pytest.importorskip("vaderSentiment")
+    from opinion_metrics.demo import run
+    from opinion_metrics.sentiment import sentiment_appropriateness
+
+    path = tmp_path / "rows.jsonl"
+    row = {"predictions": ["great acting", "boring plot"], "references": ["masterpiece"], "scores": [0.9, 0.1]}
+    path.write_text(json.dumps(row) + "\n" + json.dumps({**row, "prediction_sentiments": [0.2, 0.3]}) + "\n")
+    defaults = [o.default for o in FAMILIES["sentiment_appropriateness"].options]
+    with pytest.raises(gradio.Error, match="prediction_sentiments"):  # a column with a gap (None) is refused
+        run("sentiment_appropriateness", "", "", "", str(path), *defaults)
+    path.write_text(json.dumps({**row, "prediction_sentiments": [0.2, 0.3]}) + "\n")
+    _, summary, _, _ = run("sentiment_appropriateness", "", "", "", str(path), *defaults)
+    expected = sentiment_appropriateness([row["predictions"]], [row["references"]], prediction_sentiments=[[0.2, 0.3]])
+    assert summary["value"].tolist() == [round(expected["sas_from_keywords"], 4)]
+    path.write_text(json.dumps(row) + "\n")  # scores alone: VADER reads the keywords
+    _, summary, _, _ = run("sentiment_appropriateness", "", "", "", str(path), *defaults)
+    expected = sentiment_appropriateness([row["predictions"]], [row["references"]])
+    assert summary["value"].tolist() == [round(expected["sas_from_keywords"], 4)]

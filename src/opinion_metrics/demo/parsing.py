@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
-from ..tables import load_table, rating_rows
+from ..tables import Table, rating_rows, read_table
 
 KEYWORD_SEPARATOR = ";"
 # The columns holding a row's predicted ratings in an aspect upload: PREDICTION_PREFIX + aspect.
@@ -123,12 +123,12 @@ def check_upload_size(path: Path, max_mb: float = MAX_UPLOAD_MB, max_expanded_mb
         raise ValueError(f"{path.name} expands to more than {max_expanded_mb:g} MB, the most this Space accepts")
 
 
-def read_upload(path: str | Path) -> dict[str, list[Any]]:
-    """Columns of an uploaded CSV / TSV / JSONL / JSON / Parquet file (list cells in CSV: ';'),
-    after `check_upload_size`."""
+def read_upload(path: str | Path) -> Table:
+    """An uploaded CSV / TSV / JSONL / JSON / Parquet file (list cells in CSV: ';'), after
+    `check_upload_size`: its columns and the line of each row."""
     path = Path(path)
     check_upload_size(path)
-    return load_table(path, ["predictions", "references"], ["scores", "prediction_sentiments"])
+    return read_table(path, ["predictions", "references"], ["scores", "prediction_sentiments"])
 
 
 def same_count(**columns: Sequence[Any] | None) -> None:
@@ -178,21 +178,21 @@ def collect_inputs(
     predictions: str | None,
     references: str | None,
     extra: str | None = None,
-    table: dict[str, list[Any]] | None = None,
-    file_name: str = "the file",
+    upload: Table | None = None,
     prediction_prefix: str = PREDICTION_PREFIX,
 ) -> Inputs:
     """The metric inputs of a family taking `inputs` ("predictions", "references", and
-    "texts" or "aspects"), from the uploaded `table` when given, else from the text boxes."""
+    "texts" or "aspects"), from the `upload` when given, else from the text boxes."""
     data: dict[str, Any] = {}
     typed = any((text or "").strip() for text in (predictions, references, extra if "texts" in inputs else None))
-    if table is not None:
-        source = f"the uploaded file `{file_name}`"
+    table = upload.columns if upload is not None else None
+    if upload is not None:
+        source = f"the uploaded file `{upload.path.name}`"
         if typed:
             source += " (the text boxes are not used while a file is uploaded)"
 
         def where(index: int) -> str:
-            return f"row {index + 1} of {file_name} (example {index} counting from 0)"
+            return f"{upload.location(index)} (example {index} counting from 0)"
     else:
         source = "the text boxes"
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..tables import Table
 from . import families
 from .families import COMBINED, FAMILIES, Family, Option, allowed_models, evaluate_family, meaning
 from .parsing import (
@@ -88,11 +89,11 @@ def _rows_table(per_example: dict[str, list]) -> Any:
     return rows
 
 
-def _read(upload: str | None) -> tuple[dict[str, list[Any]] | None, str]:
+def _read(upload: str | None) -> Table | None:
     if not upload:
-        return None, ""
+        return None
     try:
-        return read_upload(upload), Path(upload).name
+        return read_upload(upload)
     except ValueError as error:
         raise _fail(error) from None
 
@@ -112,11 +113,11 @@ def run(
 
     family = FAMILIES[name]
     options = {option.name: value for option, value in zip(family.options, values)}
-    table, file_name = _read(upload)
+    table = _read(upload)
     inputs: Inputs | None = None
     try:
         inputs = collect_inputs(
-            family.inputs, predictions, references, extra, table, file_name, prediction_prefix or PREDICTION_PREFIX
+            family.inputs, predictions, references, extra, table, prediction_prefix or PREDICTION_PREFIX
         )
         summary, per_example = evaluate_family(name, inputs.data, options)
         figure = plot_for(name, inputs.data, options, summary, per_example)
@@ -262,13 +263,13 @@ def compare_families(predictions: str, references: str, texts: str, upload: str 
     import gradio as gr
     import pandas as pd
 
-    table, file_name = _read(upload)
+    table = _read(upload)
     rows, skipped, source = [], [], ""
     for name in COMBINED:
         family = FAMILIES[name]
         inputs: Inputs | None = None
         try:
-            inputs = collect_inputs(family.inputs, predictions, references, texts, table, file_name)
+            inputs = collect_inputs(family.inputs, predictions, references, texts, table)
             if name == "weighted_keyword_prf" and inputs.data.get("scores") is None:
                 skipped.append(name)
                 continue
