@@ -465,3 +465,38 @@ def test_presence_needs_single_reviews_with_texts(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([str(path), "--confidence-level", "1.5"])
     assert "argument --confidence-level: must be a number strictly between 0 and 1, got 1.5" in capsys.readouterr().err
+
+
+def test_library_words_become_flags_and_only_where_they_name_an_option():
+    from opinion_metrics.cli import UsageError, _Speaker, build_parser
+
+    speak = _Speaker(build_parser())
+    located = "scores: example 2, keyword 0: score 1.5 is outside [0, 1]; pass clip_scores=True to clip"
+    cases = {  # a message about an option is a usage error; one about an example, a data error
+        located: (
+            "scores (column 's'): line 4, keyword 0: score 1.5 is outside [0, 1]; pass --clip-scores to clip",
+            ValueError,
+        ),
+        "predictions: example 0 has 2 matches with one_to_one=False": (
+            "predictions: line 2 has 2 matches with --no-one-to-one",
+            ValueError,
+        ),
+        "top_k must be None, 'M', 'O' or a positive integer, got 0": (
+            "--top-k must be None, 'M', 'O' or a positive integer, got 0",
+            UsageError,
+        ),
+        "k must be a positive integer, got 0": ("--k must be a positive integer, got 0", UsageError),
+        "need 1 <= min_rating < max_rating, got 3 and 2": (
+            "need 1 <= --min-rating < --max-rating, got 3 and 2",
+            UsageError,
+        ),
+        "device='cuda' is not available": ("--device cuda is not available", UsageError),
+        "the model returned embeddings of shape (2, 3) for 1 texts": (
+            "the model returned embeddings of shape (2, 3) for 1 texts",
+            ValueError,
+        ),
+        "ndcg@k needs k": ("ndcg@k needs k", ValueError),
+    }
+    for message, (expected, kind) in cases.items():
+        spoken = speak(message, lambda side, example: f"line {example + 2}", {"scores": "s"})
+        assert (str(spoken), type(spoken)) == (expected, kind), message
