@@ -330,3 +330,74 @@ def semantic_keyword_prf(
     per_example.update(soft_per_example)
     per_example = {key: _spread(values, included) for key, values in per_example.items()}
     return _without_left_out(result, per_example, included, zero_division)
+
+
+def _originals(keywords, normalize_mode, stemmer):
+    """Positions and stripped originals of the keywords kept by section 1 (first occurrences)."""
+    kept, seen = [], set()
+    for position, keyword in enumerate(keywords):
+        norm = normalize(keyword, normalize_mode, stemmer)
+        if norm and norm not in seen:
+            seen.add(norm)
+            kept.append((position, keyword.strip()))
+    return kept
+
+
+def sentiment_appropriateness(
+    predictions,
+    references=None,
+    *,
+    sentiment,
+    texts=None,
+    prediction_sentiments=None,
+    normalize="default",
+    stemmer=None,
+):
+    """SPEC section 6 with a `sentiment(str) -> [0, 1]` function; `per_example` always
+    returned (None for every example left out, or every example when that input is absent)."""
+    from_keywords, from_text = [], []
+    for i, predicted in enumerate(predictions):
+        kept = _originals(predicted, normalize, stemmer)
+        if not kept:
+            from_keywords.append(None)
+            from_text.append(None)
+            continue
+        if prediction_sentiments is not None:
+            s_pred = _mean([float(prediction_sentiments[i][position]) for position, _ in kept], None)
+        else:
+            s_pred = _mean([sentiment(original) for _, original in kept], None)
+        gold = _originals(references[i], normalize, stemmer) if references is not None else []
+        s_gold = _mean([sentiment(original) for _, original in gold], None)
+        from_keywords.append(None if s_gold is None else 1 - abs(s_pred - s_gold))
+        text = texts[i] if texts is not None else None
+        from_text.append(None if text is None or not text.strip() else 1 - abs(s_pred - sentiment(text)))
+    per_example = {"sas_from_keywords": from_keywords, "sas_from_text": from_text}
+    result = {key: _mean([v for v in values if v is not None], None) for key, values in per_example.items()}
+    result = {key: value for key, value in result.items() if value is not None}  # absent: not computable
+    result["per_example"] = per_example
+    return result
+
+
+def _non_empty(keywords, normalize_mode, stemmer):
+    """Section 1 without removing duplicates: normalized, empty ones dropped."""
+    return [k for k in (normalize(raw, normalize_mode, stemmer) for raw in keywords) if k]
+
+
+def keyword_diversity(predictions, *, normalize="default", stemmer=None, embed=None, zero_division=0.0):
+    """SPEC section 10 (`embed(text) -> vector` for self_similarity); `per_example` always returned."""
+    keyword_ratios, token_ratios, self_similarities = [], [], []
+    for predicted in predictions:
+        keywords = _non_empty(predicted, normalize, stemmer)
+        tokens = [token for keyword in keywords for token in keyword.split()]
+        keyword_ratios.append(len(set(keywords)) / len(keywords) if keywords else None)
+        token_ratios.append(len(set(tokens)) / len(tokens) if tokens else None)
+        distinct = list(dict.fromkeys(keywords))
+        pairs = [(a, b) for i, a in enumerate(distinct) for b in distinct[i + 1 :]]
+        if embed is not None:
+            self_similarities.append(_mean([cosine(embed(a), embed(b)) for a, b in pairs], None) if pairs else None)
+    per_example = {"unique_keyword_ratio": keyword_ratios, "unique_token_ratio": token_ratios}
+    if embed is not None:
+        per_example["self_similarity"] = self_similarities
+    result = {key: _mean([v for v in values if v is not None], zero_division) for key, values in per_example.items()}
+    result["per_example"] = per_example
+    return result

@@ -1,0 +1,69 @@
+"""Differential test of the sentiment and diversity families (SPEC sections 6 and 10) on
+the random corpora of `test_differential`, against the brute force of `reference_impl`:
+every combination of normalize x stemmer x input (references, texts, prediction
+sentiments present or not), with a custom sentiment function and a stand-in encoder."""
+
+import itertools
+
+import numpy as np
+import pytest
+import reference_impl as ref
+from test_differential import NORMALIZES, STEMMERS, check, differences, options_text, random_corpus, random_texts
+from test_differential_semantic import StandInEncoder, embed
+
+from opinion_metrics import keyword_diversity
+from opinion_metrics.sentiment import sentiment_appropriateness
+
+
+def sentiment(text: str) -> float:
+    """Reads case and punctuation (as VADER does) but not the surrounding white space."""
+    return sum(ord(c) for c in text.strip()) % 11 / 10
+
+
+def with_blank_texts(rng: np.random.Generator, texts: list[str]) -> list:
+    """Some texts None, empty or white space only (left out of sas_from_text)."""
+    blanks = [None, "", "  \t", "\u3000"]
+    return [blanks[int(rng.integers(len(blanks)))] if rng.random() < 0.2 else t for t in texts]
+
+
+@pytest.mark.parametrize("stemmer", STEMMERS)
+@pytest.mark.parametrize("normalize", NORMALIZES, ids=lambda n: getattr(n, "__name__", n))
+def test_sentiment_appropriateness_equals_spec(normalize, stemmer):
+    problems = []
+    inputs = itertools.product((True, False), (True, False), (True, False))
+    for n, (seed, (given_references, given_texts, given_sentiments)) in enumerate(itertools.product(range(8), inputs)):
+        if not given_references and not given_texts:
+            continue
+        rng = np.random.default_rng([seed, n, NORMALIZES.index(normalize), int(stemmer is None), 4])
+        predictions, scores, references = random_corpus(rng, int(rng.integers(1, 12)))
+        texts = with_blank_texts(rng, random_texts(rng, predictions, references))
+        options = {"normalize": normalize, "stemmer": stemmer}
+        inputs = {
+            "references": references if given_references else None,
+            "texts": texts if given_texts else None,
+            "prediction_sentiments": scores if given_sentiments else None,
+        }
+        expected = ref.sentiment_appropriateness(predictions, sentiment=sentiment, **inputs, **options)
+        actual = sentiment_appropriateness(
+            predictions, sentiment=sentiment, return_per_example=True, **inputs, **options
+        )
+        where = f"sentiment_appropriateness({options_text(**options)}; given {[k for k, v in inputs.items() if v]})"
+        problems += differences(actual, expected, (predictions, references, texts, scores), where)
+    check(problems)
+
+
+@pytest.mark.parametrize("stemmer", STEMMERS)
+@pytest.mark.parametrize("normalize", NORMALIZES, ids=lambda n: getattr(n, "__name__", n))
+def test_keyword_diversity_equals_spec(normalize, stemmer):
+    encoder = StandInEncoder()
+    problems = []
+    for seed, with_model, zero_division in itertools.product(range(10), (False, True), (0.0, 1.0)):
+        rng = np.random.default_rng([seed, NORMALIZES.index(normalize), int(stemmer is None), 5])
+        predictions, _, _ = random_corpus(rng, int(rng.integers(1, 12)))
+        options = {"normalize": normalize, "stemmer": stemmer, "zero_division": zero_division}
+        expected = ref.keyword_diversity(predictions, embed=embed if with_model else None, **options)
+        model = {"model": encoder} if with_model else {}
+        actual = keyword_diversity(predictions, return_per_example=True, **model, **options)
+        where = f"keyword_diversity({options_text(**options)}, model {with_model})"
+        problems += differences(actual, expected, (predictions,), where, tolerance=1e-6)
+    check(problems)
