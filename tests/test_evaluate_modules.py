@@ -188,7 +188,8 @@ def test_a_bad_option_after_add_batch_keeps_the_added_rows(keyword_module):
 
 
 def test_an_unknown_option_given_with_inputs_is_a_value_error(weighted_module):
-    with pytest.raises(ValueError, match=r"unknown option 'top-k'.*the options are \['match', "):
+    unknown = r"unknown option 'top-k' \(did you mean 'top_k'\?\); the options are \['presence', 'match', "
+    with pytest.raises(ValueError, match=unknown):
         weighted_module.compute(predictions=[["a"]], scores=[[1.0]], references=[["a"]], **{"top-k": 1})
 
 
@@ -237,3 +238,29 @@ def test_pandas_series_with_any_index_are_read_by_position(weighted_module, rout
             assert weighted_module.compute() == expected
         else:
             assert weighted_module.compute(**inputs) == expected
+
+
+@pytest.mark.parametrize("presence", ["present", "absent"])
+def test_keyword_module_texts_and_presence_equal_the_library(keyword_module, presence):
+    texts = ["A social satire and dark comedy.", "", "A space opera with a droid."]
+    expected = keyword_prf(PREDICTIONS, REFERENCES, texts=texts, presence=presence)
+    assert keyword_module.compute(predictions=PREDICTIONS, references=REFERENCES, texts=texts, presence=presence) == (
+        expected
+    )
+    keyword_module.add_batch(predictions=PREDICTIONS[:2], references=REFERENCES[:2], texts=texts[:2])
+    keyword_module.add(prediction=PREDICTIONS[2], reference=REFERENCES[2], texts=texts[2])
+    assert keyword_module.compute(presence=presence) == expected
+
+
+def test_sentiment_module_without_references():
+    pytest.importorskip("vaderSentiment")
+    from opinion_metrics.sentiment import sentiment_appropriateness
+
+    module = evaluate.load(str(REPO / "metrics" / "sentiment_appropriateness"))
+    texts = ["A sharp satire.", "Dull.", "Space opera at its best."]
+    expected = sentiment_appropriateness(PREDICTIONS, texts=texts)
+    assert "sas_from_keywords" not in expected
+    assert module.compute(predictions=PREDICTIONS, texts=texts) == expected
+    module.add_batch(predictions=PREDICTIONS[:2], texts=texts[:2])
+    module.add(prediction=PREDICTIONS[2], texts=texts[2])
+    assert module.compute() == pytest.approx(expected)

@@ -46,6 +46,10 @@ Args:
     min_rating (`int`, default 1), max_rating (`int`, default 5): the rating range.
     zero_division (`float`, default 1.0): F1 of an aspect absent from both predictions and
         references (the official scorer's 1.0).
+    confidence_level (`float`, default None): e.g. 0.95 adds `<key>_ci_low` / `<key>_ci_high`,
+        bootstrap percentile intervals over examples.
+    n_resamples (`int`, default 1000): bootstrap resamples of the intervals.
+    random_state (`int`, default 0): seed of the resamples (None: fresh randomness).
 Returns:
     score (`float`): in [0, 1], the mean over aspects of F1 x R2.
     f1_<aspect> (`float`): in [0, 1], presence F1 (ratings != 0).
@@ -87,6 +91,9 @@ class AspectSentimentScore(CheckedArrowInputs, evaluate.Metric):
         min_rating=1,
         max_rating=5,
         zero_division=1.0,
+        confidence_level=None,
+        n_resamples=1000,
+        random_state=0,
     ):
         return aspect_sentiment_score(
             arrow_to_ratings(predictions),
@@ -95,4 +102,7 @@ class AspectSentimentScore(CheckedArrowInputs, evaluate.Metric):
             min_rating=min_rating,
             max_rating=max_rating,
             zero_division=zero_division,
+            confidence_level=confidence_level,
+            n_resamples=n_resamples,
+            random_state=random_state,
         )

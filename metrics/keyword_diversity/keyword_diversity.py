@@ -53,6 +53,10 @@ Args:
     device (`str`, default None): "cuda", "cpu", ...; None picks CUDA when available.
     batch_size (`int`, default 256): encoding batch size.
     zero_division (`float`, default 0.0): the value when no example has a keyword, in [0, 1].
+    confidence_level (`float`, default None): e.g. 0.95 adds `<key>_ci_low` / `<key>_ci_high`,
+        bootstrap percentile intervals over examples.
+    n_resamples (`int`, default 1000): bootstrap resamples of the intervals.
+    random_state (`int`, default 0): seed of the resamples (None: fresh randomness).
     return_per_example (`bool`, default False): also return "per_example" lists (None for
         an example left out of a mean).
 Returns:
@@ -105,6 +109,9 @@ class KeywordDiversity(CheckedArrowInputs, evaluate.Measurement):
         device=None,
         batch_size=256,
         zero_division=0.0,
+        confidence_level=None,
+        n_resamples=1000,
+        random_state=0,
         return_per_example=False,
     ):
         return keyword_diversity(
@@ -115,5 +122,8 @@ class KeywordDiversity(CheckedArrowInputs, evaluate.Measurement):
             device=device,
             batch_size=batch_size,
             zero_division=zero_division,
+            confidence_level=confidence_level,
+            n_resamples=n_resamples,
+            random_state=random_state,
             return_per_example=return_per_example,
         )

@@ -17,7 +17,7 @@ import datasets
 import evaluate
 
 from opinion_metrics import keyword_prf
-from opinion_metrics.evaluate_support import KEYWORDS, CheckedArrowInputs, arrow_to_lists
+from opinion_metrics.evaluate_support import KEYWORDS, TEXTS, CheckedArrowInputs, arrow_to_lists, optional_column
 
 _CITATION = """\
 @software{opinion_metrics,
@@ -40,6 +40,10 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `str`): predicted keywords per example, in rank order.
     references (`list` of `list` of `str`): gold keywords per example, most important first.
+    texts (`list` of `str`, optional): the text each example's keywords were extracted from
+        (None for a missing one); needed by `presence`.
+    presence (`str`, default "all"): "all" keywords, or only those that occur in the example's
+        text ("present") or do not ("absent"), on both sides; needs `texts`.
     match (`str`, default "substring"): "exact", "substring" (equal, or either contains the
         other, character-level) or "token" (contiguous token sub-sequence).
     normalize (`str` or callable, default "default"): "default" (Unicode NFKC, casefold,
@@ -55,6 +59,10 @@ Args:
         by their number), k (the first k; precision divides by k, trec_eval's P_k), "O" (the
         first |G|; precision divides by |G|: R-precision). Recall divides by |G|.
     zero_division (`float`, default 0.0): value of a ratio with a zero denominator, in [0, 1].
+    confidence_level (`float`, default None): e.g. 0.95 adds `<key>_ci_low` / `<key>_ci_high`,
+        bootstrap percentile intervals over examples.
+    n_resamples (`int`, default 1000): bootstrap resamples of the intervals.
+    random_state (`int`, default 0): seed of the resamples (None: fresh randomness).
     return_per_example (`bool`, default False): also return "per_example", a dict of lists.
 Returns:
     precision (`float`): in [0, 1].
@@ -75,7 +83,8 @@ _KEYWORDS = datasets.List(datasets.Value("string"))
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class KeywordPRF(CheckedArrowInputs, evaluate.Metric):
-    input_kinds = {"predictions": KEYWORDS, "references": KEYWORDS}
+    input_kinds = {"predictions": KEYWORDS, "references": KEYWORDS, "texts": TEXTS}
+    optional_inputs = frozenset({"texts"})
 
     def _info(self):
         return evaluate.MetricInfo(
@@ -83,7 +92,9 @@ class KeywordPRF(CheckedArrowInputs, evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": _KEYWORDS, "references": _KEYWORDS}),
+            features=datasets.Features(
+                {"predictions": _KEYWORDS, "references": _KEYWORDS, "texts": datasets.Value("string")}
+            ),
             codebase_urls=["https://github.com/opinion-metrics/opinion-metrics"],
             reference_urls=["https://aclanthology.org/W12-3717/"],
         )
@@ -92,6 +103,8 @@ class KeywordPRF(CheckedArrowInputs, evaluate.Metric):
         self,
         predictions,
         references,
+        texts=None,
+        presence="all",
         match="substring",
         normalize="default",
         stemmer=None,
@@ -99,11 +112,16 @@ class KeywordPRF(CheckedArrowInputs, evaluate.Metric):
         average="macro",
         top_k=None,
         zero_division=0.0,
+        confidence_level=None,
+        n_resamples=1000,
+        random_state=0,
         return_per_example=False,
     ):
         return keyword_prf(
             arrow_to_lists(predictions),
             arrow_to_lists(references, share_duplicates=True),
+            texts=optional_column(texts),
+            presence=presence,
             match=match,
             normalize=normalize,
             stemmer=stemmer,
@@ -111,5 +129,8 @@ class KeywordPRF(CheckedArrowInputs, evaluate.Metric):
             average=average,
             top_k=top_k,
             zero_division=zero_division,
+            confidence_level=confidence_level,
+            n_resamples=n_resamples,
+            random_state=random_state,
             return_per_example=return_per_example,
         )

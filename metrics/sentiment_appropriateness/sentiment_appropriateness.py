@@ -51,7 +51,8 @@ emotional tone of the reference.
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `str`): predicted keywords per example.
-    references (`list` of `list` of `str`): gold keywords per example ([] when there are none).
+    references (`list` of `list` of `str`, optional): gold keywords per example ([] when there
+        are none); adds sas_from_keywords.
     texts (`list` of `str`, optional): the review text per example (None for a missing one);
         adds sas_from_text.
     prediction_sentiments (`list` of `list` of `float`, optional): one sentiment in [0, 1] per
@@ -61,6 +62,12 @@ Args:
     normalize (`str` or callable, default "default"), stemmer (`str`, default None): keyword
         preparation (empty and duplicate keywords dropped); VADER reads each kept keyword as
         written (stripped), since it uses case and punctuation.
+    sentiment (callable, default None): a custom str -> [0, 1] function replacing VADER.
+    workers (`int`, default None): processes for VADER on long texts (None: chosen by size).
+    confidence_level (`float`, default None): e.g. 0.95 adds `<key>_ci_low` / `<key>_ci_high`,
+        bootstrap percentile intervals over examples.
+    n_resamples (`int`, default 1000): bootstrap resamples of the intervals.
+    random_state (`int`, default 0): seed of the resamples (None: fresh randomness).
     return_per_example (`bool`, default False): also return "per_example" (None where an
         example is left out).
 Returns:
@@ -89,7 +96,7 @@ class SentimentAppropriateness(CheckedArrowInputs, evaluate.Metric):
         "texts": TEXTS,
         "prediction_sentiments": SENTIMENTS,
     }
-    optional_inputs = frozenset({"texts", "prediction_sentiments"})
+    optional_inputs = frozenset({"references", "texts", "prediction_sentiments"})
 
     def _info(self):
         return evaluate.MetricInfo(
@@ -112,21 +119,31 @@ class SentimentAppropriateness(CheckedArrowInputs, evaluate.Metric):
     def _compute(
         self,
         predictions,
-        references,
+        references=None,
         texts=None,
         prediction_sentiments=None,
         mapping="weighted",
+        sentiment=None,
         normalize="default",
         stemmer=None,
+        workers=None,
+        confidence_level=None,
+        n_resamples=1000,
+        random_state=0,
         return_per_example=False,
     ):
         return sentiment_appropriateness(
             arrow_to_lists(predictions),
-            arrow_to_lists(references, share_duplicates=True),
+            optional_column(references, share_duplicates=True),
             texts=optional_column(texts),
             prediction_sentiments=optional_column(prediction_sentiments),
             mapping=mapping,
+            sentiment=sentiment,
             normalize=normalize,
             stemmer=stemmer,
+            workers=workers,
+            confidence_level=confidence_level,
+            n_resamples=n_resamples,
+            random_state=random_state,
             return_per_example=return_per_example,
         )

@@ -17,7 +17,14 @@ import datasets
 import evaluate
 
 from opinion_metrics import weighted_keyword_prf
-from opinion_metrics.evaluate_support import KEYWORDS, SCORES, CheckedArrowInputs, arrow_to_lists
+from opinion_metrics.evaluate_support import (
+    KEYWORDS,
+    SCORES,
+    TEXTS,
+    CheckedArrowInputs,
+    arrow_to_lists,
+    optional_column,
+)
 
 _CITATION = """\
 @software{opinion_metrics,
@@ -47,6 +54,10 @@ Args:
     scores (`list` of `list` of `float`): one confidence per predicted keyword, parallel to
         `predictions`, each a finite number in [0, 1] (see `clip_scores`).
     references (`list` of `list` of `str`): gold keywords per example, most important first.
+    texts (`list` of `str`, optional): the text each example's keywords were extracted from
+        (None for a missing one); needed by `presence`.
+    presence (`str`, default "all"): "all" keywords, or only those that occur in the example's
+        text ("present") or do not ("absent"), on both sides; needs `texts`.
     match (`str`, default "substring"): "exact", "substring" or "token".
     normalize (`str` or callable, default "default"): "default", "ascii", "none" or a callable.
     stemmer (`str`, default None): None or "porter".
@@ -63,6 +74,10 @@ Args:
     clip_scores (`bool`, default False): clip finite scores into [0, 1] (e.g. negative
         cosine similarities) instead of raising ValueError. NaN and inf always raise.
     zero_division (`float`, default 0.0): value of a ratio with a zero denominator, in [0, 1].
+    confidence_level (`float`, default None): e.g. 0.95 adds `<key>_ci_low` / `<key>_ci_high`,
+        bootstrap percentile intervals over examples.
+    n_resamples (`int`, default 1000): bootstrap resamples of the intervals.
+    random_state (`int`, default 0): seed of the resamples (None: fresh randomness).
     return_per_example (`bool`, default False): also return "per_example" (lists; nDCG and
         MAP are None for examples without gold keywords).
 Returns:
@@ -89,7 +104,8 @@ _SCORES = datasets.List(datasets.Value("float64"))
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class WeightedKeywordPRF(CheckedArrowInputs, evaluate.Metric):
-    input_kinds = {"predictions": KEYWORDS, "scores": SCORES, "references": KEYWORDS}
+    input_kinds = {"predictions": KEYWORDS, "scores": SCORES, "references": KEYWORDS, "texts": TEXTS}
+    optional_inputs = frozenset({"texts"})
 
     def _info(self):
         return evaluate.MetricInfo(
@@ -97,7 +113,14 @@ class WeightedKeywordPRF(CheckedArrowInputs, evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": _KEYWORDS, "scores": _SCORES, "references": _KEYWORDS}),
+            features=datasets.Features(
+                {
+                    "predictions": _KEYWORDS,
+                    "scores": _SCORES,
+                    "references": _KEYWORDS,
+                    "texts": datasets.Value("string"),
+                }
+            ),
             codebase_urls=["https://github.com/opinion-metrics/opinion-metrics"],
             reference_urls=["https://en.wikipedia.org/wiki/Discounted_cumulative_gain"],
         )
@@ -107,6 +130,8 @@ class WeightedKeywordPRF(CheckedArrowInputs, evaluate.Metric):
         predictions,
         scores,
         references,
+        texts=None,
+        presence="all",
         match="substring",
         normalize="default",
         stemmer=None,
@@ -117,12 +142,17 @@ class WeightedKeywordPRF(CheckedArrowInputs, evaluate.Metric):
         relevance="graded",
         clip_scores=False,
         zero_division=0.0,
+        confidence_level=None,
+        n_resamples=1000,
+        random_state=0,
         return_per_example=False,
     ):
         return weighted_keyword_prf(
             arrow_to_lists(predictions),
             arrow_to_lists(scores),
             arrow_to_lists(references, share_duplicates=True),
+            texts=optional_column(texts),
+            presence=presence,
             match=match,
             normalize=normalize,
             stemmer=stemmer,
@@ -133,5 +163,8 @@ class WeightedKeywordPRF(CheckedArrowInputs, evaluate.Metric):
             relevance=relevance,
             clip_scores=clip_scores,
             zero_division=zero_division,
+            confidence_level=confidence_level,
+            n_resamples=n_resamples,
+            random_state=random_state,
             return_per_example=return_per_example,
         )

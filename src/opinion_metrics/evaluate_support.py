@@ -23,7 +23,7 @@ from .preparation import check_corpus, check_keyword, check_keyword_list, check_
 
 KEYWORDS = "keywords"  # list of str per example
 SCORES = "scores"  # list of finite numbers per example (range checked at compute)
-SENTIMENTS = "sentiments"  # like SCORES; if optional, given for every batch or for none
+SENTIMENTS = "sentiments"  # like SCORES
 RATINGS = "ratings"  # list of integer-valued numbers per example
 TEXTS = "texts"  # a str or None per example
 
@@ -145,7 +145,8 @@ class CheckedArrowInputs:
     Subclasses set `input_kinds`: feature name -> one of the kinds below; a scores or
     sentiments column is checked row by row against the "predictions" column's lengths.
     Inputs named in `optional_inputs` may be left out: they reach `_compute` as None
-    (directly) or as a column of nulls (through `add_batch`; see `optional_column`).
+    (directly) or as a column of nulls (through `add_batch`; see `optional_column`). An
+    optional list column is given for every batch or for none.
     """
 
     input_kinds: dict[str, str] = {}
@@ -235,7 +236,9 @@ class CheckedArrowInputs:
 
         schema = self.selected_feature_format.arrow_schema
         arrays = [
-            _keyword_array(columns[field.name], field.type)
+            pa.nulls(n, type=field.type)
+            if inputs[field.name] is None
+            else _keyword_array(columns[field.name], field.type)
             if self.input_kinds[field.name] == KEYWORDS
             else pa.array(columns[field.name], type=field.type)
             for field in schema
@@ -245,10 +248,11 @@ class CheckedArrowInputs:
         self._optional_given.update({name: inputs[name] is not None for name in self.optional_inputs})
 
     def _check_optional_consistency(self, inputs: dict[str, Any], offset: int, n: int) -> None:
-        """An optional per-keyword column (such as `prediction_sentiments`) is given for every
-        batch or for none: `compute` cannot mix examples with and without it."""
+        """An optional list column (such as `prediction_sentiments`) is given for every batch
+        or for none: `compute` cannot mix examples with and without it. (A text may be
+        missing for any example.)"""
         for name in self.optional_inputs:
-            if self.input_kinds[name] != SENTIMENTS:
+            if self.input_kinds[name] == TEXTS:
                 continue
             given = inputs[name] is not None
             earlier = self._optional_given.get(name, given)
@@ -260,11 +264,12 @@ class CheckedArrowInputs:
                 )
 
     def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
-        """Add one example; other inputs (such as `scores`) by their feature name."""
+        """Add one example; other inputs (such as `scores`) by their feature name. An optional
+        input left out or None is absent for this example."""
         self.add_batch(
             predictions=[prediction],
-            references=[reference],
-            **{name: [value] for name, value in kwargs.items()},
+            references=None if reference is None else [reference],
+            **{name: None if value is None else [value] for name, value in kwargs.items()},
         )
 
 
@@ -318,9 +323,9 @@ def arrow_to_ratings(column: Any) -> Any:
     return np.asarray(array.flatten()).reshape(len(array), int(lengths[0]))
 
 
-def optional_column(column: Any) -> list[Any] | None:
+def optional_column(column: Any, share_duplicates: bool = False) -> list[Any] | None:
     """An optional input as `_compute` should see it: None when absent or all null."""
     if column is None:
         return None
-    values = arrow_to_lists(column)
+    values = arrow_to_lists(column, share_duplicates)
     return None if all(value is None for value in values) else values
