@@ -3,6 +3,7 @@ independent of the library: plain loops over every (prediction, gold) pair, scip
 maximum matchings. Slow on purpose; used to check the library's values."""
 
 import functools
+import itertools
 import math
 import re
 import unicodedata
@@ -401,3 +402,65 @@ def keyword_diversity(predictions, *, normalize="default", stemmer=None, embed=N
     result = {key: _mean([v for v in values if v is not None], zero_division) for key, values in per_example.items()}
     result["per_example"] = per_example
     return result
+
+
+def pool_by_group(predictions, references, groups, *, scores=None, normalize="default", stemmer=None):
+    """SPEC section 3, corpus level: per group (in order of first appearance), its examples'
+    predictions prepared by section 1 and merged in first-occurrence order, each keeping
+    its maximum score, and the union of its references; the first occurrence's stripped
+    original is kept. Returns (groups, predictions, references, scores or None)."""
+    order, pooled_predictions, pooled_references, pooled_scores = [], {}, {}, {}
+    for i, group in enumerate(groups):
+        if group not in pooled_predictions:
+            order.append(group)
+            pooled_predictions[group], pooled_references[group], pooled_scores[group] = {}, {}, {}
+        kept, kept_scores = prepare(predictions[i], None if scores is None else scores[i], normalize, stemmer)
+        for (position, original), norm in zip(_originals(predictions[i], normalize, stemmer), kept):
+            pooled_predictions[group].setdefault(norm, original)
+            if scores is not None:
+                score = float(scores[i][position])
+                pooled_scores[group][norm] = max(score, pooled_scores[group].get(norm, score))
+        gold = prepare(references[i], None, normalize, stemmer)[0]
+        for (_, original), norm in zip(_originals(references[i], normalize, stemmer), gold):
+            pooled_references[group].setdefault(norm, original)
+    return (
+        order,
+        [list(pooled_predictions[g].values()) for g in order],
+        [list(pooled_references[g].values()) for g in order],
+        None if scores is None else [list(pooled_scores[g].values()) for g in order],
+    )
+
+
+def merge_references(annotations, mode="union", *, normalize="default", stemmer=None):
+    """SPEC section 8: per example, the union (first occurrence over annotators) or the
+    intersection (in the first annotator's order) of the annotators' keywords."""
+    merged = []
+    for example in annotations:
+        lists = [_originals(keywords, normalize, stemmer) for keywords in example]
+        forms = [prepare(keywords, None, normalize, stemmer)[0] for keywords in example]
+        if mode == "union":
+            union = {}
+            for kept, normalized in zip(lists, forms):
+                for (_, original), norm in zip(kept, normalized):
+                    union.setdefault(norm, original)
+            merged.append(list(union.values()))
+        else:
+            everywhere = set.intersection(*map(set, forms)) if forms else set()
+            merged.append([original for (_, original), norm in zip(lists[0], forms[0]) if norm in everywhere])
+    return merged
+
+
+def agreement(annotations, *, average="micro", normalize="default", stemmer=None, zero_division=0.0):
+    """SPEC section 8: pairwise Dice 2|A & B| / (|A| + |B|) of normalized keyword sets;
+    micro pools the counts over examples, macro averages per-example coefficients."""
+    n = len(annotations[0])
+    sets = [[set(prepare(keywords, None, normalize, stemmer)[0]) for keywords in example] for example in annotations]
+    matrix = [[1.0] * n for _ in range(n)]
+    for a, b in itertools.combinations(range(n), 2):
+        pairs = [(2 * len(example[a] & example[b]), len(example[a]) + len(example[b])) for example in sets]
+        if average == "micro":
+            value = ratio(sum(p[0] for p in pairs), sum(p[1] for p in pairs), zero_division)
+        else:
+            value = _mean([ratio(num, den, zero_division) for num, den in pairs], zero_division)
+        matrix[a][b] = matrix[b][a] = value
+    return matrix

@@ -1,7 +1,8 @@
-"""Differential test of the sentiment and diversity families (SPEC sections 6 and 10) on
-the random corpora of `test_differential`, against the brute force of `reference_impl`:
-every combination of normalize x stemmer x input (references, texts, prediction
-sentiments present or not), with a custom sentiment function and a stand-in encoder."""
+"""Differential test of the sentiment and diversity families, group pooling and the
+annotator helpers (SPEC sections 3, 6, 8 and 10) on the random corpora of
+`test_differential`, against the brute force of `reference_impl`: every combination of
+normalize x stemmer x input (references, texts, prediction sentiments present or not),
+with a custom sentiment function and a stand-in encoder."""
 
 import itertools
 
@@ -11,7 +12,7 @@ import reference_impl as ref
 from test_differential import NORMALIZES, STEMMERS, check, differences, options_text, random_corpus, random_texts
 from test_differential_semantic import StandInEncoder, embed
 
-from opinion_metrics import keyword_diversity
+from opinion_metrics import agreement, keyword_diversity, merge_references, pool_by_group
 from opinion_metrics.sentiment import sentiment_appropriateness
 
 
@@ -67,3 +68,36 @@ def test_keyword_diversity_equals_spec(normalize, stemmer):
         where = f"keyword_diversity({options_text(**options)}, model {with_model})"
         problems += differences(actual, expected, (predictions,), where, tolerance=1e-6)
     check(problems)
+
+
+@pytest.mark.parametrize("stemmer", STEMMERS)
+@pytest.mark.parametrize("normalize", NORMALIZES, ids=lambda n: getattr(n, "__name__", n))
+def test_pool_by_group_equals_spec(normalize, stemmer):
+    for seed, scored in itertools.product(range(10), (False, True)):
+        rng = np.random.default_rng([seed, NORMALIZES.index(normalize), int(stemmer is None), 6])
+        predictions, scores, references = random_corpus(rng, int(rng.integers(1, 15)))
+        groups = [str(rng.choice(["SW4", "SW5", "SW6", "LotR"])) for _ in predictions]
+        options = {"normalize": normalize, "stemmer": stemmer, "scores": scores if scored else None}
+        expected = ref.pool_by_group(predictions, references, groups, **options)
+        pooled = pool_by_group(predictions, references, groups, **options)
+        actual = (pooled.groups, pooled.predictions, pooled.references, pooled.scores if scored else None)
+        assert actual == expected, (predictions, scores, references, groups, options)
+
+
+@pytest.mark.parametrize("stemmer", STEMMERS)
+@pytest.mark.parametrize("normalize", NORMALIZES, ids=lambda n: getattr(n, "__name__", n))
+def test_annotators_equal_spec(normalize, stemmer):
+    for seed in range(15):
+        rng = np.random.default_rng([seed, NORMALIZES.index(normalize), int(stemmer is None), 7])
+        n_annotators = int(rng.integers(1, 4))
+        predictions, _, references = random_corpus(rng, int(rng.integers(1, 8)) * n_annotators)
+        lists = [*predictions, *references]
+        annotations = [lists[i : i + n_annotators] for i in range(0, len(predictions), n_annotators)]
+        options = {"normalize": normalize, "stemmer": stemmer}
+        for mode in ("union", "intersection"):
+            expected = ref.merge_references(annotations, mode, **options)
+            assert merge_references(annotations, mode, **options) == expected, (annotations, mode, options)
+        for average, zero_division in itertools.product(("micro", "macro"), (0.0, 1.0)):
+            expected = ref.agreement(annotations, average=average, zero_division=zero_division, **options)
+            actual = agreement(annotations, average=average, zero_division=zero_division, **options)
+            assert np.allclose(actual, expected, rtol=1e-12, atol=1e-12), (annotations, average, options)
