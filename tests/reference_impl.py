@@ -464,3 +464,23 @@ def agreement(annotations, *, average="micro", normalize="default", stemmer=None
             value = _mean([ratio(num, den, zero_division) for num, den in pairs], zero_division)
         matrix[a][b] = matrix[b][a] = value
     return matrix
+
+
+ASPECTS = ("entertainment", "accommodation", "restaurant", "food_and_beverage", "transportation", "shopping")
+
+
+def aspect_sentiment_score(predictions, references, *, aspects=ASPECTS, min_rating=1, max_rating=5, zero_division=1.0):
+    """SPEC section 7: per aspect presence F1 times rating R2, and their mean."""
+    result = {}
+    products = []
+    for j, aspect in enumerate(aspects):
+        pairs = [(float(p[j]), float(r[j])) for p, r in zip(predictions, references)]
+        tp = sum(1 for p, r in pairs if p != 0 and r != 0)
+        fp = sum(1 for p, r in pairs if p != 0 and r == 0)
+        fn = sum(1 for p, r in pairs if p == 0 and r != 0)
+        f1_j = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else zero_division
+        both = [(p - r) ** 2 for p, r in pairs if p != 0 and r != 0]
+        r2_j = 1 - math.fsum(both) / (len(both) * (max_rating - min_rating) ** 2) if both else 1.0
+        result[f"f1_{aspect}"], result[f"r2_{aspect}"], result[f"score_{aspect}"] = f1_j, r2_j, f1_j * r2_j
+        products.append(f1_j * r2_j)
+    return {"score": math.fsum(products) / len(aspects), **result}

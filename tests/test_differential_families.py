@@ -1,5 +1,5 @@
-"""Differential test of the sentiment and diversity families, group pooling and the
-annotator helpers (SPEC sections 3, 6, 8 and 10) on the random corpora of
+"""Differential test of the sentiment, aspect and diversity families, group pooling and
+the annotator helpers (SPEC sections 3, 6, 7, 8 and 10) on the random corpora of
 `test_differential`, against the brute force of `reference_impl`: every combination of
 normalize x stemmer x input (references, texts, prediction sentiments present or not),
 with a custom sentiment function and a stand-in encoder."""
@@ -12,7 +12,7 @@ import reference_impl as ref
 from test_differential import NORMALIZES, STEMMERS, check, differences, options_text, random_corpus, random_texts
 from test_differential_semantic import StandInEncoder, embed
 
-from opinion_metrics import agreement, keyword_diversity, merge_references, pool_by_group
+from opinion_metrics import agreement, aspect_sentiment_score, keyword_diversity, merge_references, pool_by_group
 from opinion_metrics.sentiment import sentiment_appropriateness
 
 
@@ -101,3 +101,25 @@ def test_annotators_equal_spec(normalize, stemmer):
             expected = ref.agreement(annotations, average=average, zero_division=zero_division, **options)
             actual = agreement(annotations, average=average, zero_division=zero_division, **options)
             assert np.allclose(actual, expected, rtol=1e-12, atol=1e-12), (annotations, average, options)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_aspect_sentiment_score_equals_spec(seed):
+    rng = np.random.default_rng([seed, 8])
+    n_aspects = int(rng.integers(1, 7))
+    aspects = ref.ASPECTS if n_aspects == 6 and seed % 2 else tuple(f"aspect{j}" for j in range(n_aspects))
+    min_rating, max_rating = [(1, 5), (1, 3), (2, 10), (1, 2)][seed % 4]
+    zero_division = (1.0, 0.0)[seed % 3 == 0]
+    n = int(rng.integers(1, 30))
+    absent = rng.random((2, n, len(aspects))) < rng.random()  # from rarely to mostly absent
+    ratings = np.where(absent, 0, rng.integers(min_rating, max_rating + 1, size=(2, n, len(aspects))))
+    predictions, references = ratings[0].tolist(), ratings[1].tolist()
+    if seed % 5 == 0:  # floats equal to integers, and numpy arrays, are ratings too
+        predictions, references = [[float(v) for v in row] for row in predictions], ratings[1]
+    options = {"min_rating": min_rating, "max_rating": max_rating, "zero_division": zero_division}
+    expected = ref.aspect_sentiment_score(ratings[0].tolist(), ratings[1].tolist(), aspects=aspects, **options)
+    named = {} if aspects == ref.ASPECTS else {"aspects": list(aspects)}  # the default names otherwise
+    actual = aspect_sentiment_score(predictions, references, **named, **options)
+    assert actual.keys() == expected.keys()
+    for key, value in expected.items():
+        assert actual[key] == pytest.approx(value, rel=1e-12, abs=1e-12), (key, predictions, references, options)
