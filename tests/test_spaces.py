@@ -803,3 +803,27 @@ def test_an_uploaded_prediction_sentiments_column_is_used_and_scores_are_not(tmp
     _, summary, _, _ = run("sentiment_appropriateness", "", "", "", str(path), *defaults)
     expected = sentiment_appropriateness([row["predictions"]], [row["references"]])
     assert summary["value"].tolist() == [round(expected["sas_from_keywords"], 4)]
+
+
+def test_every_control_names_a_library_parameter_and_opens_at_its_default():
+    import inspect
+
+    from opinion_metrics.demo import _keyword_options
+    from opinion_metrics.diversity import keyword_diversity
+    from opinion_metrics.semantic import semantic_keyword_prf
+    from opinion_metrics.sentiment import sentiment_appropriateness
+
+    functions = {
+        "keyword_prf": keyword_prf,
+        "weighted_keyword_prf": weighted_keyword_prf,
+        "semantic_keyword_prf": semantic_keyword_prf,
+        "sentiment_appropriateness": sentiment_appropriateness,
+        "keyword_diversity": keyword_diversity,
+        "aspect_sentiment_score": aspect_sentiment_score,
+    }
+    assert set(functions) == set(FAMILIES)
+    for name, family in FAMILIES.items():
+        parameters = inspect.signature(functions[name]).parameters
+        shown = {o.name: o.default for o in family.options if o.kind != "model"}
+        assert _keyword_options(shown) == {key: parameters[key].default for key in shown}, name
+        assert all(o.default in o.choices for o in family.options if o.kind == "choice"), name

@@ -3,18 +3,23 @@ of each output, and the call into the library."""
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..aspects import DEFAULT_ASPECTS, aspect_sentiment_score
+
+# Light imports: torch, sentence-transformers and VADER load on first use.
+from ..diversity import keyword_diversity
 from ..keyword_prf import keyword_prf
+from ..semantic import DEFAULT_MODEL, clear_embedding_cache, semantic_keyword_prf
+from ..sentiment import sentiment_appropriateness
 from ..weighted_keyword_prf import weighted_keyword_prf
 from .parsing import whole_number
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # semantic.DEFAULT_MODEL, without importing torch
 # The Space owner's allow-list: model names or paths separated by commas.
 MODELS_VARIABLE = "OPINION_METRICS_MODELS"
 MAX_LOADED_MODELS = 2
@@ -23,14 +28,31 @@ NO_OVERLAP = "n/a (no overlap)"
 
 @dataclass
 class Option:
-    """One metric option as a UI control; `name` is also its label and API parameter."""
+    """One metric option as a UI control; `name` is also its label and API parameter. Its
+    default comes from the library function's signature (`with_defaults`), except a model's."""
 
     name: str
     kind: str  # "choice", "flag", "number", "slider", "text", "model" (a choice of allowed_models())
-    default: Any
     choices: Sequence[Any] = ()
     info: str = ""
     bounds: tuple[float, float, float] = (0.0, 1.0, 0.05)
+    default: Any = None
+
+
+# How the controls show a library default of None.
+_NONE_SHOWN = {"stemmer": "none", "top_k": "M"}
+
+
+def with_defaults(function: Callable[..., Any], *options: Option) -> list[Option]:
+    """The options with their defaults read from `function`'s signature, never restated."""
+    parameters = inspect.signature(function).parameters
+    filled = []
+    for option in options:
+        if option.kind != "model":
+            default = parameters[option.name].default
+            option = replace(option, default=_NONE_SHOWN.get(option.name) if default is None else default)
+        filled.append(option)
+    return filled
 
 
 @dataclass
@@ -87,12 +109,12 @@ class ModelPool:
 MODELS = ModelPool()
 
 
-_MATCH = Option("match", "choice", "substring", ("substring", "token", "exact"), "how keywords match")
-_NORMALIZE = Option("normalize", "choice", "default", ("default", "ascii", "none"), "keyword normalization")
-_STEMMER = Option("stemmer", "choice", "none", ("none", "porter"), "stem each token")
-_AVERAGE = Option("average", "choice", "macro", ("macro", "micro"), "mean of examples, or pooled counts")
-_TOP_K = Option("top_k", "text", "M", info="M (all), O (as many as gold keywords) or an integer")
-_ZERO = Option("zero_division", "number", 0.0, info="value of a ratio with a zero denominator")
+_MATCH = Option("match", "choice", ("substring", "token", "exact"), "how keywords match")
+_NORMALIZE = Option("normalize", "choice", ("default", "ascii", "none"), "keyword normalization")
+_STEMMER = Option("stemmer", "choice", ("none", "porter"), "stem each token")
+_AVERAGE = Option("average", "choice", ("macro", "micro"), "mean of examples, or pooled counts")
+_TOP_K = Option("top_k", "text", info="M (all), O (as many as gold keywords) or an integer")
+_ZERO = Option("zero_division", "number", info="value of a ratio with a zero denominator")
 _PRF = {
     "precision": "share of predicted keywords that match a gold keyword",
     "recall": "share of gold keywords matched by a prediction",
@@ -137,8 +159,6 @@ def _compute_weighted(data: dict[str, Any], options: dict[str, Any]) -> dict[str
 
 
 def _compute_semantic(data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    from ..semantic import clear_embedding_cache, semantic_keyword_prf
-
     options = keyword_options(options)
     options["model"] = MODELS.get(options["model"])
     try:
@@ -148,8 +168,6 @@ def _compute_semantic(data: dict[str, Any], options: dict[str, Any]) -> dict[str
 
 
 def _compute_sentiment(data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    from ..sentiment import sentiment_appropriateness
-
     return sentiment_appropriateness(
         data["predictions"],
         data["references"],
@@ -161,9 +179,6 @@ def _compute_sentiment(data: dict[str, Any], options: dict[str, Any]) -> dict[st
 
 
 def _compute_diversity(data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    from ..diversity import keyword_diversity
-    from ..semantic import clear_embedding_cache
-
     options = keyword_options(options)
     options["model"] = MODELS.get(options["model"])
     try:
@@ -186,15 +201,16 @@ FAMILIES: dict[str, Family] = {
         "Approximate-match keyword P/R/F1 with one-to-one matching: in the example, *social satire* "
         "matches *satire* and *dark comedy* matches *comedy*, but *pizza* matches nothing.",
         ("predictions", "references"),
-        [
+        with_defaults(
+            keyword_prf,
             _MATCH,
-            Option("one_to_one", "flag", True, info="maximum one-to-one matching"),
+            Option("one_to_one", "flag", info="maximum one-to-one matching"),
             _AVERAGE,
             _TOP_K,
             _NORMALIZE,
             _STEMMER,
             _ZERO,
-        ],
+        ),
         _compute_keyword_prf,
         (
             "social satire; dark comedy; pizza\nspace opera; jedi knight",
@@ -209,18 +225,19 @@ FAMILIES: dict[str, Family] = {
         "most important first). The example's two lines rank the same keywords differently: the "
         "second puts the gold keywords first with the highest scores, so its nDCG@5 and MAP@5 are 1.",
         ("predictions", "references"),
-        [
+        with_defaults(
+            weighted_keyword_prf,
             _MATCH,
-            Option("one_to_one", "flag", True, info="maximum-weight one-to-one matching"),
+            Option("one_to_one", "flag", info="maximum-weight one-to-one matching"),
             _AVERAGE,
             _TOP_K,
-            Option("k", "slider", 5, bounds=(1, 20, 1), info="rank cut-off of nDCG and MAP"),
-            Option("relevance", "choice", "graded", ("graded", "binary")),
-            Option("clip_scores", "flag", False, info="clip scores into [0, 1]"),
+            Option("k", "slider", bounds=(1, 20, 1), info="rank cut-off of nDCG and MAP"),
+            Option("relevance", "choice", ("graded", "binary"), "gold importance by position, or all equal"),
+            Option("clip_scores", "flag", info="clip scores into [0, 1]"),
             _NORMALIZE,
             _STEMMER,
             _ZERO,
-        ],
+        ),
         _compute_weighted,
         (
             "scam (0.9); family (0.8); poverty (0.7); cinematography (0.6); fraud (0.5)\n"
@@ -241,16 +258,17 @@ FAMILIES: dict[str, Family] = {
         "Keywords match when their embeddings are similar (all-MiniLM-L6-v2, offline): in the example, "
         "*scary movie* matches *horror film* and *funny* matches *hilarious*, which no string match finds.",
         ("predictions", "references"),
-        [
-            Option("threshold", "slider", 0.75, bounds=(0.0, 1.0, 0.01), info="minimum cosine similarity"),
-            Option("one_to_one", "flag", False),
+        with_defaults(
+            semantic_keyword_prf,
+            Option("threshold", "slider", bounds=(0.0, 1.0, 0.01), info="minimum cosine similarity"),
+            Option("one_to_one", "flag", info="maximum one-to-one matching above the threshold"),
             _AVERAGE,
             _TOP_K,
             _NORMALIZE,
             _STEMMER,
             _ZERO,
-            Option("model", "model", DEFAULT_MODEL, info="the models this Space serves"),
-        ],
+            Option("model", "model", info="the models this Space serves", default=DEFAULT_MODEL),
+        ),
         _compute_semantic,
         (
             "scary movie; funny; pizza\nwar film; zombie apocalypse",
@@ -271,11 +289,12 @@ FAMILIES: dict[str, Family] = {
         "Does the sentiment (VADER) of the predicted keywords fit the gold keywords and the review? "
         "In the example, positive keywords for a positive review score high.",
         ("predictions", "references", "texts"),
-        [
-            Option("mapping", "choice", "weighted", ("weighted", "compound"), "VADER mapping into [0, 1]"),
+        with_defaults(
+            sentiment_appropriateness,
+            Option("mapping", "choice", ("weighted", "compound"), "VADER mapping into [0, 1]"),
             _NORMALIZE,
             _STEMMER,
-        ],
+        ),
         _compute_sentiment,
         (
             "great acting; moving story\nboring plot",
@@ -294,12 +313,13 @@ FAMILIES: dict[str, Family] = {
         "says *star wars* twice (*Star Wars* and *star wars!* normalize alike) and *space* twice among "
         "its words; the second line repeats nothing.",
         ("predictions",),
-        [
+        with_defaults(
+            keyword_diversity,
             _NORMALIZE,
             _STEMMER,
             _ZERO,
-            Option("model", "model", DEFAULT_MODEL, info="the models this Space serves"),
-        ],
+            Option("model", "model", info="the models this Space serves", default=DEFAULT_MODEL),
+        ),
         _compute_diversity,
         ("Star Wars; star wars!; space opera; space\nscam; fraud; swindle; con artist",),
         {
@@ -315,11 +335,12 @@ FAMILIES: dict[str, Family] = {
         "Upload columns: one per aspect (gold) and `pred_` + aspect (predicted); the tourism data's "
         "Vietnamese names (giai_tri, luu_tru, ...) are read as the default aspects.",
         ("predictions", "references", "aspects"),
-        [
-            Option("min_rating", "number", 1),
-            Option("max_rating", "number", 5),
-            Option("zero_division", "number", 1.0, info="F1 of an aspect absent on both sides"),
-        ],
+        with_defaults(
+            aspect_sentiment_score,
+            Option("min_rating", "number", info="lowest rating (0 means absent)"),
+            Option("max_rating", "number", info="highest rating"),
+            Option("zero_division", "number", info="F1 of an aspect absent on both sides"),
+        ),
         _compute_aspects,
         (
             "0, 4, 0, 5, 0, 0\n3, 0, 0, 4, 2, 0\n0, 0, 5, 5, 0, 0",
