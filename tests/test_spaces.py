@@ -827,3 +827,36 @@ def test_every_control_names_a_library_parameter_and_opens_at_its_default():
         shown = {o.name: o.default for o in family.options if o.kind != "model"}
         assert _keyword_options(shown) == {key: parameters[key].default for key in shown}, name
         assert all(o.default in o.choices for o in family.options if o.kind == "choice"), name
+
+
+def test_the_prefilled_examples_give_the_librarys_values():
+    pytest.importorskip("vaderSentiment")
+    from opinion_metrics.demo import run
+    from opinion_metrics.sentiment import sentiment_appropriateness
+
+    def lists(text):
+        return parse_keyword_lines(text)[0]
+
+    def results(name):
+        family = FAMILIES[name]
+        _, summary, rows, _ = run(
+            name, *family.example, *[""] * (3 - len(family.example)), None, *(o.default for o in family.options)
+        )
+        return dict(zip(summary["metric"], summary["value"])), rows
+
+    predictions, references = FAMILIES["keyword_prf"].example
+    expected = keyword_prf(lists(predictions), lists(references))
+    assert results("keyword_prf")[0] == {k: round(v, 4) for k, v in expected.items()}
+    predictions, references, texts = FAMILIES["sentiment_appropriateness"].example
+    expected = sentiment_appropriateness(
+        lists(predictions), lists(references), texts=texts.split("\n"), return_per_example=True
+    )
+    summary, rows = results("sentiment_appropriateness")
+    assert summary == {k: round(v, 4) for k, v in expected.items() if k != "per_example"}
+    assert rows["sas_from_keywords"].tolist()[2] < 0.2 < 0.7 < min(rows["sas_from_keywords"].tolist()[:2])
+    predictions, references = FAMILIES["weighted_keyword_prf"].example
+    scored = parse_keyword_lines(predictions)
+    expected = weighted_keyword_prf(scored[0], scored[1], lists(references), return_per_example=True)
+    summary, rows = results("weighted_keyword_prf")
+    assert summary == {k: round(v, 4) for k, v in expected.items() if k != "per_example"}
+    assert rows["ndcg@5"].tolist() == [0.7295, 1.0]  # SPEC section 4's worked example, then the ideal order

@@ -287,7 +287,8 @@ FAMILIES: dict[str, Family] = {
         "sentiment_appropriateness",
         "Sentiment Appropriateness Score",
         "Does the sentiment (VADER) of the predicted keywords fit the gold keywords and the review? "
-        "In the example, positive keywords for a positive review score high.",
+        "In the example, lines 1 and 2 fit their review (high per-example values); line 3 gives "
+        "cheerful keywords to a harsh review (near 0).",
         ("predictions", "references", "texts"),
         with_defaults(
             sentiment_appropriateness,
@@ -297,9 +298,9 @@ FAMILIES: dict[str, Family] = {
         ),
         _compute_sentiment,
         (
-            "great acting; moving story\nboring plot",
-            "masterpiece; beautiful\ndull; waste of time",
-            "A moving, beautiful film.\nDull and far too long.",
+            "great acting; moving story\nboring plot\nwonderful cast; happy ending",
+            "masterpiece; beautiful\ndull; waste of time\nboring; terrible",
+            "A moving, beautiful film.\nDull and far too long.\nBoring and terrible.",
         ),
         {
             "sas_from_keywords": "1 - |sentiment of the predictions - sentiment of the gold keywords|",

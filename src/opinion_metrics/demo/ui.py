@@ -216,7 +216,7 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
                 button = gr.Button("Compute", variant="primary")
                 with gr.Accordion("options", open=len(family.options) <= 4):
                     controls = [_control(option) for option in family.options]
-                with gr.Accordion("or upload a file", open=False):
+                with gr.Accordion(f"or upload a file ({UPLOAD_LIMITS})", open=False):
                     upload = _upload_box()
                     prefix = (
                         gr.Textbox(
@@ -318,7 +318,7 @@ def build_combined_app(card: str | Path | None = None) -> Any:
                     placeholder=_PLACEHOLDERS["texts"],
                 )
                 button = gr.Button("Compute", variant="primary")
-                with gr.Accordion("or upload a file", open=False):
+                with gr.Accordion(f"or upload a file ({UPLOAD_LIMITS})", open=False):
                     upload = _upload_box()
             with gr.Column(scale=6):
                 status = gr.Markdown("Press **Compute** to score the example, or type your own.")
