@@ -557,6 +557,7 @@ def test_an_upload_and_typed_text_never_override_each_other_silently(tmp_path):
     path.write_text("predictions,references\nx; y,x\n", encoding="utf-8")
     defaults = [o.default for o in FAMILIES["keyword_prf"].options]
     status, summary, rows, _ = run("keyword_prf", "a", "b", "", str(path), *defaults)
+    assert rows["line"].tolist() == [2]  # the file's line (after the header)
     assert status == (
         "Computed on the uploaded file `rows.csv` (the text boxes are not used while a file is uploaded): 1 example."
     )

@@ -76,14 +76,19 @@ def _summary_table(family: Family, summary: dict[str, Any]) -> Any:
     )
 
 
-def _rows_table(per_example: dict[str, list]) -> Any:
+def _rows_table(per_example: dict[str, list], upload: Table | None) -> Any:
+    """One row per example, named by its line (of the text boxes or the uploaded file; a
+    Parquet file's row), or one row per aspect."""
     import pandas as pd
 
     per_example = dict(per_example)
+    count = max((len(v) for v in per_example.values()), default=0)
     if "aspect" in per_example:  # the aspect score is corpus-level: one row per aspect instead
         rows = pd.DataFrame({"aspect": per_example.pop("aspect")})
+    elif upload is not None and upload.lines is None:
+        rows = pd.DataFrame({"row": range(1, 1 + count)})
     else:
-        rows = pd.DataFrame({"line": range(1, 1 + max((len(v) for v in per_example.values()), default=0))})
+        rows = pd.DataFrame({"line": upload.lines if upload is not None else range(1, 1 + count)})
     for key, values in per_example.items():
         rows[key] = [round(v, 4) if isinstance(v, float) else v for v in values]
     return rows
@@ -127,7 +132,7 @@ def run(
         raise gr.Error("nothing to compute: no example has both predictions and something to compare them with")
     count = len(inputs.data["predictions"])
     status = f"Computed on {inputs.source}: {count} example{'s' * (count != 1)}."
-    return status, _summary_table(family, summary), _rows_table(per_example), figure
+    return status, _summary_table(family, summary), _rows_table(per_example, table), figure
 
 
 def _control(option: Option) -> Any:
@@ -233,7 +238,7 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
                     label="results", interactive=False, wrap=True, column_widths=["27%", "12%", "61%"]
                 )
                 figure = gr.Plot(label="plot")
-        rows_label = "per aspect" if ratings else "per example (line of the text boxes or row of the file)"
+        rows_label = "per aspect" if ratings else "per example (its line in the text boxes or the file)"
         rows = gr.Dataframe(label=rows_label, interactive=False)
         gr.Markdown(metric_card(name, card))
 
