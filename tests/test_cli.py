@@ -464,7 +464,9 @@ def test_presence_needs_single_reviews_with_texts(tmp_path, capsys):
     assert "--presence needs the review texts: name their column with --texts" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main([str(path), "--confidence-level", "1.5"])
-    assert "argument --confidence-level: must be a number strictly between 0 and 1, got 1.5" in capsys.readouterr().err
+    assert "argument --ci/--confidence-level: must be a number strictly between 0 and 1, got 1.5" in (
+        capsys.readouterr().err
+    )
 
 
 def test_library_words_become_flags_and_only_where_they_name_an_option():

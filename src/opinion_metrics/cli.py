@@ -15,7 +15,9 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from .aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from .families import FAMILIES as DECLARATIONS
 from .families import Option
 from .grouping import pool_by_group
+from .presence import PRESENCES
 from .tables import Table, rating_rows, read_table
 
 FAMILIES = tuple(DECLARATIONS)
@@ -31,6 +34,7 @@ KEYWORD_FAMILIES = tuple(name for name, family in DECLARATIONS.items() if family
 # options with no flag: objects, per-example output, tuning knobs; `aspects` is the column option --aspects
 NO_FLAG = {"sentiment", "return_per_example", "block_elements", "show_progress", "batch_size", "aspects"}
 Results = dict[str, dict[str, dict[str, float]]]
+COMPARE_LEVEL = 0.95  # the level of --compare without --ci
 
 
 class UsageError(ValueError):
@@ -156,10 +160,14 @@ def _given(names: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
     return {name: given[name] for name in names if name in given and name not in NO_FLAG}
 
 
-def _compute(family: str, examples: _Examples, args: argparse.Namespace, columns: tuple[str, str]) -> dict[str, float]:
+def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: _Subset) -> dict[str, Any]:
+    """The library's arguments for `family` on `subset`: "predictions", "references" and "scores"
+    where the family reads them, and "options" (the options given, `presence` the subset's)."""
     table, rows = examples.table, examples.rows
     declaration = DECLARATIONS[family]
     options = _given([option.name for option in declaration.options], args)
+    if "presence" in options:
+        options["presence"] = subset.presence
     if family == "aspect_sentiment_score":
         aspects = _aspects(table, args)
         for aspect in aspects:
@@ -167,11 +175,12 @@ def _compute(family: str, examples: _Examples, args: argparse.Namespace, columns
             _column(table, args.prediction_prefix + aspect, "--prediction-prefix")
         predicted = rating_rows(table.columns, aspects, args.prediction_prefix)
         gold = rating_rows(table.columns, aspects)
-        return declaration.function([predicted[i] for i in rows], [gold[i] for i in rows], aspects=aspects, **options)
-    prediction_column, score_column = columns
+        options["aspects"] = aspects
+        return {"predictions": [predicted[i] for i in rows], "references": [gold[i] for i in rows], "options": options}
+    prediction_column, score_column = subset.columns
     predictions = [_column(table, prediction_column, "--predictions")[i] for i in rows]
     if family == "keyword_diversity":  # no references
-        return declaration.function(predictions, **options)
+        return {"predictions": predictions, "options": options}
     references = [_column(table, args.references, "--references")[i] for i in rows]
     scores = None  # only the weighted family reads scores (pooling checks them)
     if family == "weighted_keyword_prf":
@@ -191,17 +200,24 @@ def _compute(family: str, examples: _Examples, args: argparse.Namespace, columns
         predictions, references, scores = pooled.predictions, pooled.references, pooled.scores
     elif any(item.name == "texts" for item in declaration.inputs):
         options["texts"] = _texts(table, rows, args, family)
-    if family == "weighted_keyword_prf":
-        return declaration.function(predictions, scores, references, **options)
     if family == "sentiment_appropriateness" and args.prediction_sentiments:
         column = _column(table, args.prediction_sentiments, "--prediction-sentiments")
         options["prediction_sentiments"] = [column[i] for i in rows]
-    return declaration.function(predictions, references, **options)
+    return {"predictions": predictions, "references": references, "scores": scores, "options": options}
+
+
+def _compute(family: str, inputs: dict[str, Any]) -> dict[str, float]:
+    function, options = DECLARATIONS[family].function, inputs["options"]
+    if family == "keyword_diversity":
+        return function(inputs["predictions"], **options)
+    if family == "weighted_keyword_prf":
+        return function(inputs["predictions"], inputs["scores"], inputs["references"], **options)
+    return function(inputs["predictions"], inputs["references"], **options)
 
 
 def _texts(table: Table, rows: list[int], args: argparse.Namespace, family: str) -> list[Any] | None:
     """The review texts: for sentiment whenever there, for the others only to tell --presence."""
-    if family != "sentiment_appropriateness" and getattr(args, "presence", "all") == "all":
+    if family != "sentiment_appropriateness" and _presences(args) == ["all"]:
         return None
     if args.texts is not None:
         return [_column(table, args.texts, "--texts")[i] for i in rows]
@@ -226,9 +242,42 @@ def _default_families(table: Table, args: argparse.Namespace, scores: list[str])
     return ["keyword_prf"] + (["weighted_keyword_prf"] if all(s in table.columns for s in scores) else [])
 
 
-def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | None = None) -> Results:
-    """{subset: {family: results}}: one subset per model of a '*' pattern and value of `--by`
-    (or "all"). Library errors are rewritten by `speak` into the CLI's words."""
+@dataclass
+class _Subset:
+    """One row of results: a model of a '*' pattern, a value of --by, a --presence view."""
+
+    model: str
+    value: str
+    presence: str
+    columns: tuple[str, str]  # (predictions, scores)
+    rows: list[int]
+
+    def name(self, presence: bool) -> str:
+        parts = (self.model, self.value, self.presence if presence else "")
+        return "/".join(part for part in parts if part) or "all"
+
+
+@dataclass
+class Evaluation:
+    """The results, and with --compare the differences from the base system per subset."""
+
+    results: Results
+    comparisons: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
+    bases: dict[str, str] = field(default_factory=dict)  # compared subset -> its base subset
+
+
+def _presences(args: argparse.Namespace) -> list[str]:
+    return getattr(args, "presence", None) or ["all"]
+
+
+def _takes_presence(family: str) -> bool:
+    return any(option.name == "presence" for option in DECLARATIONS[family].options)
+
+
+def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | None = None) -> Evaluation:
+    """{subset: {family: results}}: one subset per model of a '*' pattern, value of `--by`
+    and `--presence` view (or "all"); with `--compare`, each subset's paired comparison
+    with the base system's. Library errors are rewritten by `speak` into the CLI's words."""
     from tqdm.auto import tqdm
 
     gold = attach_gold(table, args) if args.gold else None
@@ -239,7 +288,7 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
         families = [family for family in KEYWORD_FAMILIES if family != "weighted_keyword_prf" or has_scores]
     if args.group:  # texts belong to single reviews
         pooled = {"--prediction-sentiments": args.prediction_sentiments, "--texts": args.texts}
-        pooled["--presence"] = getattr(args, "presence", "all") != "all"
+        pooled["--presence"] = _presences(args) != ["all"]
         for option, value in pooled.items():
             if value:
                 raise UsageError(f"{option} cannot be pooled with --group (it is per review)")
@@ -251,31 +300,131 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
         by_value = {}
         for index, value in enumerate(_column(table, args.by, "--by")):
             by_value.setdefault(str(value), []).append(index)
-    subsets = {
-        "/".join(part for part in (model, value) if part) or "all": (columns, rows)
-        for model, columns in models.items()
-        for value, rows in by_value.items()
-    }
-    results: Results = {subset: {} for subset in subsets}
-    steps = [(subset, family) for subset in subsets for family in families]
-    progress = tqdm(steps, desc="evaluating", unit="metric", disable=len(steps) < 2 or n < 1000, leave=False)
-    for subset, family in progress:
-        progress.set_postfix_str(f"{family} {subset}")
-        columns, rows = subsets[subset]
-        examples = _Examples(table, rows, gold)
-        try:
-            results[subset][family] = _compute(family, examples, args, columns)
-        except UsageError:
+    compare = _compare_dimension(args, models, by_value)
+    presences = _presences(args)
+    runs = []  # (result name, family, subset)
+    for model, columns in models.items():
+        for value, rows in by_value.items():
+            for presence in presences:
+                for family in families:
+                    if _takes_presence(family) or presence == presences[0]:
+                        subset = _Subset(model, value, presence, columns, rows)
+                        runs.append((subset.name(_takes_presence(family) and len(presences) > 1), family, subset))
+    evaluation = Evaluation({name: {} for name, _, _ in runs})
+    inputs = {}
+    progress = tqdm(runs, desc="evaluating", unit="metric", disable=len(runs) < 2 or n < 1000, leave=False)
+    for name, family, subset in progress:
+        progress.set_postfix_str(f"{family} {name}")
+        examples = _Examples(table, subset.rows, gold)
+        with _spoken(speak, args, gold, subset, examples):
+            inputs[name, family] = (_inputs(family, examples, args, subset), examples)
+            evaluation.results[name][family] = _compute(family, inputs[name, family][0])
+    if compare is not None:
+        dimension, base = compare
+        for name, family, subset in runs:
+            if getattr(subset, dimension) == base:
+                continue
+            base_subset = _Subset(**{**vars(subset), dimension: base})
+            base_name = base_subset.name(_takes_presence(family) and len(presences) > 1)
+            (a, examples_a), (b, examples_b) = inputs[base_name, family], inputs[name, family]
+            with _spoken(speak, args, gold, subset, examples_b):
+                _check_pairs(a, b, examples_a, examples_b, (base, getattr(subset, dimension)), args)
+                compared = _compare(family, a, b, args)
+            evaluation.comparisons.setdefault(name, {})[family] = compared
+            evaluation.bases[name] = base_name
+    return evaluation
+
+
+@contextmanager
+def _spoken(
+    speak: _Speaker | None, args: argparse.Namespace, gold: Any, subset: _Subset, examples: _Examples
+) -> Iterator[None]:
+    """Rewrites a library `ValueError` raised inside it in the CLI's words (`_Speaker`)."""
+    try:
+        yield
+    except UsageError:
+        raise
+    except ValueError as error:
+        if speak is None:
             raise
-        except ValueError as error:
-            if speak is None:
-                raise
-            sides = {"predictions": columns[0], "scores": columns[1], "texts": args.texts or "review"}
-            sides["references"] = args.gold_column if gold is not None else args.references
-            sides["prediction_sentiments"] = args.prediction_sentiments or "prediction_sentiments"
-            sides["groups"] = args.group or "groups"
-            raise speak(str(error), examples.locate, sides) from None
-    return results
+        sides = {"predictions": subset.columns[0], "scores": subset.columns[1], "texts": args.texts or "review"}
+        sides["references"] = args.gold_column if gold is not None else args.references
+        sides["prediction_sentiments"] = args.prediction_sentiments or "prediction_sentiments"
+        sides["groups"] = args.group or "groups"
+        raise speak(str(error), examples.locate, sides) from None
+
+
+def _compare_dimension(
+    args: argparse.Namespace, models: dict[str, tuple[str, str]], by_value: dict[str, list[int]]
+) -> tuple[str, str] | None:
+    """("model" or "value", the base): --compare names a model of the '*' pattern, else a --by value."""
+    if args.compare is None:
+        return None
+    if "*" in args.predictions:
+        dimension, names, what = "model", list(models), f"model of --predictions {args.predictions!r}"
+    elif args.by:
+        dimension, names, what = "value", list(by_value), f"value of --by {args.by}"
+    else:
+        raise UsageError("--compare needs systems to compare: --by COLUMN (e.g. model) or --predictions 'keywords_*'")
+    if args.compare not in names:
+        raise UsageError(f"--compare {args.compare!r} is not a {what} (there: {', '.join(names)})")
+    if len(names) < 2:
+        raise UsageError(f"--compare {args.compare!r}: there is no other {what} to compare with it")
+    if args.prediction_sentiments and "sentiment_appropriateness" in (args.metrics or []):
+        raise UsageError("--compare cannot use --prediction-sentiments (one column for two systems)")
+    return dimension, args.compare
+
+
+def _check_pairs(
+    a: dict[str, Any],
+    b: dict[str, Any],
+    examples_a: _Examples,
+    examples_b: _Examples,
+    systems: tuple[str, str],
+    args: argparse.Namespace,
+) -> None:
+    """Example i of system b pairs with example i of system a: same count, same references and texts."""
+    what = args.by if "*" not in args.predictions else "model"
+    pairing = f"examples are paired by position within each {what}'s rows"
+    count_a, count_b = len(a["predictions"]), len(b["predictions"])
+    if count_a != count_b:
+        unit = "rows" if examples_a.pooled is None else f"{args.group} groups"
+        raise ValueError(
+            f"cannot compare {what} {systems[1]!r} with {systems[0]!r}: {systems[0]!r} has {count_a} {unit}, "
+            f"{systems[1]!r} has {count_b}; {pairing}"
+        )
+    for side, values_a, values_b in (
+        ("references", a.get("references"), b.get("references")),
+        ("texts", a["options"].get("texts"), b["options"].get("texts")),
+    ):
+        if values_a is None or values_b is None or values_a == values_b:
+            continue
+        index = next(i for i, (x, y) in enumerate(zip(values_a, values_b)) if x != y)
+        raise ValueError(
+            f"cannot compare {what} {systems[1]!r} with {systems[0]!r}: their {side} differ at "
+            f"{examples_b.locate('predictions', index)} ({systems[1]!r}) and "
+            f"{examples_a.locate('predictions', index)} ({systems[0]!r}); {pairing}"
+        )
+
+
+def _compare(family: str, a: dict[str, Any], b: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """`compare_systems` on the two systems' inputs (the shared options, references and texts are a's)."""
+    from .comparison import compare_systems
+
+    options = dict(a["options"])
+    settings = {name: options.pop(name) for name in ("n_resamples", "random_state") if name in options}
+    settings["confidence_level"] = options.pop("confidence_level", None) or COMPARE_LEVEL
+    return compare_systems(
+        family,
+        a["predictions"],
+        b["predictions"],
+        a.get("references"),
+        scores_a=a.get("scores"),
+        scores_b=b.get("scores"),
+        method=args.compare_method,
+        **settings,
+        **options,
+    )
 
 
 def _cell(value: Any) -> str:
@@ -285,20 +434,65 @@ def _cell(value: Any) -> str:
     return value if isinstance(value, str) else f"{value:.4f}"
 
 
-def format_tables(results: Results, label: str) -> str:
-    """One table per metric family: a row per subset, a column per metric."""
+def _cells(values: dict[str, Any]) -> dict[str, str]:
+    """{key: cell}, a key with an interval as "value [low, high]" (its `_ci_` keys folded in)."""
+    cells = {}
+    for name, value in values.items():
+        stem = re.sub(r"_ci_(low|high)$", "", name)
+        if stem != name and stem in values:
+            continue
+        cells[name] = _cell(value)
+        if f"{name}_ci_low" in values:
+            cells[name] += f" [{_cell(values[name + '_ci_low'])}, {_cell(values.get(name + '_ci_high'))}]"
+    return cells
+
+
+def format_tables(results: Results, label: str | dict[str, str]) -> str:
+    """One table per metric family: a row per subset, a column per metric (`label`, per family
+    where it differs, names the subsets' column); intervals as `value [low, high]`."""
     blocks = []
     families = list(dict.fromkeys(family for by_family in results.values() for family in by_family))
     for family in families:
-        rows = [(subset, by_family[family]) for subset, by_family in results.items() if family in by_family]
-        names = list(dict.fromkeys(name for _, values in rows for name in values))
-        width = max(len(label), *(len(subset) for subset, _ in rows))
-        lines = [family, "  ".join([label.ljust(width), *(name.rjust(max(len(name), 6)) for name in names)])]
-        for subset, values in rows:
-            cells = [_cell(values.get(name, "-")).rjust(max(len(name), 6)) for name in names]
-            lines.append("  ".join([subset.ljust(width), *cells]))
+        rows = [(subset, _cells(by_family[family])) for subset, by_family in results.items() if family in by_family]
+        names = list(dict.fromkeys(name for _, cells in rows for name in cells))
+        widths = {name: max(len(name), 6, *(len(cells.get(name, "-")) for _, cells in rows)) for name in names}
+        title = label if isinstance(label, str) else label.get(family, "")
+        width = max(len(title), *(len(subset) for subset, _ in rows))
+        lines = [family, "  ".join([title.ljust(width), *(name.rjust(widths[name]) for name in names)])]
+        for subset, cells in rows:
+            lines.append(
+                "  ".join([subset.ljust(width), *(cells.get(name, "-").rjust(widths[name]) for name in names)])
+            )
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def format_comparisons(evaluation: Evaluation, base: str, labels: dict[str, str], method: str, level: float) -> str:
+    """Per family, a row per compared subset and key: the base's value, the subset's, their
+    difference with its interval and p-value; `*` marks p < 1 - level, explained below."""
+    alpha = round(1 - level, 10)
+    blocks = []
+    families = list(dict.fromkeys(family for by_family in evaluation.comparisons.values() for family in by_family))
+    for family in families:
+        compared = [subset for subset, by_family in evaluation.comparisons.items() if family in by_family]
+        header = [labels.get(family) or "subset", "metric", "base", "value", "difference", f"{level:.0%} interval"]
+        rows = [[*header, "p-value"]]
+        for subset in compared:
+            for key, result in evaluation.comparisons[subset][family].items():
+                interval = f"[{result['difference_ci_low']:+.4f}, {result['difference_ci_high']:+.4f}]"
+                mark = " *" if result["p_value"] < alpha else "  "
+                rows.append(
+                    [subset, key, f"{result['a']:.4f}", f"{result['b']:.4f}", f"{result['difference']:+.4f}",
+                     interval, f"{result['p_value']:.4f}{mark}"]
+                )  # fmt: skip
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header) + 1)]
+        lines = [f"{family}: difference from {base} (paired {method} test; base: the value of {base})"]
+        for row in rows:
+            cells = [cell.ljust(size) if i < 2 else cell.rjust(size) for i, (cell, size) in enumerate(zip(row, widths))]
+            lines.append("  ".join(cells).rstrip())
+        blocks.append("\n".join(lines))
+    legend = f"* significant at the {alpha:g} level (p-value < {alpha:g} = 1 - confidence level {level:g})"
+    return "\n\n".join(blocks) + "\n\n" + legend
 
 
 def _value_label(value: float) -> str:
@@ -308,9 +502,14 @@ def _value_label(value: float) -> str:
     return f"{value:.2g}" if 0 < abs(value) < 0.00005 else f"{value:.4f}"
 
 
+def _number_or_nan(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
 def results_figure(results: Results, title: str = "") -> Any:
     """One bar chart per family: a group of bars per metric, a bar per subset, each labelled
-    with its value (so a tiny value stays readable); `title` names the file and the subsets."""
+    with its value (so a tiny value stays readable) and with error bars where the results have
+    intervals (`<key>_ci_low` / `<key>_ci_high`); `title` names the file and the subsets."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -318,21 +517,32 @@ def results_figure(results: Results, title: str = "") -> Any:
 
     families = list(dict.fromkeys(family for by_family in results.values() for family in by_family))
     subsets = list(results)
-    bars = max(len({name for by_family in results.values() for name in by_family.get(f, {})}) for f in families)
+    keys = {  # the bars: every key but the interval bounds
+        family: list(dict.fromkeys(name for subset in subsets for name in _cells(results[subset].get(family, {}))))
+        for family in families
+    }
+    bars = max(len(names) for names in keys.values())
     inches = min(max(8.0, 0.35 * bars * len(subsets) + 3), 24.0)
     figure, axes = plt.subplots(len(families), 1, figsize=(inches, 3.4 * len(families)), squeeze=False)
     figure.set_layout_engine("constrained")
     if title:
         figure.suptitle(title)
     for axis, family in zip(axes[:, 0], families):
-        names = list(dict.fromkeys(name for subset in subsets for name in results[subset].get(family, {})))
+        names = keys[family]
         width = 0.8 / len(subsets)
         top = 1.0
         for position, subset in enumerate(subsets):
-            values = [results[subset].get(family, {}).get(name) for name in names]
-            values = [math.nan if value is None else value for value in values]
-            top = max([top, *(value for value in values if not math.isnan(value))])
-            bars = axis.bar([i + position * width for i in range(len(names))], values, width, label=subset)
+            found = results[subset].get(family, {})
+            values = [_number_or_nan(found.get(name)) for name in names]
+            highs = [_number_or_nan(found.get(f"{name}_ci_high")) for name in names]
+            lows = [_number_or_nan(found.get(f"{name}_ci_low")) for name in names]
+            top = max([top, *(value for value in values + highs if not math.isnan(value))])
+            errors = None  # error bars from the intervals, where there are some
+            if any(not math.isnan(high) for high in highs):
+                errors = [[v - low if v == v and low == low else 0.0 for v, low in zip(values, lows)]]
+                errors.append([high - v if v == v and high == high else 0.0 for v, high in zip(values, highs)])
+            positions = [i + position * width for i in range(len(names))]
+            bars = axis.bar(positions, values, width, label=subset, yerr=errors, capsize=3 if errors else 0)
             rotation = 90 if len(subsets) > 2 else 0
             labels = [_value_label(value) for value in values]
             axis.bar_label(bars, labels, padding=2, fontsize="x-small", rotation=rotation)
@@ -418,9 +628,9 @@ def _add_flag(group: argparse._ArgumentGroup, option: Option, defaults: dict[str
         default = next(iter(by_value))
     else:
         default = "; ".join(f"{value} for {', '.join(families)}" for value, families in by_value.items())
-    flag = "--" + option.name.replace("_", "-")
+    flags = ["--" + option.name.replace("_", "-")]
     meaning = option.meaning if "(default:" in option.meaning else f"{option.meaning} (default: {default})"
-    settings: dict[str, Any] = {"default": argparse.SUPPRESS, "help": meaning}
+    settings: dict[str, Any] = {"default": argparse.SUPPRESS, "help": meaning, "dest": option.name}
     if option.kind == "flag":
         settings["action"] = argparse.BooleanOptionalAction
     else:
@@ -429,7 +639,23 @@ def _add_flag(group: argparse._ArgumentGroup, option: Option, defaults: dict[str
         if option.kind == "choice":
             settings["choices"] = [choice for choice in option.choices if choice is not None]
             del settings["type"]
-    group.add_argument(flag, **settings)
+    if option.name == "presence":  # several views side by side: one result row per view
+        del settings["choices"]
+        settings["type"], settings["metavar"] = _presence_list, "P[,P...]"
+        settings["help"] += "; a list such as all,present,absent prints the views side by side (needs --texts)"
+    if option.name == "confidence_level":  # the short name first: messages say --ci
+        flags.insert(0, "--ci")
+        settings["help"] += "; the tables print value [low, high], the plot error bars"
+    group.add_argument(*flags, **settings)
+
+
+def _presence_list(value: str) -> list[str]:
+    """--presence: one of all, present, absent, or several separated by commas."""
+    names = list(dict.fromkeys(_names(value)))
+    wrong = [name for name in names if name not in PRESENCES]
+    if wrong:
+        raise argparse.ArgumentTypeError(f"must be {', '.join(PRESENCES)} or a list of them, got {wrong[0]!r}")
+    return names
 
 
 def _option_type(option: Option) -> Callable[[str], Any]:
@@ -515,6 +741,21 @@ def build_parser() -> argparse.ArgumentParser:
     options = parser.add_argument_group("metric options (each applies to the families that have it)")
     for option, defaults in _declared_options().items():
         _add_flag(options, option, defaults)
+    comparison = parser.add_argument_group("paired comparison")
+    comparison.add_argument(
+        "--compare",
+        metavar="BASE",
+        help="compare every other model with BASE (a model of a '*' --predictions pattern, else a --by value): "
+        "per key the difference, its --ci interval (default 0.95) and p-value, '*' where significant at the "
+        "level 1 - --ci; example i of a model pairs with example i of BASE (same references); with --output "
+        "the JSON holds {results, comparison}",
+    )
+    comparison.add_argument(
+        "--compare-method",
+        choices=["permutation", "bootstrap"],
+        default="permutation",
+        help="the test: permutation (approximate randomization) or paired bootstrap (default: permutation)",
+    )
     output = parser.add_argument_group("output")
     output.add_argument("--output", type=Path, metavar="FILE", help="also write the results as JSON")
     output.add_argument("--plot", type=Path, metavar="FILE", help="also draw the results as a PNG (needs matplotlib)")
@@ -554,14 +795,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise UsageError("--plot needs matplotlib: pip install matplotlib") from None
         numbers = [args.scores or "scores", *([args.prediction_sentiments] if args.prediction_sentiments else [])]
         table = read_table(args.file, [args.predictions, args.references], numbers)
-        results = evaluate_table(table, args, _Speaker(parser))
+        evaluation = evaluate_table(table, args, _Speaker(parser))
     except (ValueError, ImportError) as error:
         return _report(error)
+    results = evaluation.results
     label = "/".join(part for part in ("model" if "*" in args.predictions else "", args.by or "") if part)
-    print(format_tables(results, label))
+    labels = dict.fromkeys(DECLARATIONS, label)
+    if len(_presences(args)) > 1:
+        labels.update({family: f"{label}/presence".lstrip("/") for family in DECLARATIONS if _takes_presence(family)})
+    print(format_tables(results, labels))
+    written: dict[str, Any] = results
+    if args.compare is not None:
+        level = getattr(args, "confidence_level", None) or COMPARE_LEVEL
+        print("\n" + format_comparisons(evaluation, args.compare, labels, args.compare_method, level))
+        comparison = {"base": args.compare, "method": args.compare_method, "confidence_level": level}
+        written = {"results": results, "comparison": {**comparison, "differences": evaluation.comparisons}}
     try:
         if args.output:
-            args.output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+            args.output.write_text(json.dumps(written, indent=2) + "\n", encoding="utf-8")
             print(f"\nwrote {args.output}")
         if args.plot:
             subsets = f" ({label}: {', '.join(results)})" if label else ""
