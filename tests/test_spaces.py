@@ -548,6 +548,9 @@ def test_the_aspect_upload_error_names_its_columns(tmp_path):
     assert summary["value"].tolist() == [
         round(aspect_sentiment_score([[0, 4]], [[0, 5]], aspects=["food", "hotel"])["score"], 4)
     ]
+    assert "prediction_prefix is empty" in space_error(
+        "aspect_sentiment_score", "", "", "food, hotel", str(path), prediction_prefix=""
+    )
 
 
 def test_an_upload_and_typed_text_never_override_each_other_silently(tmp_path):

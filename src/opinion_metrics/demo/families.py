@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..aspects import DEFAULT_ASPECTS, aspect_sentiment_score
-
 # Light imports: torch, sentence-transformers and VADER load on first use.
+from .. import semantic
+from ..aspects import DEFAULT_ASPECTS, aspect_sentiment_score
 from ..diversity import keyword_diversity
 from ..keyword_prf import keyword_prf
 from ..semantic import DEFAULT_MODEL, clear_embedding_cache, semantic_keyword_prf
@@ -88,8 +88,6 @@ class ModelPool:
         if name in self.models:
             self.models.move_to_end(name)
             return self.models[name]
-        from .. import semantic
-
         if self.on_load is not None:
             self.on_load(name)
         device = semantic.default_device()

@@ -202,6 +202,8 @@ def collect_inputs(
     if "aspects" in inputs:
         data["aspects"] = parse_names(extra) or list(DEFAULT_ASPECTS)
         if table is not None:
+            if not prediction_prefix:
+                raise ValueError("prediction_prefix is empty: give the prefix of the predicted rating columns")
             gold, predicted = aspect_columns(table, data["aspects"], prediction_prefix)
             renamed = [f"`{column}` as {aspect}" for column, aspect in zip(gold, data["aspects"]) if column != aspect]
             if renamed:

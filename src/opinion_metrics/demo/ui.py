@@ -121,9 +121,7 @@ def run(
     table = _read(upload)
     inputs: Inputs | None = None
     try:
-        inputs = collect_inputs(
-            family.inputs, predictions, references, extra, table, prediction_prefix or PREDICTION_PREFIX
-        )
+        inputs = collect_inputs(family.inputs, predictions, references, extra, table, prediction_prefix)
         summary, per_example = evaluate_family(name, inputs.data, options)
         figure = plot_for(name, inputs.data, options, summary, per_example)
     except (ValueError, ImportError) as error:
