@@ -7,6 +7,7 @@ built before tracing starts, so only the metric's own allocations count.
 """
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -74,7 +75,10 @@ else:
 def peak_allocations(setup: str) -> int | None:
     """Peak traced bytes of `run()` defined by `setup`, or None after a MemoryError."""
     code = MEASURE.format(limit=ADDRESS_SPACE, setup=textwrap.dedent(setup))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    # One BLAS thread: thread pools reserve address space in proportion to the cores.
+    threads = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    environment = {**os.environ, **threads}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, env=environment)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])["peak"]
 
