@@ -502,3 +502,211 @@ def test_library_words_become_flags_and_only_where_they_name_an_option():
     for message, (expected, kind) in cases.items():
         spoken = speak(message, lambda side, example: f"line {example + 2}", {"scores": "s"})
         assert (str(spoken), type(spoken)) == (expected, kind), message
+
+
+def _assert_close(actual: dict, expected: dict) -> None:
+    """Nested dicts of numbers are equal up to rounding (pytest.approx takes one level)."""
+    assert list(actual) == list(expected)
+    for key, value in expected.items():
+        if isinstance(value, dict):
+            _assert_close(actual[key], value)
+        else:
+            assert actual[key] == pytest.approx(value), key
+
+
+def _row_of(printed: str, family: str, subset: str) -> str:
+    """The line of `subset` in the table of `family` (tables are separated by blank lines)."""
+    block = next(block for block in printed.split("\n\n") if block.splitlines()[0] == family)
+    return next(line for line in block.splitlines()[2:] if line.split()[0] == subset)
+
+
+def test_ci_prints_intervals_keeps_flat_keys_and_draws_error_bars(tmp_path, capsys):
+    table = load_table(EXAMPLE, [], [])
+    rows = [i for i, model in enumerate(table["model"]) if model == "sentiment"]
+    predictions, references = [table["predictions"][i] for i in rows], [table["references"][i] for i in rows]
+    scores = [table["scores"][i] for i in rows]
+    output = tmp_path / "out.json"
+    interval = ["--ci", "0.9", "--n-resamples", "200", "--random-state", "5"]
+    assert main([str(EXAMPLE), "--by", "model", *interval, "--output", str(output)]) == 0
+    printed = capsys.readouterr().out
+    options = {"confidence_level": 0.9, "n_resamples": 200, "random_state": 5}
+    expected = {
+        "keyword_prf": keyword_prf(predictions, references, **options),
+        "weighted_keyword_prf": weighted_keyword_prf(predictions, scores, references, **options),
+    }
+    _assert_close(json.loads(output.read_text())["sentiment"], expected)  # the flat keys
+    for family, values in expected.items():
+        keys = [key for key in values if "_ci_" not in key]
+        cells = [f"{values[k]:.4f} [{values[k + '_ci_low']:.4f}, {values[k + '_ci_high']:.4f}]" for k in keys]
+        assert re.split(r"\s{2,}", _row_of(printed, family, "sentiment")) == ["sentiment", *cells]
+        header = printed.split(family + "\n", 1)[1].splitlines()[0].split()
+        assert header == ["model", *keys]  # no separate _ci_ columns
+    from opinion_metrics.cli import results_figure
+
+    figure = results_figure(json.loads(output.read_text()))
+    axis = figure.axes[0]  # keyword_prf: precision, recall, f1 for baseline and sentiment
+    assert [label.get_text() for label in axis.get_xticklabels()] == ["precision", "recall", "f1"]
+    bars = [container for container in axis.containers if hasattr(container, "errorbar")]
+    segments = bars[1].errorbar.lines[2][0].get_segments()  # the sentiment bars' error bars
+    f1 = expected["keyword_prf"]
+    assert segments[2][:, 1] == pytest.approx([f1["f1_ci_low"], f1["f1_ci_high"]])
+
+
+def test_compare_matches_compare_systems_on_the_real_movie_data(tmp_path, capsys):
+    from opinion_metrics import compare_systems
+
+    directory = require_shared(MOVIE_REVIEWS)
+    output = tmp_path / "out.json"
+    arguments = [str(directory / "SW_Episode4.jsonl.gz"), "--predictions", "keywords_*", "--scores", "scores_*"]
+    arguments += ["--gold", str(directory / "ground_truth.jsonl"), "--clip-scores", "--compare", "base"]
+    arguments += ["--metrics", "keyword_prf", "weighted_keyword_prf", "--n-resamples", "300"]
+    assert main([*arguments, "--output", str(output)]) == 0
+    printed = capsys.readouterr().out
+    written = json.loads(output.read_text())
+    assert list(written["results"]) == ["base", "reranker", "sentiment", "metadata"]
+    comparison = written["comparison"]
+    assert (comparison["base"], comparison["method"], comparison["confidence_level"]) == ("base", "permutation", 0.95)
+    reviews = [r for r in load_movie_reviews() if r["movie"] == "SW_Episode4"]
+    references = [r["gold"] for r in reviews]
+    assert list(comparison["differences"]) == ["reranker", "sentiment", "metadata"]
+    significant = 0
+    for model in comparison["differences"]:
+        expected = compare_systems(
+            "keyword_prf", [r["keywords_base"] for r in reviews], [r[f"keywords_{model}"] for r in reviews],
+            references, n_resamples=300,
+        )  # fmt: skip
+        _assert_close(comparison["differences"][model]["keyword_prf"], expected)
+        expected = compare_systems(
+            "weighted_keyword_prf", [r["keywords_base"] for r in reviews], [r[f"keywords_{model}"] for r in reviews],
+            references, scores_a=[r["scores_base"] for r in reviews], scores_b=[r[f"scores_{model}"] for r in reviews],
+            n_resamples=300, clip_scores=True,
+        )  # fmt: skip
+        _assert_close(comparison["differences"][model]["weighted_keyword_prf"], expected)
+        for family in ("keyword_prf", "weighted_keyword_prf"):
+            block = next(b for b in printed.split("\n\n") if b.startswith(f"{family}: difference from base"))
+            for key, result in comparison["differences"][model][family].items():
+                line = next(line for line in block.splitlines() if line.split()[:2] == [model, key])
+                assert line.split()[2:7] == [
+                    f"{result['a']:.4f}", f"{result['b']:.4f}", f"{result['difference']:+.4f}",
+                    f"[{result['difference_ci_low']:+.4f},", f"{result['difference_ci_high']:+.4f}]",
+                ]  # fmt: skip
+                assert line.endswith(" *") == (result["p_value"] < 0.05)
+                significant += result["p_value"] < 0.05
+    # the "sentiment" model differs from "base" beyond doubt; "reranker" has the same keywords (p = 1)
+    assert comparison["differences"]["sentiment"]["keyword_prf"]["f1"]["p_value"] < 0.01
+    assert comparison["differences"]["reranker"]["keyword_prf"]["f1"]["p_value"] == 1.0
+    assert significant > 0 and (
+        "\n\n* significant at the 0.05 level (p-value < 0.05 = 1 - confidence level 0.95)\n" in printed
+    )
+
+
+def test_compare_by_model_pairs_rows_by_position_with_the_chosen_method_and_level(tmp_path, capsys):
+    from opinion_metrics import compare_systems
+
+    table = load_table(EXAMPLE, [], [])
+    by_model = {m: [i for i, model in enumerate(table["model"]) if model == m] for m in ("baseline", "sentiment")}
+    output = tmp_path / "out.json"
+    arguments = ["--by", "model", "--compare", "baseline", "--compare-method", "bootstrap", "--ci", "0.8"]
+    assert main([str(EXAMPLE), *arguments, "--metrics", "keyword_prf", "--output", str(output)]) == 0
+    expected = compare_systems(
+        "keyword_prf",
+        [table["predictions"][i] for i in by_model["baseline"]],
+        [table["predictions"][i] for i in by_model["sentiment"]],
+        [table["references"][i] for i in by_model["baseline"]],
+        method="bootstrap",
+        confidence_level=0.8,
+    )
+    written = json.loads(output.read_text())
+    _assert_close(written["comparison"]["differences"]["sentiment"]["keyword_prf"], expected)
+    assert written["comparison"]["method"] == "bootstrap" and written["comparison"]["confidence_level"] == 0.8
+    printed = capsys.readouterr().out
+    assert "80% interval" in printed and "* significant at the 0.2 level" in printed
+
+
+def test_compare_refuses_systems_that_cannot_be_paired(tmp_path, capsys):
+    rows = [dict(row) for row in BY_MODEL]  # m1 on lines 1 and 3, m2 on lines 2 and 4
+    path = _jsonl(tmp_path / "x.jsonl", rows)
+    assert main([str(path), "--by", "model", "--compare", "m1", "--metrics", "keyword_prf"]) == 0
+    rows[3]["references"] = ["c"]
+    _jsonl(path, rows)
+    assert main([str(path), "--by", "model", "--compare", "m1", "--metrics", "keyword_prf"]) == 1
+    assert (
+        "cannot compare model 'm2' with 'm1': their references differ at line 4 of x.jsonl ('m2') and "
+        "line 3 of x.jsonl ('m1'); examples are paired by position within each model's rows"
+    ) in capsys.readouterr().err
+    _jsonl(path, rows[:3])
+    assert main([str(path), "--by", "model", "--compare", "m2", "--metrics", "keyword_prf"]) == 1
+    assert "cannot compare model 'm1' with 'm2': 'm2' has 1 row, 'm1' has 2" in capsys.readouterr().err
+    texts = [{**row, "review": f"a b {i // 2}"} for i, row in enumerate(BY_MODEL)]  # lines 3 and 4 differ
+    path = _jsonl(tmp_path / "t.jsonl", [{**row, "review": "a b"} for row in BY_MODEL[:2]] + texts[2:])
+    arguments = ["--by", "model", "--compare", "m1", "--metrics", "keyword_prf"]
+    assert main([str(path), *arguments]) == 0  # the texts are not read
+    texts[3]["review"] = "b"
+    _jsonl(path, texts)
+    assert main([str(path), *arguments, "--presence", "present"]) == 1
+    assert "their texts differ at line 4 of t.jsonl ('m2') and line 3 of t.jsonl ('m1')" in capsys.readouterr().err
+    # after a --gold join: the gold lists of the movies at the same position differ
+    reviews = [
+        {"model": m, "movie": movie, "predictions": ["x"]}
+        for m, movie in [("a", "s"), ("b", "s"), ("a", "t"), ("b", "u")]
+    ]
+    gold = [{"movie": "s", "keywords": ["x"]}, {"movie": "t", "keywords": ["y"]}, {"movie": "u", "keywords": ["z"]}]
+    arguments = ["--gold", str(_jsonl(tmp_path / "gold.jsonl", gold)), "--by", "model", "--compare", "a"]
+    assert main([str(_jsonl(tmp_path / "r.jsonl", reviews)), *arguments]) == 1
+    assert "their references differ at line 4 of r.jsonl ('b') and line 3 of r.jsonl ('a')" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--compare", "baseline"], "--compare needs systems to compare: --by COLUMN"),
+        (
+            ["--by", "model", "--compare", "nope"],
+            "--compare 'nope' is not a value of --by model (there: baseline, sentiment)",
+        ),
+        (["--compare-method", "bootstrap"], "--compare-method needs --compare BASE"),
+        (["--by", "review_id", "--compare", "r1"], "--compare 'r1': there is no other value of --by review_id"),
+    ],
+)
+def test_compare_usage_errors(tmp_path, capsys, arguments, message):
+    path = _jsonl(tmp_path / "x.jsonl", [{**row, "review_id": "r1"} for row in BY_MODEL[:2]])
+    source = EXAMPLE if "review_id" not in arguments else path
+    assert main([str(source), *arguments]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_presence_list_prints_the_views_side_by_side(tmp_path, capsys):
+    table = load_table(EXAMPLE, [], [])
+    output = tmp_path / "out.json"
+    arguments = ["--by", "model", "--presence", "all,present,absent", "--metrics", "keyword_prf", "keyword_diversity"]
+    assert main([str(EXAMPLE), *arguments, "--output", str(output)]) == 0
+    printed = capsys.readouterr().out
+    results = json.loads(output.read_text())
+    from opinion_metrics.diversity import keyword_diversity
+
+    for model in ("baseline", "sentiment"):
+        rows = [i for i, value in enumerate(table["model"]) if value == model]
+        predictions, references = [table["predictions"][i] for i in rows], [table["references"][i] for i in rows]
+        texts = [table["review"][i] for i in rows]
+        for presence in ("all", "present", "absent"):
+            expected = keyword_prf(predictions, references, texts=texts, presence=presence)
+            assert results[f"{model}/{presence}"]["keyword_prf"] == pytest.approx(expected)
+            cells = _row_of(printed, "keyword_prf", f"{model}/{presence}").split()[1:]
+            assert cells == [f"{expected[key]:.4f}" if expected[key] is not None else "n/a" for key in expected]
+        assert results[model]["keyword_diversity"] == pytest.approx(keyword_diversity(predictions))  # no views
+    assert printed.splitlines()[1].split()[0] == "model/presence"
+    assert results["baseline/present"] != results["baseline/absent"]
+    with pytest.raises(SystemExit):
+        main([str(EXAMPLE), "--presence", "present,sometimes"])
+    assert "argument --presence: must be all, present, absent or a list of them, got 'sometimes'" in (
+        capsys.readouterr().err
+    )
+
+
+def test_presence_with_a_missing_text_names_the_line(tmp_path, capsys):
+    rows = [{**row, "review": "a b"} for row in BY_MODEL]
+    rows[2]["review"] = None
+    path = _jsonl(tmp_path / "x.jsonl", rows)
+    assert main([str(path), "--presence", "all,present", "--metrics", "keyword_prf"]) == 1
+    assert "texts (column 'review'): line 3 of x.jsonl must be a str, got NoneType None" in capsys.readouterr().err
+    assert main([str(path), "--presence", "all", "--metrics", "keyword_prf"]) == 0  # the texts are not read

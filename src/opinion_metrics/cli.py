@@ -317,8 +317,10 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
         progress.set_postfix_str(f"{family} {name}")
         examples = _Examples(table, subset.rows, gold)
         with _spoken(speak, args, gold, subset, examples):
-            inputs[name, family] = (_inputs(family, examples, args, subset), examples)
-            evaluation.results[name][family] = _compute(family, inputs[name, family][0])
+            given = _inputs(family, examples, args, subset)
+            evaluation.results[name][family] = _compute(family, given)
+        if compare is not None:
+            inputs[name, family] = (given, examples)
     if compare is not None:
         dimension, base = compare
         for name, family, subset in runs:
@@ -359,7 +361,10 @@ def _compare_dimension(
 ) -> tuple[str, str] | None:
     """("model" or "value", the base): --compare names a model of the '*' pattern, else a --by value."""
     if args.compare is None:
+        if args.compare_method is not None:
+            raise UsageError("--compare-method needs --compare BASE")
         return None
+    args.compare_method = args.compare_method or "permutation"
     if "*" in args.predictions:
         dimension, names, what = "model", list(models), f"model of --predictions {args.predictions!r}"
     elif args.by:
@@ -388,10 +393,10 @@ def _check_pairs(
     pairing = f"examples are paired by position within each {what}'s rows"
     count_a, count_b = len(a["predictions"]), len(b["predictions"])
     if count_a != count_b:
-        unit = "rows" if examples_a.pooled is None else f"{args.group} groups"
+        unit = "row" if examples_a.pooled is None else f"{args.group} group"
         raise ValueError(
-            f"cannot compare {what} {systems[1]!r} with {systems[0]!r}: {systems[0]!r} has {count_a} {unit}, "
-            f"{systems[1]!r} has {count_b}; {pairing}"
+            f"cannot compare {what} {systems[1]!r} with {systems[0]!r}: {systems[0]!r} has {count_a} "
+            f"{unit}{'s' * (count_a != 1)}, {systems[1]!r} has {count_b}; {pairing}"
         )
     for side, values_a, values_b in (
         ("references", a.get("references"), b.get("references")),
@@ -753,7 +758,6 @@ def build_parser() -> argparse.ArgumentParser:
     comparison.add_argument(
         "--compare-method",
         choices=["permutation", "bootstrap"],
-        default="permutation",
         help="the test: permutation (approximate randomization) or paired bootstrap (default: permutation)",
     )
     output = parser.add_argument_group("output")
