@@ -710,3 +710,20 @@ def test_presence_with_a_missing_text_names_the_line(tmp_path, capsys):
     assert main([str(path), "--presence", "all,present", "--metrics", "keyword_prf"]) == 1
     assert "texts (column 'review'): line 3 of x.jsonl must be a str, got NoneType None" in capsys.readouterr().err
     assert main([str(path), "--presence", "all", "--metrics", "keyword_prf"]) == 0  # the texts are not read
+
+
+def test_present_keywords_on_the_real_movie_data(tmp_path, capsys):
+    directory = require_shared(MOVIE_REVIEWS)
+    output = tmp_path / "out.json"
+    arguments = [str(directory / "IndianaJones.jsonl.gz"), "--predictions", "keywords_*", "--metrics", "keyword_prf"]
+    arguments += ["--gold", str(directory / "ground_truth.jsonl"), "--presence", "all,present", "--output", str(output)]
+    assert main(arguments) == 0
+    results = json.loads(output.read_text())
+    reviews = [r for r in load_movie_reviews() if r["movie"] == "IndianaJones"]
+    references, texts = [r["gold"] for r in reviews], [r["review"] for r in reviews]
+    for model in ("base", "sentiment"):
+        predictions = [r[f"keywords_{model}"] for r in reviews]
+        assert results[f"{model}/all"]["keyword_prf"] == pytest.approx(keyword_prf(predictions, references))
+        expected = keyword_prf(predictions, references, texts=texts, presence="present")
+        assert results[f"{model}/present"]["keyword_prf"] == pytest.approx(expected)
+        assert expected["recall"] > 10 * results[f"{model}/all"]["keyword_prf"]["recall"]  # the point of the view

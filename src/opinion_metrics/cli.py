@@ -4,6 +4,12 @@
     opinion-metrics reviews.jsonl.gz --predictions 'keywords_*' --scores 'scores_*' --gold ground_truth.jsonl \\
         --gold-key movie --gold-column keywords --metrics keyword_prf semantic_keyword_prf --plot results.png
     opinion-metrics ratings.csv --metrics aspect_sentiment_score --aspects giai_tri,luu_tru --prediction-prefix pred_
+    opinion-metrics examples/reviews.jsonl --by model --ci 0.95 --compare baseline --presence all,present,absent
+
+--ci 0.95 prints each value with its 95% bootstrap interval, `value [low, high]` (error bars in
+--plot; the --output JSON has flat <key>_ci_low / <key>_ci_high keys). --compare BASE prints, per
+other model and key, the difference from BASE with its interval and p-value (paired by position,
+`*` where p < 1 - --ci). --presence all,present,absent prints one row per model and view.
 
 Exit status: 0 done, 1 the data cannot be evaluated, 2 a mistake in the command line.
 """
@@ -714,7 +720,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="COLUMN",
         help="prediction scores (default: scores, if there); 'scores_*' follows --predictions",
     )
-    columns.add_argument("--texts", metavar="COLUMN", help="review texts, for sentiment (default: review, if there)")
+    columns.add_argument(
+        "--texts", metavar="COLUMN", help="review texts, for sentiment and --presence (default: review, if there)"
+    )
     columns.add_argument(
         "--prediction-sentiments",
         metavar="COLUMN",
