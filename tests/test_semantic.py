@@ -224,3 +224,16 @@ def test_equal_normalized_keywords_have_similarity_one():
     assert vector[None] @ vector[None].T < 1.0
     result = semantic_keyword_prf([["Empire!", "pizza"]], [["empire"]], model=encoder, threshold=1.0)
     assert (result["semantic_precision"], result["semantic_recall"], result["soft_recall"]) == (0.5, 1.0, 1.0)
+
+
+def test_unload_model_forgets_the_loaded_model_and_its_embeddings(monkeypatch):
+    from opinion_metrics import semantic
+
+    monkeypatch.setitem(semantic._LOADED_MODELS, ("some/model", "cpu"), object())
+    monkeypatch.setitem(semantic._LOADED_MODELS, ("some/model", "cuda"), object())
+    monkeypatch.setitem(semantic._NAMED_CACHES, "some/model", {"war": np.ones(2)})
+    semantic.unload_model("some/model", device="cuda")
+    assert ("some/model", "cpu") in semantic._LOADED_MODELS and ("some/model", "cuda") not in semantic._LOADED_MODELS
+    semantic.unload_model("some/model")
+    assert not any(key[0] == "some/model" for key in semantic._LOADED_MODELS)
+    assert "some/model" not in semantic._NAMED_CACHES

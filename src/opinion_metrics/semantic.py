@@ -58,6 +58,13 @@ def clear_embedding_cache() -> None:
     _OBJECT_CACHES.clear()
 
 
+def unload_model(model: str, device: str | None = None) -> None:
+    """Forget a model `load_model` loaded (on `device`, or on every device) and its embeddings."""
+    for key in [key for key in _LOADED_MODELS if key[0] == model and device in (None, key[1])]:
+        del _LOADED_MODELS[key]
+    _NAMED_CACHES.pop(model, None)
+
+
 def default_device() -> str:
     """ "cuda" when a GPU is visible, else "mps" on Apple silicon, else "cpu"."""
     try:
