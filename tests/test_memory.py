@@ -60,6 +60,8 @@ def run():
 
 MEASURE = """
 import json, resource, tracemalloc
+
+pytestmark = pytest.mark.slow
 resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
 {setup}
 tracemalloc.start()

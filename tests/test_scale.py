@@ -12,6 +12,8 @@ evaluate = pytest.importorskip("evaluate")
 
 from opinion_metrics import keyword_prf  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 spec = importlib.util.spec_from_file_location("evaluate_large_dataset", REPO / "examples" / "evaluate_large_dataset.py")
 example = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(example)
