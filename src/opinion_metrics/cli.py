@@ -269,7 +269,6 @@ class Evaluation:
 
     results: Results
     comparisons: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
-    bases: dict[str, str] = field(default_factory=dict)  # compared subset -> its base subset
 
 
 def _presences(args: argparse.Namespace) -> list[str]:
@@ -339,7 +338,6 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
                 _check_pairs(a, b, examples_a, examples_b, (base, getattr(subset, dimension)), args)
                 compared = _compare(family, a, b, args)
             evaluation.comparisons.setdefault(name, {})[family] = compared
-            evaluation.bases[name] = base_name
     return evaluation
 
 
