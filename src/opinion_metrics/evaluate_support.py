@@ -183,7 +183,7 @@ class CheckedArrowInputs:
 
     def _check_options(self, options: dict[str, Any]) -> None:
         """Raise ValueError for an option `_compute` does not take or a bad option value."""
-        from .families import FAMILIES, check_options
+        from .families import check_options
 
         names = set(self._feature_names())
         accepted = [name for name in inspect.signature(self._compute).parameters if name not in names]
@@ -192,8 +192,7 @@ class CheckedArrowInputs:
                 close = difflib.get_close_matches(name, accepted, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise ValueError(f"{self.name}: unknown option {name!r}{hint}; the options are {accepted}")
-        if self.name in FAMILIES:
-            check_options(self.name, options)
+        check_options(self.name, options)  # the module's name is its family's
 
     def _inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
         """The feature columns of `batch`; optional ones absent are None, others an error."""
