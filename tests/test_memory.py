@@ -14,6 +14,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 resource = pytest.importorskip("resource")  # POSIX only
 
 MB = 2**20
@@ -60,8 +62,6 @@ def run():
 
 MEASURE = """
 import json, resource, tracemalloc
-
-pytestmark = pytest.mark.slow
 resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
 {setup}
 tracemalloc.start()
