@@ -9,6 +9,7 @@ broadcast to each of its reviews) share the work. Substring containment is found
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import chain
 
@@ -52,11 +53,17 @@ def containment_pairs(needles: Sequence[str], haystacks: Sequence[str]) -> set[t
 def lookup_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
     """Characters hashed (and held at once, per haystack) by `_containment_by_lookup`:
     every substring of a haystack whose length is a needle length."""
-    widths = np.unique(np.fromiter(map(len, needles), dtype=np.int64, count=len(needles)))
-    sizes = np.fromiter(map(len, haystacks), dtype=np.int64, count=len(haystacks))
-    sizes, counts = np.unique(sizes, return_counts=True)
-    per_size = np.clip(sizes[:, None] - widths[None, :] + 1, 0, None) * widths[None, :]
-    return int(per_size.sum(axis=1) @ counts)
+    widths = sorted(set(map(len, needles)))
+    sizes = Counter(map(len, haystacks))
+    if len(widths) * len(sizes) <= 4096:  # small inputs: numpy's set-up would cost more
+        return sum(
+            count * sum((size - width + 1) * width for width in widths if width <= size)
+            for size, count in sizes.items()
+        )
+    width_array = np.asarray(widths, dtype=np.int64)
+    size_array = np.fromiter(sizes, dtype=np.int64, count=len(sizes))
+    per_size = np.clip(size_array[:, None] - width_array[None, :] + 1, 0, None) * width_array[None, :]
+    return int(per_size.sum(axis=1) @ np.fromiter(sizes.values(), dtype=np.int64, count=len(sizes)))
 
 
 def find_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:

@@ -61,14 +61,38 @@ class _PresenceIndex:
             prepared = self._texts[raw] = (" " + " ".join(tokens) + " ", frozenset(tokens))
         return prepared
 
-    def present(self, ids: Sequence[int], text: tuple[str, frozenset[str]]) -> tuple[bool, ...]:
+    def _tokens_of(self, keyword_id: int) -> tuple[str, ...]:
+        tokens = self._tokens.get(keyword_id)
+        if tokens is None:
+            tokens = self._tokens[keyword_id] = tuple(self._strings[keyword_id].split())
+        return tokens
+
+    def _occurs(self, tokens: tuple[str, ...], text: tuple[str, frozenset[str]]) -> bool:
         padded, vocabulary = text
-        flags = []
-        for keyword_id in ids:
-            tokens = self._tokens.get(keyword_id)
-            if tokens is None:
-                tokens = self._tokens[keyword_id] = tuple(self._strings[keyword_id].split())
-            flags.append(vocabulary.issuperset(tokens) and (len(tokens) == 1 or f" {' '.join(tokens)} " in padded))
+        return vocabulary.issuperset(tokens) and (len(tokens) == 1 or f" {' '.join(tokens)} " in padded)
+
+    def present(self, ids: Sequence[int], text: tuple[str, frozenset[str]]) -> tuple[bool, ...]:
+        return tuple(self._occurs(self._tokens_of(keyword_id), text) for keyword_id in ids)
+
+    def by_first_token(self, ids: Sequence[int]) -> dict[str, list[int]]:
+        """Positions in `ids` by the first token of their keyword (for a long, shared list)."""
+        index: dict[str, list[int]] = {}
+        for position, keyword_id in enumerate(ids):
+            tokens = self._tokens_of(keyword_id)
+            if tokens:
+                index.setdefault(tokens[0], []).append(position)
+        return index
+
+    def present_in_long_list(
+        self, ids: Sequence[int], first_tokens: dict[str, list[int]], text: tuple[str, frozenset[str]]
+    ) -> tuple[bool, ...]:
+        """`present` that only tries the keywords whose first token occurs in the text."""
+        flags = [False] * len(ids)
+        vocabulary = text[1]
+        for token in vocabulary & first_tokens.keys() if len(vocabulary) < len(first_tokens) else first_tokens:
+            if token in vocabulary:
+                for position in first_tokens[token]:
+                    flags[position] = self._occurs(self._tokens_of(ids[position]), text)
         return tuple(flags)
 
 
@@ -84,6 +108,7 @@ def apply_presence(
     keep = presence == "present"
     index = _PresenceIndex(corpus.strings, normalize, stemmer)
     scanned: dict[tuple[int, str], tuple[bool, ...]] = {}
+    first_token_indexes: dict[int, dict[str, list[int]]] = {}
 
     def filtered(side: PreparedSide, shared: bool) -> PreparedSide:
         ids, scores, originals = [], [], []
@@ -93,7 +118,10 @@ def apply_presence(
                 key = (id(keyword_ids), text)
                 flags = scanned.get(key)
                 if flags is None:
-                    flags = scanned[key] = index.present(keyword_ids, index.text(text))
+                    first_tokens = first_token_indexes.get(id(keyword_ids))
+                    if first_tokens is None:
+                        first_tokens = first_token_indexes[id(keyword_ids)] = index.by_first_token(keyword_ids)
+                    flags = scanned[key] = index.present_in_long_list(keyword_ids, first_tokens, index.text(text))
             else:
                 flags = index.present(keyword_ids, index.text(text))
             kept = [position for position, flag in enumerate(flags) if flag == keep]
