@@ -21,10 +21,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from opinion_metrics.families import FAMILIES
+
 REPO = Path(__file__).resolve().parents[1]
-# Every Space folder with an app; those with an evaluate module are metrics (or measurements).
-SPACES = tuple(sorted(path.parent.name for path in (REPO / "spaces").glob("*/app.py")))
-METRICS = tuple(name for name in SPACES if (REPO / "metrics" / name / f"{name}.py").exists())
+# One Space with an evaluate module per declared family (metric or measurement), in the declared
+# order; then every other Space folder with an app (the combined one).
+METRICS = tuple(FAMILIES)
+SPACES = METRICS + tuple(
+    sorted(path.parent.name for path in (REPO / "spaces").glob("*/app.py") if path.parent.name not in METRICS)
+)
 
 
 def version() -> str:

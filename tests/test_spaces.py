@@ -202,7 +202,13 @@ def test_combined_app_shows_every_keyword_family(clients):
         api_name="/compare",
     )
     families = {row[0] for row in result["data"]}
-    assert families == {"keyword_prf", "weighted_keyword_prf", "semantic_keyword_prf", "sentiment_appropriateness"}
+    assert families == {
+        "keyword_prf",
+        "weighted_keyword_prf",
+        "semantic_keyword_prf",
+        "sentiment_appropriateness",
+        "keyword_diversity",
+    }
     f1 = next(row[2] for row in result["data"] if row[:2] == ["keyword_prf", "f1"])
     assert f1 == round(keyword_prf([["great acting", "moving story"]], [["masterpiece", "moving story"]])["f1"], 4)
 
@@ -454,7 +460,7 @@ def test_the_combined_app_reads_an_upload_once(tmp_path, monkeypatch):
     path.write_text('{"predictions": ["moving story"], "references": ["moving story"], "scores": [0.5]}\n')
     status, frame, _ = compare_families("", "", "", str(path))
     assert len(reads) == 1
-    assert set(frame["family"]) == set(FAMILIES) - {"aspect_sentiment_score", "keyword_diversity"}
+    assert set(frame["family"]) == set(FAMILIES) - {"aspect_sentiment_score"}
     assert status == "Computed on the uploaded file `rows.jsonl`."
 
 
@@ -639,7 +645,7 @@ def test_the_semantic_example_matches_paraphrases_that_strings_miss(clients):
     from opinion_metrics.semantic import semantic_keyword_prf
 
     family = FAMILIES["semantic_keyword_prf"]
-    predictions, references = (parse_keyword_lines(text)[0] for text in family.example)
+    predictions, references = (parse_keyword_lines(text)[0] for text in family.example[:2])
     summary, _, _ = call(clients[family.name], family.name, *family.example)
     expected = semantic_keyword_prf(predictions, references)
     assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
@@ -725,7 +731,7 @@ def test_a_staged_space_installs_from_its_own_requirements_and_serves(tmp_path):
         status, summary, _, _ = client.predict(
             *family.example, None, *(o.default for o in family.options), api_name="/compute"
         )
-        predictions, references = (parse_keyword_lines(text)[0] for text in family.example)
+        predictions, references = (parse_keyword_lines(text)[0] for text in family.example[:2])
         expected = keyword_prf(predictions, references)
         assert status == "Computed on the text boxes: 2 examples."
         assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
@@ -848,7 +854,7 @@ def test_the_prefilled_examples_give_the_librarys_values():
         )
         return dict(zip(summary["metric"], summary["value"])), rows
 
-    predictions, references = FAMILIES["keyword_prf"].example
+    predictions, references, _ = FAMILIES["keyword_prf"].example
     expected = keyword_prf(lists(predictions), lists(references))
     assert results("keyword_prf")[0] == {k: round(v, 4) for k, v in expected.items()}
     predictions, references, texts = FAMILIES["sentiment_appropriateness"].example
@@ -858,7 +864,7 @@ def test_the_prefilled_examples_give_the_librarys_values():
     summary, rows = results("sentiment_appropriateness")
     assert summary == {k: round(v, 4) for k, v in expected.items() if k != "per_example"}
     assert rows["sas_from_keywords"].tolist()[2] < 0.2 < 0.7 < min(rows["sas_from_keywords"].tolist()[:2])
-    predictions, references = FAMILIES["weighted_keyword_prf"].example
+    predictions, references, _ = FAMILIES["weighted_keyword_prf"].example
     scored = parse_keyword_lines(predictions)
     expected = weighted_keyword_prf(scored[0], scored[1], lists(references), return_per_example=True)
     summary, rows = results("weighted_keyword_prf")

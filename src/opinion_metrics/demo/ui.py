@@ -13,7 +13,17 @@ from typing import Any
 
 from ..tables import Table
 from . import families
-from .families import COMBINED, FAMILIES, Family, Option, allowed_models, evaluate_family, meaning
+from .families import (
+    COMBINED,
+    FAMILIES,
+    INTERVAL_LEVEL,
+    Family,
+    Option,
+    allowed_models,
+    evaluate_family,
+    meaning,
+    split_intervals,
+)
 from .parsing import (
     MAX_UPLOAD_MB,
     PREDICTION_PREFIX,
@@ -31,9 +41,12 @@ _FLAG = re.compile(r"\b(?:pass )?(\w+)=True\b")
 _PLACEHOLDERS = {
     "predictions": "one example per line; keywords separated by ';'; optional score: keyword (0.8)",
     "references": "one example per line; gold keywords separated by ';', most important first",
-    "texts": "optional: the review of each example, one per line",
+    "texts": "optional: the review of each example, one per line (needed by presence)",
     "aspects": "aspect names, comma-separated (default: the six tourism aspects)",
 }
+INTERVAL_COLUMN = f"{INTERVAL_LEVEL:.0%} interval"
+# Options shown next to Compute rather than in the options accordion.
+_PROMINENT = ("presence", "confidence_level")
 _RATING_PLACEHOLDER = "one review per line: one integer rating per aspect, 0 = absent"
 
 
@@ -64,16 +77,20 @@ def _fail(error: Exception, where: Callable[[int], str] = lambda index: f"line {
     return gr.Error(space_message(error, where), print_exception=False)
 
 
+def _interval(low: float, high: float) -> str:
+    return f"[{low:.4f}, {high:.4f}]"
+
+
 def _summary_table(family: Family, summary: dict[str, Any]) -> Any:
+    """metric, value, (its interval as "[low, high]" when intervals are on,) meaning."""
     import pandas as pd
 
-    return pd.DataFrame(
-        {
-            "metric": list(summary),
-            "value": [round(value, 4) for value in summary.values()],
-            "meaning": [meaning(family, key) for key in summary],
-        }
-    )
+    values, intervals = split_intervals(summary)
+    columns: dict[str, list[Any]] = {"metric": list(values), "value": [round(value, 4) for value in values.values()]}
+    if intervals:
+        columns[INTERVAL_COLUMN] = [_interval(*intervals[key]) if key in intervals else "" for key in values]
+    columns["meaning"] = [meaning(family, key) for key in values]
+    return pd.DataFrame(columns)
 
 
 def _rows_table(per_example: dict[str, list], upload: Table | None) -> Any:
@@ -136,21 +153,21 @@ def run(
 def _control(option: Option) -> Any:
     import gradio as gr
 
-    info = option.info or None
+    info, label = option.info or None, option.label or option.name
     if option.kind == "model":
         models = allowed_models()
         default = option.default if option.default in models else models[0]
-        return gr.Dropdown(models, value=default, label=option.name, info=info)
+        return gr.Dropdown(models, value=default, label=label, info=info)
     if option.kind == "choice":
-        return gr.Dropdown(list(option.choices), value=option.default, label=option.name, info=info)
+        return gr.Dropdown(list(option.choices), value=option.default, label=label, info=info)
     if option.kind == "flag":
-        return gr.Checkbox(value=option.default, label=option.name, info=info)
+        return gr.Checkbox(value=option.default, label=label, info=info)
     if option.kind == "slider":
         low, high, step = option.bounds
-        return gr.Slider(low, high, value=option.default, step=step, label=option.name, info=info)
+        return gr.Slider(low, high, value=option.default, step=step, label=label, info=info)
     if option.kind == "number":
-        return gr.Number(value=option.default, label=option.name, info=info)
-    return gr.Textbox(value=str(option.default), label=option.name, info=info)
+        return gr.Number(value=option.default, label=label, info=info)
+    return gr.Textbox(value=str(option.default), label=label, info=info)
 
 
 def _upload_box() -> Any:
@@ -216,9 +233,16 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
                         value=example.get(box, ""),
                         placeholder=placeholder,
                     )
+                made: dict[str, Any] = {}
+                with gr.Row():
+                    for option in family.options:
+                        if option.name in _PROMINENT:
+                            made[option.name] = _control(option)
                 button = gr.Button("Compute", variant="primary")
-                with gr.Accordion("options", open=len(family.options) <= 4):
-                    controls = [_control(option) for option in family.options]
+                rest = [option for option in family.options if option.name not in _PROMINENT]
+                with gr.Accordion("options", open=len(rest) <= 4):
+                    made.update({option.name: _control(option) for option in rest})
+                controls = [made[option.name] for option in family.options]
                 with gr.Accordion(f"or upload a file ({UPLOAD_LIMITS})", open=False):
                     upload = _upload_box()
                     prefix = (
@@ -232,9 +256,7 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
                     )
             with gr.Column(scale=6):
                 status = gr.Markdown("Press **Compute** to score the example, or type your own.")
-                summary = gr.Dataframe(
-                    label="results", interactive=False, wrap=True, column_widths=["27%", "12%", "61%"]
-                )
+                summary = gr.Dataframe(label="results", interactive=False, wrap=True)
                 figure = gr.Plot(label="plot")
         rows_label = "per aspect" if ratings else "per example (its line in the text boxes or the file)"
         rows = gr.Dataframe(label=rows_label, interactive=False)
