@@ -173,19 +173,19 @@ def keyword_options(options: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def _presence(data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+def presence_texts(data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """The `texts` argument, with a clear error when `presence` needs texts and none came."""
     presence = options.get("presence", "all")
     if presence != "all" and not data.get("texts"):
         raise ValueError(
-            f"presence {presence!r} needs the texts: type one review per line in the texts box, "
-            "or upload a file with a `texts` or `review` column"
+            f"presence {presence!r} needs the texts: one review per line in the texts (reviews) box, "
+            "or a `texts` or `review` column in an uploaded file"
         )
     return {"texts": data.get("texts")}
 
 
 def _compute_keyword_prf(data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    texts = _presence(data, options)
+    texts = presence_texts(data, options)
     return keyword_prf(
         data["predictions"], data["references"], return_per_example=True, **texts, **keyword_options(options)
     )
@@ -194,7 +194,7 @@ def _compute_keyword_prf(data: dict[str, Any], options: dict[str, Any]) -> dict[
 def _compute_weighted(data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     if data.get("scores") is None:
         raise ValueError('weighted metrics need a score per keyword: "keyword (0.8); other (0.3)"')
-    texts = _presence(data, options)
+    texts = presence_texts(data, options)
     options = keyword_options(options)
     options["k"] = whole_number(options["k"], "k")
     return weighted_keyword_prf(
@@ -203,7 +203,7 @@ def _compute_weighted(data: dict[str, Any], options: dict[str, Any]) -> dict[str
 
 
 def _compute_semantic(data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    texts = _presence(data, options)
+    texts = presence_texts(data, options)
     options = keyword_options(options)
     options["model"] = MODELS.get(options["model"])
     try:

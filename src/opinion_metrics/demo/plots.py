@@ -186,6 +186,22 @@ def plot_comparison(
     return figure
 
 
+def plot_differences(rows: Sequence[tuple[str, str, float]], intervals: Sequence[tuple[float, float]]) -> Any:
+    """One horizontal bar per metric: the difference b - a, its interval as an error bar, and
+    the line of no difference."""
+    figure, axes = _figure(7.0, 0.9 + 0.35 * len(rows))
+    positions = list(range(len(rows)))
+    values = [value for *_, value in rows]
+    bars = axes.barh(positions, values, xerr=_error(values, intervals), capsize=3, color=_ORANGE)
+    axes.bar_label(bars, [f"{value:+.3f}" for value in values], padding=4, fontsize=8)
+    axes.axvline(0, color="grey", linewidth=1)
+    axes.set_yticks(positions, [metric for _, metric, _ in rows], fontsize=8)
+    axes.invert_yaxis()
+    axes.set_xlim(-1.15, 1.15)
+    axes.set_xlabel("difference b - a (error bar: its interval)")
+    return figure
+
+
 def plot_for(name: str, data: dict[str, Any], options: dict[str, Any], summary: dict, per_example: dict) -> Any:
     """The family's plot: per-aspect bars, the nDCG curve, or a per-example histogram."""
     summary, intervals = split_intervals(summary)

@@ -21,6 +21,7 @@ from .families import (
     Option,
     allowed_models,
     evaluate_family,
+    keyword_options,
     meaning,
     split_intervals,
 )
@@ -33,7 +34,7 @@ from .parsing import (
     collect_inputs,
     read_upload,
 )
-from .plots import plot_comparison, plot_for
+from .plots import plot_comparison, plot_differences, plot_for
 
 _REPO = Path(__file__).resolve().parents[3]
 _EXAMPLE = re.compile(r"\bexample (\d+)\b")
@@ -282,37 +283,217 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
     return app
 
 
-def compare_families(predictions: str, references: str, texts: str, upload: str | None) -> tuple[str, Any, Any]:
-    """Every keyword family with its default options on one input (the upload read once):
-    the status line, one row per metric with its meaning, and a bar plot."""
+def compare_families(
+    predictions: str, references: str, texts: str, upload: str | None, confidence_level: bool = False
+) -> tuple[str, Any, Any]:
+    """Every family of keyword lists with its default options on one input (the upload read
+    once): the status line, one row per metric with its meaning (and its interval when
+    `confidence_level` is ticked), and a bar plot (with error bars)."""
     import gradio as gr
     import pandas as pd
 
     table = _read(upload)
-    rows, skipped, source = [], [], ""
+    rows, intervals, skipped, source = [], [], [], ""
     for name in COMBINED:
         family = FAMILIES[name]
         inputs: Inputs | None = None
+        options = {o.name: o.default for o in family.options}
+        options["confidence_level"] = confidence_level
         try:
             inputs = collect_inputs(family.inputs, predictions, references, texts, table)
             if name == "weighted_keyword_prf" and inputs.data.get("scores") is None:
                 skipped.append(name)
                 continue
-            summary, _ = evaluate_family(name, inputs.data, {o.name: o.default for o in family.options})
+            summary, _ = evaluate_family(name, inputs.data, options)
         except (ValueError, ImportError) as error:
             message = space_message(error, inputs.where if inputs else lambda index: f"line {index + 1}")
             raise gr.Error(f"{name}: {message}", print_exception=False) from None
         source = inputs.source
-        rows.extend((name, key, round(value, 4), meaning(family, key)) for key, value in summary.items())
+        values, found = split_intervals(summary)
+        for key, value in values.items():
+            rows.append((name, key, round(value, 4), meaning(family, key)))
+            intervals.append(found.get(key))
     status = f"Computed on {source}."
     if skipped:
         status += " weighted_keyword_prf needs a score per keyword, as in `keyword (0.8)`: not shown."
     frame = pd.DataFrame(rows, columns=["family", "metric", "value", "meaning"])
-    return status, frame, plot_comparison([row[:3] for row in rows])
+    if confidence_level:
+        frame.insert(3, INTERVAL_COLUMN, [_interval(*interval) if interval else "" for interval in intervals])
+    return status, frame, plot_comparison([row[:3] for row in rows], intervals if confidence_level else None)
+
+
+# The comparison tab's example: B finds the gold keywords of 8 films, A mostly generic words.
+_SYSTEM_A = (
+    "movie; film; story\nfilm; comedy; acting\nmovie; scary; night\nfilm; money; plan\n"
+    "movie; love; city\nfilm; war; history\nmovie; machine; story\nfilm; hero; action"
+)
+_SYSTEM_B = (
+    "space opera; jedi knight; empire\nsocial satire; comedy; class\nhorror; haunted house; ghost story\n"
+    "bank robbery; heist crew; vault\nromance; wedding; paris\nwar; french resistance; soldiers\n"
+    "time travel; paradox; future\nsuperhero; villain; city"
+)
+_GOLD = (
+    "space opera; jedi; empire\nsatire; class struggle; comedy\nhorror; haunted house; ghost\n"
+    "heist; bank robbery; crew\nromance; wedding; paris\nwar; resistance; soldiers\n"
+    "time travel; paradox; future\nsuperhero; villain; city"
+)
+METHODS = ("permutation", "bootstrap")
+LEVELS = (0.9, 0.95, 0.99)
+
+
+def compare_two_systems(
+    family: str,
+    predictions_a: str,
+    predictions_b: str,
+    references: str,
+    texts: str,
+    presence: str = "all",
+    method: str = "permutation",
+    confidence_level: float = INTERVAL_LEVEL,
+) -> tuple[str, Any, Any]:
+    """Two systems' keywords on the same examples (paired by line), through
+    `opinion_metrics.compare_systems` with the family's default options: the status line, per
+    metric a, b, the difference b - a, its interval, the p-value and whether it is significant
+    at the level, and a plot of the differences with their intervals."""
+    import pandas as pd
+
+    from .. import compare_systems
+    from .parsing import lines, parse_keyword_lines, same_count
+
+    shown = FAMILIES[family]
+    try:
+        a, scores_a = parse_keyword_lines(predictions_a, "predictions A")
+        b, scores_b = parse_keyword_lines(predictions_b, "predictions B")
+        gold = parse_keyword_lines(references, "references")[0] if "references" in shown.inputs else None
+        reviews = lines(texts) or None
+        same_count(**{"predictions A": a, "predictions B": b, "references": gold, "texts": reviews})
+        options = keyword_options({o.name: o.default for o in shown.options})
+        options.pop("confidence_level", None)
+        if "presence" in options:
+            options["presence"] = presence
+            options.update(families.presence_texts({"texts": reviews}, options))
+        elif "texts" in shown.inputs:
+            options["texts"] = reviews
+        if "model" in options:
+            options["model"] = families.MODELS.get(options["model"])
+        if family == "weighted_keyword_prf":
+            if scores_a is None or scores_b is None:
+                raise ValueError('weighted metrics need a score per keyword in A and B: "keyword (0.8); other (0.3)"')
+            options.update(scores_a=scores_a, scores_b=scores_b, k=int(options["k"]))
+        result = compare_systems(family, a, b, gold, method=method, confidence_level=float(confidence_level), **options)
+    except (ValueError, ImportError) as error:
+        raise _fail(error) from None
+    finally:
+        families.clear_embedding_cache()
+    alpha = 1 - float(confidence_level)
+    frame = pd.DataFrame(
+        {
+            "metric": list(result),
+            "a": [round(row["a"], 4) for row in result.values()],
+            "b": [round(row["b"], 4) for row in result.values()],
+            "difference b - a": [round(row["difference"], 4) for row in result.values()],
+            f"{float(confidence_level):.0%} interval": [
+                _interval(row["difference_ci_low"], row["difference_ci_high"]) for row in result.values()
+            ],
+            "p_value": [round(row["p_value"], 4) for row in result.values()],
+            "significant": ["yes" if row["p_value"] < alpha else "no" for row in result.values()],
+        }
+    )
+    status = (
+        f"Compared on {len(a)} examples paired by line ({method}, 1000 resamples, seed 0): "
+        f"significant where p < {alpha:.2g}."
+    )
+    differences = [(family, key, row["difference"]) for key, row in result.items()]
+    intervals = [(row["difference_ci_low"], row["difference_ci_high"]) for row in result.values()]
+    return status, frame, plot_differences(differences, intervals)
+
+
+def _combined_tab() -> None:
+    import gradio as gr
+
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=5):
+            predictions = gr.Textbox(
+                label="predictions",
+                lines=3,
+                value="great acting (0.9); moving story (0.6)\nboring plot (0.8); space (0.3)",
+                placeholder=_PLACEHOLDERS["predictions"],
+            )
+            references = gr.Textbox(
+                label="references",
+                lines=3,
+                value="masterpiece; moving story\ndull; boring plot; space opera",
+                placeholder=_PLACEHOLDERS["references"],
+            )
+            texts = gr.Textbox(
+                label="texts",
+                lines=2,
+                value="A moving, beautiful film.\nDull and far too long.",
+                placeholder=_PLACEHOLDERS["texts"],
+            )
+            intervals = gr.Checkbox(
+                value=False,
+                label=f"confidence intervals ({INTERVAL_LEVEL:.0%})",
+                info="bootstrap percentile intervals of each value (1000 resamples of the examples, seed 0)",
+            )
+            button = gr.Button("Compute", variant="primary")
+            with gr.Accordion(f"or upload a file ({UPLOAD_LIMITS})", open=False):
+                upload = _upload_box()
+        with gr.Column(scale=6):
+            status = gr.Markdown("Press **Compute** to score the example, or type your own.")
+            table = gr.Dataframe(label="results", interactive=False, wrap=True)
+    figure = gr.Plot(label="plot")
+    button.click(
+        _named(compare_families, ["predictions", "references", "texts", "upload", "confidence_level"]),
+        [predictions, references, texts, upload, intervals],
+        [status, table, figure],
+        api_name="compare",
+    )
+
+
+def _comparison_tab() -> None:
+    import gradio as gr
+
+    gr.Markdown(
+        "Is system B better than system A, or is the difference chance? The same examples, one per line in "
+        "each box (paired by line). In the example, B finds most gold keywords of eight films and A "
+        "mostly generic words: every difference is significant."
+    )
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=5):
+            family = gr.Dropdown(list(COMBINED), value="keyword_prf", label="metric family")
+            system_a = gr.Textbox(label="system A", lines=3, value=_SYSTEM_A, placeholder=_PLACEHOLDERS["predictions"])
+            system_b = gr.Textbox(label="system B", lines=3, value=_SYSTEM_B, placeholder=_PLACEHOLDERS["predictions"])
+            gold = gr.Textbox(label="gold keywords", lines=3, value=_GOLD, placeholder=_PLACEHOLDERS["references"])
+            reviews = gr.Textbox(label="reviews", lines=2, placeholder=_PLACEHOLDERS["texts"])
+            with gr.Row():
+                presence = gr.Dropdown(
+                    ["all", "present", "absent"], value="all", label="presence", info="keyword families only"
+                )
+                method = gr.Dropdown(
+                    list(METHODS),
+                    value="permutation",
+                    label="method",
+                    info="approximate randomization, or paired bootstrap",
+                )
+                level = gr.Dropdown(list(LEVELS), value=INTERVAL_LEVEL, label="confidence level")
+            button = gr.Button("Compare", variant="primary")
+        with gr.Column(scale=6):
+            status = gr.Markdown("Press **Compare** to test the example, or type your own.")
+            table = gr.Dataframe(label="comparison", interactive=False, wrap=True)
+            figure = gr.Plot(label="differences")
+    names = ["family", "predictions_a", "predictions_b", "references", "texts", "presence", "method"]
+    button.click(
+        _named(compare_two_systems, [*names, "confidence_level"]),
+        [family, system_a, system_b, gold, reviews, presence, method, level],
+        [status, table, figure],
+        api_name="compare_systems",
+    )
 
 
 def build_combined_app(card: str | Path | None = None) -> Any:
-    """All keyword families side by side on the same input, with their default options."""
+    """Every family of keyword lists side by side on the same input, with their default
+    options; a second tab compares two systems (paired differences and p-values)."""
     import gradio as gr
 
     families.MODELS.on_load = _loading_notice
@@ -322,40 +503,10 @@ def build_combined_app(card: str | Path | None = None) -> Any:
             "Each family with its default options. Scores in parentheses are confidences (used by the "
             "weighted metrics only), never sentiments."
         )
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=5):
-                predictions = gr.Textbox(
-                    label="predictions",
-                    lines=3,
-                    value="great acting (0.9); moving story (0.6)\nboring plot (0.8); space (0.3)",
-                    placeholder=_PLACEHOLDERS["predictions"],
-                )
-                references = gr.Textbox(
-                    label="references",
-                    lines=3,
-                    value="masterpiece; moving story\ndull; boring plot; space opera",
-                    placeholder=_PLACEHOLDERS["references"],
-                )
-                texts = gr.Textbox(
-                    label="texts",
-                    lines=2,
-                    value="A moving, beautiful film.\nDull and far too long.",
-                    placeholder=_PLACEHOLDERS["texts"],
-                )
-                button = gr.Button("Compute", variant="primary")
-                with gr.Accordion(f"or upload a file ({UPLOAD_LIMITS})", open=False):
-                    upload = _upload_box()
-            with gr.Column(scale=6):
-                status = gr.Markdown("Press **Compute** to score the example, or type your own.")
-                table = gr.Dataframe(
-                    label="results", interactive=False, wrap=True, column_widths=["24%", "24%", "11%", "41%"]
-                )
-        figure = gr.Plot(label="plot")
+        with gr.Tabs():
+            with gr.Tab("all metrics"):
+                _combined_tab()
+            with gr.Tab("compare two systems"):
+                _comparison_tab()
         gr.Markdown(metric_card("opinion_metrics", card))
-        button.click(
-            _named(compare_families, ["predictions", "references", "texts", "upload"]),
-            [predictions, references, texts, upload],
-            [status, table, figure],
-            api_name="compare",
-        )
     return app
