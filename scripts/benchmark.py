@@ -10,7 +10,7 @@ of --repeat (the machine may be shared); the slow baselines run once.
     python scripts/benchmark.py                        # everything (about 40 minutes)
     python scripts/benchmark.py --families lexical     # the lexical families only
     python scripts/benchmark.py --families intervals presence interactive aspects
-    python scripts/benchmark.py --sample 10            # every 10th review: a quick look
+    python scripts/benchmark.py --sample 10            # a quick look: every 10th review, synthetic sizes / 10
 """
 
 from __future__ import annotations
@@ -669,7 +669,7 @@ def aspects(n: int, repeat: int) -> None:
     )
     for label, seconds, peak in rows:
         peak_cell = f"{peak:>10.0f}" if peak is not None else f"{'':>10}"
-        print(f"{label:<34}{n:>10,}{seconds:>9.3f}{seconds / one_pass_time:>10.1f}x{peak_cell}")
+        print(f"{label:<34}{n:>10,}{seconds:>9.4f}{seconds / one_pass_time:>10.1f}x{peak_cell}")
     print(
         f"({n:,} x 6) int64 arrays ({predictions.nbytes / 2**20:.0f} MiB each). Target: library <= 5x one pass; "
         "peak: tracemalloc, allocations beyond the inputs (a dense 1,000 x n count matrix would take "
@@ -727,13 +727,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--movie", default="IndianaJones", help="the movie of 'interactive' (default IndianaJones)")
     parser.add_argument("--model", default="base", choices=MODELS, help="the model of 'interactive' (default base)")
     parser.add_argument("--profile", action="store_true", help="'interactive': also print a cProfile of the library")
+    parser.add_argument("--aspect-examples", type=int, help="rows of the aspect arrays (default 1,000,000 / --sample)")
     parser.add_argument(
-        "--aspect-examples", type=int, default=1_000_000, help="rows of the aspect arrays (default 1,000,000)"
-    )
-    parser.add_argument(
-        "--scaling-sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000], help="lexical scaling sizes"
+        "--scaling-sizes", type=int, nargs="+", help="lexical scaling sizes (default 10^4, 10^5, 10^6, / --sample)"
     )
     args = parser.parse_args(argv)
+    if args.aspect_examples is None:
+        args.aspect_examples = 1_000_000 // args.sample
+    if args.scaling_sizes is None:
+        args.scaling_sizes = [size // args.sample for size in (10_000, 100_000, 1_000_000)]
     families = [family for family in FAMILIES if family in args.families]
     if set(families) - {"scaling", "aspects"}:
         if not args.data.exists():
