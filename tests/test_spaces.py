@@ -870,3 +870,306 @@ def test_the_prefilled_examples_give_the_librarys_values():
     summary, rows = results("weighted_keyword_prf")
     assert summary == {k: round(v, 4) for k, v in expected.items() if k != "per_example"}
     assert rows["ndcg@5"].tolist() == [0.7295, 1.0]  # SPEC section 4's worked example, then the ideal order
+
+
+# --- controls from the declarations (issue 12 item 1) ------------------------------------
+
+
+def test_the_controls_are_the_declared_options_with_their_meanings_and_choices():
+    from opinion_metrics import families as declared
+    from opinion_metrics.demo.families import NOT_IN_THE_SPACES
+
+    for name, family in FAMILIES.items():
+        declaration = declared.FAMILIES[name]
+        expected = [o for o in declaration.options if o.name not in NOT_IN_THE_SPACES]
+        assert [o.name for o in family.options] == [o.name for o in expected], name
+        for control, option in zip(family.options, expected):
+            if option.name != "model":
+                assert control.info.startswith(option.meaning), (name, option.name)
+            if control.kind == "choice":
+                assert list(control.choices) == ["none" if c is None else c for c in option.choices]
+        assert family.title == declaration.title
+        assert family.meanings == declared.output_meanings(name)
+
+
+# --- present and absent keywords (issue 14) ----------------------------------------------
+
+
+@pytest.mark.parametrize("presence", ["present", "absent"])
+def test_the_keyword_app_scores_present_or_absent_keywords_of_the_texts(clients, presence):
+    family = FAMILIES["keyword_prf"]
+    predictions, references, texts = family.example
+    summary, per_example, _ = call(clients["keyword_prf"], "keyword_prf", *family.example, presence=presence)
+    expected = keyword_prf(
+        parse_keyword_lines(predictions)[0],
+        parse_keyword_lines(references)[0],
+        texts=texts.split("\n"),
+        presence=presence,
+    )
+    assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
+    # By hand: "class struggle" and "empire" occur in neither review, every other gold keyword does.
+    # present: the predictions that occur (all but "pizza") match every present gold keyword: 1.0.
+    # absent: "pizza" against "class struggle" and "empire": nothing matches.
+    assert table(summary)["recall"] == (1.0 if presence == "present" else 0.0)
+    assert table(summary) != table(call(clients["keyword_prf"], "keyword_prf", *family.example)[0])
+
+
+def test_presence_in_the_weighted_and_semantic_apps_matches_the_library(clients):
+    pytest.importorskip("sentence_transformers")
+    from opinion_metrics.semantic import semantic_keyword_prf
+
+    family = FAMILIES["weighted_keyword_prf"]
+    predictions, references, texts = family.example
+    keywords, scores = parse_keyword_lines(predictions)
+    summary, _, _ = call(clients[family.name], family.name, *family.example, presence="present")
+    expected = weighted_keyword_prf(
+        keywords, scores, parse_keyword_lines(references)[0], texts=texts.split("\n"), presence="present"
+    )
+    assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
+    family = FAMILIES["semantic_keyword_prf"]
+    predictions, references, texts = family.example
+    summary, _, _ = call(clients[family.name], family.name, *family.example, presence="absent")
+    expected = semantic_keyword_prf(
+        parse_keyword_lines(predictions)[0],
+        parse_keyword_lines(references)[0],
+        texts=texts.split("\n"),
+        presence="absent",
+    )
+    assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
+
+
+def test_the_ndcg_curve_follows_presence():
+    from opinion_metrics import ndcg_at_k
+    from opinion_metrics.demo.plots import ndcg_by_rank
+
+    data = {
+        "predictions": [["scam", "family", "poverty", "fraud"], ["x", "y"]],
+        "references": [["fraud", "poverty", "scam"], ["x", "z"]],
+        "texts": ["a family scam and a fraud", "x and z"],
+    }
+    options = {"match": "substring", "relevance": "graded", "zero_division": 0.0, "presence": "present"}
+    expected = [ndcg_at_k(**data, k=k, presence="present") for k in range(1, 6)]
+    assert ndcg_by_rank(data, options, 5) == pytest.approx(expected)
+    assert expected != [ndcg_at_k(data["predictions"], data["references"], k=k) for k in range(1, 6)]
+
+
+def test_an_uploaded_review_column_serves_presence_and_presence_without_texts_is_a_clear_error(tmp_path):
+    from opinion_metrics.demo import run
+
+    family = FAMILIES["keyword_prf"]
+    values = {o.name: o.default for o in family.options} | {"presence": "present"}
+    path = tmp_path / "rows.jsonl"
+    rows = [
+        {"predictions": ["jedi", "pizza"], "references": ["jedi", "empire"], "review": "a jedi film"},
+        {"predictions": ["satire"], "references": ["satire", "comedy"], "review": "a satire, a comedy"},
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    _, summary, _, _ = run("keyword_prf", "", "", "", str(path), *values.values())
+    expected = keyword_prf(
+        [r["predictions"] for r in rows],
+        [r["references"] for r in rows],
+        texts=[r["review"] for r in rows],
+        presence="present",
+    )
+    # By hand: line 1 keeps jedi / jedi (1, 1, 1); line 2 keeps satire / satire, comedy (1, 0.5, 2/3).
+    assert dict(zip(summary["metric"], summary["value"])) == {"precision": 1.0, "recall": 0.75, "f1": 0.8333}
+    assert dict(zip(summary["metric"], summary["value"])) == {k: round(v, 4) for k, v in expected.items()}
+    for name in ("keyword_prf", "weighted_keyword_prf"):
+        message = space_error(name, "a (0.5)", "a", "", None, presence="absent")
+        assert message.startswith("presence 'absent' needs the texts: one review per line")
+
+
+# --- confidence intervals (issue 13 item 2) ----------------------------------------------
+
+
+def _interval(low, high):
+    return f"[{low:.4f}, {high:.4f}]"
+
+
+@pytest.mark.parametrize(
+    "name", ["keyword_prf", "weighted_keyword_prf", "sentiment_appropriateness", "aspect_sentiment_score"]
+)
+def test_the_intervals_checkbox_shows_the_librarys_interval_next_to_each_value(clients, name):
+    if name == "sentiment_appropriateness":
+        pytest.importorskip("vaderSentiment")
+    from opinion_metrics import families as declared
+
+    family = FAMILIES[name]
+    summary, rows, _ = call(clients[name], name, *family.example, confidence_level=True)
+    assert summary["headers"] == ["metric", "value", "95% interval", "meaning"]
+    inputs = {
+        "keyword_prf": lambda p, r, t: ((parse_keyword_lines(p)[0], parse_keyword_lines(r)[0]), {}),
+        "weighted_keyword_prf": lambda p, r, t: ((*parse_keyword_lines(p), parse_keyword_lines(r)[0]), {}),
+        "sentiment_appropriateness": lambda p, r, t: (
+            (parse_keyword_lines(p)[0], parse_keyword_lines(r)[0]),
+            {"texts": t.split("\n")},
+        ),
+        "aspect_sentiment_score": lambda p, r, a: ((parse_rating_lines(p), parse_rating_lines(r)), {}),
+    }[name]
+    arguments, keywords = inputs(*family.example)
+    expected = declared.FAMILIES[name].function(*arguments, **keywords, confidence_level=0.95)
+    shown = {row[0]: (row[1], row[2]) for row in summary["data"]}
+    assert shown == {
+        key: (round(expected[key], 4), _interval(expected[f"{key}_ci_low"], expected[f"{key}_ci_high"]))
+        for key in shown
+    }
+    assert expected[next(iter(shown)) + "_ci_low"] < expected[next(iter(shown)) + "_ci_high"]  # a real interval
+    if name == "aspect_sentiment_score":  # each aspect's F1 and R2 intervals in the per-aspect table
+        columns = dict(zip(rows["headers"], zip(*rows["data"])))
+        aspects = columns["aspect"]
+        assert list(columns["f1_ci_low"]) == [round(expected[f"f1_{a}_ci_low"], 4) for a in aspects]
+        assert list(columns["r2_ci_high"])[:-1] == [round(expected[f"r2_{a}_ci_high"], 4) for a in aspects[:-1]]
+        assert columns["r2_ci_high"][-1] == "n/a (no overlap)"
+
+
+def _error_bars(axes):
+    """(x, y) extents of each error bar line drawn on `axes`."""
+    from matplotlib.collections import LineCollection
+
+    return [
+        segment
+        for collection in axes.collections
+        if isinstance(collection, LineCollection)
+        for segment in collection.get_segments()
+    ]
+
+
+def test_the_plots_draw_the_intervals_as_error_bars():
+    from opinion_metrics.demo import evaluate_family
+    from opinion_metrics.demo.families import keyword_options
+    from opinion_metrics.demo.plots import plot_for
+
+    family = FAMILIES["aspect_sentiment_score"]
+    options = {o.name: o.default for o in family.options} | {"confidence_level": True}
+    data = {
+        "predictions": parse_rating_lines(family.example[0]),
+        "references": parse_rating_lines(family.example[1]),
+        "aspects": family.example[2].split(", "),
+    }
+    summary, per_aspect = evaluate_family(family.name, data, options)
+    axes = plot_for(family.name, data, options, summary, per_aspect).axes[0]
+    expected = aspect_sentiment_score(data["predictions"], data["references"], confidence_level=0.95)
+    vertical = sorted(
+        (round(s[0][0], 6), round(s[0][1], 9), round(s[1][1], 9)) for s in _error_bars(axes) if s[0][0] == s[1][0]
+    )
+    f1_bars = [
+        (round(j - 0.2, 6), round(expected[f"f1_{a}_ci_low"], 9), round(expected[f"f1_{a}_ci_high"], 9))
+        for j, a in enumerate(data["aspects"])
+    ]
+    assert set(f1_bars) <= set(vertical)
+    assert "[" in axes.get_title() and f"{expected['score_ci_low']:.3f}" in axes.get_title()
+    # The nDCG curve: an error bar at the chosen k spanning the library's ndcg@k interval.
+    family = FAMILIES["weighted_keyword_prf"]
+    options = {o.name: o.default for o in family.options} | {"confidence_level": True, "k": 3}
+    keywords, scores = parse_keyword_lines(family.example[0])
+    data = {"predictions": keywords, "scores": scores, "references": parse_keyword_lines(family.example[1])[0]}
+    summary, per_example = evaluate_family(family.name, data, options)
+    axes = plot_for(family.name, data, options, summary, per_example).axes[0]
+    expected = weighted_keyword_prf(keywords, scores, data["references"], k=3, confidence_level=0.95)
+    ((low, high),) = [(s[0][1], s[1][1]) for s in _error_bars(axes)]
+    assert (low, high) == pytest.approx((expected["ndcg@3_ci_low"], expected["ndcg@3_ci_high"]))
+    assert keyword_options({"confidence_level": True}) == {"confidence_level": 0.95}
+
+
+def test_the_combined_app_shows_intervals_and_keyword_diversity(clients):
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("vaderSentiment")
+    from opinion_metrics.diversity import keyword_diversity
+    from opinion_metrics.semantic import DEFAULT_MODEL
+
+    predictions = "great acting (0.9); moving story (0.6)\nboring plot (0.8); space (0.3); plot (0.2)"
+    _, result, _ = clients["combined"].predict(
+        predictions,
+        "masterpiece; moving story\ndull; boring plot; space opera",
+        "A moving, beautiful film.\nDull and far too long.",
+        None,
+        True,
+        api_name="/compare",
+    )
+    assert result["headers"] == ["family", "metric", "value", "95% interval", "meaning"]
+    rows = {(row[0], row[1]): (row[2], row[3]) for row in result["data"]}
+    keywords = parse_keyword_lines(predictions)[0]
+    expected = keyword_diversity(keywords, model=DEFAULT_MODEL, confidence_level=0.95)
+    # By hand: line 2's words boring, plot, space, plot: 3 distinct of 4; line 1: 4 of 4.
+    assert expected["unique_token_ratio"] == pytest.approx((1 + 3 / 4) / 2)
+    for key in ("unique_keyword_ratio", "unique_token_ratio", "self_similarity"):
+        assert rows[("keyword_diversity", key)] == (
+            round(expected[key], 4),
+            _interval(expected[f"{key}_ci_low"], expected[f"{key}_ci_high"]),
+        )
+    f1 = keyword_prf(
+        keywords, [["masterpiece", "moving story"], ["dull", "boring plot", "space opera"]], confidence_level=0.95
+    )
+    assert rows[("keyword_prf", "f1")] == (round(f1["f1"], 4), _interval(f1["f1_ci_low"], f1["f1_ci_high"]))
+
+
+# --- two systems compared (issue 13 item 3) ----------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["permutation", "bootstrap"])
+def test_the_comparison_tab_gives_compare_systems_values_and_marks_significance(clients, method):
+    from opinion_metrics import compare_systems
+    from opinion_metrics.demo.ui import _GOLD, _SYSTEM_A, _SYSTEM_B
+
+    status, result, _ = clients["combined"].predict(
+        "keyword_prf", _SYSTEM_A, _SYSTEM_B, _GOLD, "", "all", method, 0.95, api_name="/compare_systems"
+    )
+    assert status.startswith("Compared on 8 examples paired by line")
+    assert result["headers"] == ["metric", "a", "b", "difference b - a", "95% interval", "p_value", "significant"]
+    a, b, gold = (parse_keyword_lines(text)[0] for text in (_SYSTEM_A, _SYSTEM_B, _GOLD))
+    expected = compare_systems("keyword_prf", a, b, gold, method=method)
+    for metric, *row in result["data"]:
+        value = expected[metric]
+        assert row == [
+            round(value["a"], 4),
+            round(value["b"], 4),
+            round(value["difference"], 4),
+            _interval(value["difference_ci_low"], value["difference_ci_high"]),
+            round(value["p_value"], 4),
+            "yes",
+        ]
+    # By hand: B matches 23 of the 24 gold keywords one-to-one, A 3 (comedy, war, city): F1 is
+    # 23/24 against 3/24; B wins on all 8 examples, so the permutation p-value is about 2 / 2^8.
+    assert expected["f1"]["a"] == pytest.approx(3 / 24) and expected["f1"]["b"] == pytest.approx(23 / 24)
+    assert expected["f1"]["p_value"] < 0.05
+
+
+def test_the_comparison_of_a_system_with_itself_is_not_significant_and_errors_are_clear(clients):
+    from opinion_metrics.demo.ui import _GOLD, _SYSTEM_B
+
+    _, result, _ = clients["combined"].predict(
+        "keyword_prf", _SYSTEM_B, _SYSTEM_B, _GOLD, "", "all", "permutation", 0.95, api_name="/compare_systems"
+    )
+    assert all(row[3] == 0.0 and row[5] == 1.0 and row[6] == "no" for row in result["data"])
+    for arguments, message in [
+        (("keyword_prf", "a\nb", "a", "a", "", "all"), r"one line per example \(predictions A: 2, predictions B: 1"),
+        (("weighted_keyword_prf", "a", "a", "a", "", "all"), "need a score per keyword in A and B"),
+        (("keyword_prf", "a", "a", "a", "", "present"), "presence 'present' needs the texts"),
+    ]:
+        with pytest.raises(gradio_client.exceptions.AppError, match=message):
+            clients["combined"].predict(*arguments, "permutation", 0.95, api_name="/compare_systems")
+
+
+def test_the_comparison_tab_takes_presence_texts_and_scores():
+    from opinion_metrics import compare_systems
+    from opinion_metrics.demo.ui import compare_two_systems
+
+    a, b = "jedi (0.9); pizza (0.8)\nsatire (0.2)", "jedi (0.6); empire (0.5)\nsatire (0.9); comedy (0.8)"
+    gold, texts = "jedi; empire\nsatire; comedy", "a jedi film\na satire, a comedy"
+    _, frame, _ = compare_two_systems("weighted_keyword_prf", a, b, gold, texts, "present", "bootstrap", 0.9)
+    expected = compare_systems(
+        "weighted_keyword_prf",
+        parse_keyword_lines(a)[0],
+        parse_keyword_lines(b)[0],
+        parse_keyword_lines(gold)[0],
+        scores_a=parse_keyword_lines(a)[1],
+        scores_b=parse_keyword_lines(b)[1],
+        texts=texts.split("\n"),
+        presence="present",
+        method="bootstrap",
+        confidence_level=0.9,
+    )
+    assert frame["difference b - a"].tolist() == [round(v["difference"], 4) for v in expected.values()]
+    assert frame["90% interval"].tolist() == [
+        _interval(v["difference_ci_low"], v["difference_ci_high"]) for v in expected.values()
+    ]
