@@ -579,7 +579,7 @@ class RandomEncoder:
         return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
 
 
-def scaling(sizes: list[int]) -> None:
+def scaling(sizes: list[int], reviews: int) -> None:
     from opinion_metrics import keyword_prf, weighted_keyword_prf
     from opinion_metrics.semantic import clear_embedding_cache, semantic_keyword_prf
 
@@ -592,9 +592,9 @@ def scaling(sizes: list[int]) -> None:
         ):
             elapsed, peak = measure(call)
             print(f"{name:<34}{n:>10,}{elapsed:>9.2f}{elapsed / n * 1e6:>12.1f}{peak:>10.0f}")
-    # 10,000 reviews x 10 distinct predictions (100k) against one shared 10k-keyword gold list.
+    # `reviews` (10,000) x 10 distinct predictions (100k) against one shared 10k-keyword gold list.
     gold = [f"gold keyword {i}" for i in range(10_000)]
-    predictions = [[f"prediction {i} {j}" for j in range(10)] for i in range(10_000)]
+    predictions = [[f"prediction {i} {j}" for j in range(10)] for i in range(reviews)]
     references = [gold] * len(predictions)
     encoder = RandomEncoder()
     for block_elements in (1_000_000, 4_000_000, 16_000_000):
@@ -605,10 +605,12 @@ def scaling(sizes: list[int]) -> None:
         call()  # encodes (the stand-in encoder); the measured calls hit the cache
         elapsed, peak = measure(call)
         label = f"semantic, blocks of {block_elements // 10**6}M"
-        print(f"{label:<34}{'100k x 10k':>10}{elapsed:>9.2f}{elapsed / 10_000 * 1e6:>12.1f}{peak:>10.0f}")
+        shape = f"{reviews * 10 // 1000}k x 10k"
+        print(f"{label:<34}{shape:>10}{elapsed:>9.2f}{elapsed / reviews * 1e6:>12.1f}{peak:>10.0f}")
     print(
-        "Lexical: linear in the number of examples. Semantic: 10^9 similarities (4 GB as one float32 matrix) "
-        "computed in blocks; the peak follows the block size, not the input (embeddings: 150 MiB).\n"
+        f"Lexical: linear in the number of examples. Semantic: {reviews * 10**5:.0e} similarities (one float32 "
+        "matrix would take 4 GB at 10,000 reviews) computed in blocks; the peak follows the block size, not the "
+        "input.\n"
     )
 
 
@@ -761,7 +763,7 @@ def main(argv: list[str] | None = None) -> int:
         elif family == "sentiment":
             sentiment(corpus.predictions, corpus.references, corpus.texts)
         else:
-            scaling(args.scaling_sizes)
+            scaling(args.scaling_sizes, 10_000 // args.sample)
     return 0
 
 
