@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from conftest import MOVIE_REVIEWS, require_shared
 
-from opinion_metrics import keyword_prf, resampling
+from opinion_metrics import keyword_prf, resampling, validation
 from opinion_metrics.resampling import (
     add_intervals,
     bootstrap_counts,
@@ -355,7 +355,7 @@ def test_bad_options_raise_clear_errors(options, message):
         compare_systems_statistics(GOOD, GOOD, mean_of_first, **options)
     if "confidence_level" not in options:
         with pytest.raises(ValueError, match=message):
-            resampling.check_interval_options(None, **{"n_resamples": 1000, "random_state": 0, **options})
+            validation.check_interval_options(None, **{"n_resamples": 1000, "random_state": 0, **options})
 
 
 def test_bad_systems_raise_clear_errors():
@@ -369,5 +369,5 @@ def test_bad_systems_raise_clear_errors():
         bootstrap_intervals(np.array([[1.0], [2.0], [np.nan]]), mean_of_first, confidence_level=0.9)
     with pytest.raises(ValueError, match=r"must be an \(examples x statistics\) matrix, got shape \(4,\)"):
         bootstrap_intervals(np.ones(4), mean_of_first, confidence_level=0.9)
-    assert resampling.check_interval_options(None, 1000, None) is None
-    assert resampling.check_interval_options(0.9, 1000, 0) == 0.9
+    assert validation.check_interval_options(None, 1000, None) is None
+    assert validation.check_interval_options(0.9, 1000, 0) == 0.9

@@ -4,17 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .averaging import check_zero_division
-from .preparation import (
-    NormalizeOption,
-    PreparedSide,
-    Vocabulary,
-    check_corpus,
-    check_keyword_list,
-    check_same_length,
-    make_normalizer,
-    prepare_side,
-)
+from .preparation import NormalizeOption, PreparedSide, Vocabulary, make_normalizer, prepare_side
+from .validation import check_corpus, check_keyword_list, check_same_length, check_zero_division
 
 MERGE_MODES = ("union", "intersection")
 

@@ -15,9 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .averaging import check_zero_division
-from .preparation import describe
-from .resampling import RandomState, add_intervals, bootstrap_intervals, check_interval_options
+from .resampling import RandomState, add_intervals, bootstrap_intervals
+from .validation import check_aspects, check_interval_options, check_rating_range, check_zero_division, describe
 
 DEFAULT_ASPECTS = (
     "entertainment",
@@ -31,24 +30,6 @@ DEFAULT_ASPECTS = (
 VIETNAMESE_COLUMNS = ("giai_tri", "luu_tru", "nha_hang", "an_uong", "di_chuyen", "mua_sam")
 # Rows of a ratings table processed at a time (while they are in the CPU cache).
 CACHE_ROWS = 2**14
-
-
-def check_aspects(aspects: Any) -> tuple[str, ...]:
-    if isinstance(aspects, str) or not isinstance(aspects, Sequence) or not aspects:
-        raise ValueError(f"aspects must be a non-empty list of names, got {describe(aspects)}")
-    names = tuple(aspects)
-    if not all(isinstance(name, str) and name for name in names) or len(set(names)) != len(names):
-        raise ValueError(f"aspects must be distinct non-empty strings, got {names!r}")
-    return names
-
-
-def check_rating_range(min_rating: Any, max_rating: Any) -> tuple[int, int]:
-    for name, value in (("min_rating", min_rating), ("max_rating", max_rating)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise ValueError(f"{name} must be an integer, got {describe(value)}")
-    if not 1 <= min_rating < max_rating:
-        raise ValueError(f"need 1 <= min_rating < max_rating (0 means absent), got {min_rating} and {max_rating}")
-    return int(min_rating), int(max_rating)
 
 
 def _rating_problem(value: Any, min_rating: int, max_rating: int) -> str | None:

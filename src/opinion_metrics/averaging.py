@@ -3,53 +3,12 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
-AVERAGES = ("macro", "micro")
-TopK = Union[int, str, None]
 Values = Callable[[np.ndarray], Mapping[str, Any]]
-
-
-def check_average(average: str) -> str:
-    if average not in AVERAGES:
-        raise ValueError(f"average must be one of {AVERAGES}, got {average!r}")
-    return average
-
-
-def check_zero_division(zero_division: Any) -> float:
-    if isinstance(zero_division, bool) or not isinstance(zero_division, numbers.Real):
-        raise ValueError(f"zero_division must be a number in [0, 1], got {zero_division!r}")
-    value = float(zero_division)
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"zero_division must be a number in [0, 1], got {zero_division!r}")
-    return value
-
-
-def check_flag(value: Any, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
-def check_positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def check_top_k(top_k: TopK) -> TopK:
-    """`None` or "M" (all predictions), "O" (as many as gold keywords), or a positive int."""
-    if top_k is None or top_k == "M":
-        return None
-    if top_k == "O":
-        return "O"
-    if isinstance(top_k, str):
-        raise ValueError(f"top_k must be None, 'M', 'O' or a positive integer, got {top_k!r}")
-    return check_positive_int(top_k, "top_k")
 
 
 def safe_ratio(numerator: np.ndarray, denominator: np.ndarray, zero_division: float) -> np.ndarray:

@@ -32,8 +32,8 @@ from .aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from .families import FAMILIES as DECLARATIONS
 from .families import Option
 from .grouping import pool_by_group
-from .presence import PRESENCES
 from .tables import Table, rating_rows, read_table
+from .validation import PRESENCES
 
 FAMILIES = tuple(DECLARATIONS)
 KEYWORD_FAMILIES = tuple(name for name, family in DECLARATIONS.items() if family.inputs[0].kind == "keywords")

@@ -14,26 +14,20 @@ from typing import Any
 
 import numpy as np
 
-from .averaging import (
-    Values,
-    check_flag,
-    check_positive_int,
-    check_zero_division,
-    optional_mean_statistics,
-    optional_mean_values,
-    summarize,
-)
-from .preparation import (
-    NormalizeOption,
-    Vocabulary,
+from .averaging import Values, optional_mean_statistics, optional_mean_values, summarize
+from .preparation import NormalizeOption, Vocabulary, make_normalizer
+from .resampling import RandomState
+from .semantic import DEFAULT_BLOCK_ELEMENTS, KeywordEncoder
+from .validation import (
     check_corpus,
+    check_flag,
+    check_interval_options,
     check_keyword,
     check_keyword_list,
+    check_positive_int,
     check_same_length,
-    make_normalizer,
+    check_zero_division,
 )
-from .resampling import RandomState, check_interval_options
-from .semantic import DEFAULT_BLOCK_ELEMENTS, KeywordEncoder
 
 DIVERSITY_NAMES = ("unique_keyword_ratio", "unique_token_ratio", "self_similarity")  # the returned keys
 

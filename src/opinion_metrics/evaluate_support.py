@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .preparation import check_corpus, check_keyword, check_keyword_list, check_same_length, describe
+from .validation import check_corpus, check_keyword, check_keyword_list, check_same_length, describe
 
 KEYWORDS = "keywords"  # list of str per example
 SCORES = "scores"  # list of finite numbers per example (range checked at compute)

@@ -16,16 +16,17 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from .averaging import (
+from .preparation import NORMALIZE_MODES, STEMMERS, make_normalizer
+from .validation import (
     AVERAGES,
+    MATCH_RELATIONS,
     check_average,
     check_flag,
+    check_match,
     check_positive_int,
     check_top_k,
     check_zero_division,
 )
-from .matching import MATCH_RELATIONS, check_match
-from .preparation import NORMALIZE_MODES, STEMMERS, make_normalizer
 
 
 @dataclass(frozen=True)

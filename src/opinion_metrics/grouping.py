@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, NamedTuple
 
-from .preparation import NormalizeOption, check_corpus, check_same_length, describe, prepare_corpus
+from .preparation import NormalizeOption, prepare_corpus
+from .validation import check_corpus, check_same_length, describe
 
 
 class PooledCorpus(NamedTuple):

@@ -7,22 +7,20 @@ from typing import Any
 
 import numpy as np
 
-from .averaging import (
-    TopK,
-    Values,
-    check_average,
-    check_flag,
-    check_top_k,
-    check_zero_division,
-    per_example_columns,
-    prf_statistics,
-    prf_values,
-    summarize,
-)
-from .matching import check_match, corpus_neighbors, match_counts
+from .averaging import Values, per_example_columns, prf_statistics, prf_values, summarize
+from .matching import corpus_neighbors, match_counts
 from .preparation import NormalizeOption, apply_top_k, precision_denominators, prepare_corpus
 from .presence import select_presence
-from .resampling import RandomState, check_interval_options
+from .resampling import RandomState
+from .validation import (
+    TopK,
+    check_average,
+    check_flag,
+    check_interval_options,
+    check_match,
+    check_top_k,
+    check_zero_division,
+)
 
 NAMES = ("precision", "recall", "f1")
 

@@ -16,15 +16,9 @@ from itertools import chain
 import numpy as np
 
 from .preparation import PreparedCorpus
+from .validation import check_match
 
-MATCH_RELATIONS = ("exact", "substring", "token")
 _SEPARATOR = "\x00"
-
-
-def check_match(match: str) -> str:
-    if match not in MATCH_RELATIONS:
-        raise ValueError(f"match must be one of {MATCH_RELATIONS}, got {match!r}")
-    return match
 
 
 def containment_pairs(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:

@@ -8,7 +8,6 @@ every later step (match relations, embeddings, sentiment) runs once per distinct
 from __future__ import annotations
 
 import math
-import numbers
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -16,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 import numpy as np
+
+from .validation import check_corpus, check_keyword, check_keyword_list, check_same_length, check_score, describe
 
 Normalizer = Callable[[str], str]
 NormalizeOption = Union[str, Normalizer]
@@ -100,80 +101,6 @@ def normalize_keyword(keyword: str, normalize: NormalizeOption = "default", stem
     if not isinstance(keyword, str):
         raise ValueError(f"keyword must be a str, got {type(keyword).__name__} {keyword!r}")
     return make_normalizer(normalize, stemmer)(keyword)
-
-
-def describe(value: Any, limit: int = 60) -> str:
-    """Short `type value` description of a bad input for error messages."""
-    text = repr(value)
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return f"{type(value).__name__} {text}"
-
-
-def check_keyword_list(value: Any, side: str, index: int) -> Sequence[Any]:
-    """Check that one example's entry is a list of keywords (not a bare string, not None)."""
-    if isinstance(value, np.ndarray) and value.ndim == 1:
-        return value.tolist()
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise ValueError(f"{side}: example {index} must be a list of keywords (str), got {describe(value)}")
-    return value
-
-
-def check_keyword(value: Any, side: str, index: int, position: int) -> None:
-    """Every keyword must be a str."""
-    if not isinstance(value, str):
-        raise ValueError(f"{side}: example {index}, keyword {position} must be a str, got {describe(value)}")
-
-
-def check_corpus(value: Any, side: str) -> Sequence[Any]:
-    """Check that a corpus-level input is a sequence with one entry per example and return
-    it as a list or tuple, read by position: a pandas Series with any index, a numpy array
-    and an Arrow column are read in order, never by label."""
-    if isinstance(value, (list, tuple)):
-        return value
-    if (
-        value is None
-        or isinstance(value, (str, bytes, dict))
-        or hasattr(value, "columns")  # a DataFrame iterates over its column labels
-        or not hasattr(value, "__len__")
-        or not hasattr(value, "__iter__")
-        or (isinstance(value, np.ndarray) and value.ndim == 0)
-    ):
-        raise ValueError(f"{side} must be a list with one entry per example, got {describe(value)}")
-    if callable(getattr(value, "to_pylist", None)):  # Arrow arrays and chunked arrays
-        return value.to_pylist()
-    return list(value)
-
-
-def check_same_length(**corpora: Sequence[Any]) -> int:
-    """Check that all corpus-level inputs have one entry per example; return that count."""
-    lengths = {name: len(corpus) for name, corpus in corpora.items()}
-    if len(set(lengths.values())) > 1:
-        described = ", ".join(f"{name} has {n}" for name, n in lengths.items())
-        shortest = min(lengths, key=lengths.get)
-        raise ValueError(
-            f"inputs must have one entry per example, but {described} (example {lengths[shortest]} has no {shortest})"
-        )
-    n = next(iter(lengths.values()))
-    if n == 0:
-        raise ValueError("cannot evaluate an empty corpus (0 examples)")
-    return n
-
-
-def check_score(value: Any, side: str, index: int, position: int, keyword: Any, clip: bool) -> float:
-    """Validate one score (finite, in [0, 1] unless clipped) and return it as a float."""
-    where = f"{side}: example {index}, keyword {position} ({keyword!r})"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{where}: score must be a number in [0, 1], got {describe(value)}")
-    score = float(value)
-    if not math.isfinite(score):
-        raise ValueError(f"{where}: score must be finite, got {score!r}")
-    if 0.0 <= score <= 1.0:
-        return score
-    if clip:
-        return min(max(score, 0.0), 1.0)
-    hint = "; pass clip_scores=True to clip scores such as negative cosine similarities into [0, 1]"
-    raise ValueError(f"{where}: score {score!r} is outside [0, 1]" + (hint if side == "scores" else ""))
 
 
 class Vocabulary:
@@ -382,7 +309,7 @@ def prepare_corpus(
 
 def cutoff_lengths(corpus: PreparedCorpus, top_k: int | str | None) -> list[int | None]:
     """How many leading predictions each example keeps: all (None), `top_k` (int), or as
-    many as it has gold keywords ("O"). `top_k` must have passed `averaging.check_top_k`."""
+    many as it has gold keywords ("O"). `top_k` must have passed `validation.check_top_k`."""
     if top_k == "O":
         return [len(gold) for gold in corpus.references.ids]
     return [top_k] * len(corpus)  # type: ignore[list-item]

@@ -9,7 +9,6 @@ once, and a keyword is only searched for when all its tokens occur in the text.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -17,31 +16,9 @@ from .preparation import (
     NormalizeOption,
     PreparedCorpus,
     PreparedSide,
-    check_corpus,
-    describe,
     make_normalizer,
 )
-
-PRESENCES = ("all", "present", "absent")
-
-
-def check_presence(presence: Any) -> str:
-    if presence not in PRESENCES:
-        raise ValueError(f"presence must be one of {PRESENCES}, got {presence!r}")
-    return presence
-
-
-def check_texts(texts: Any, n: int, option: str = "presence") -> list[str]:
-    """One `str` per example (a None or a non-string is an error naming the example)."""
-    if texts is None:
-        raise ValueError(f"{option} needs texts: one document (review) per example")
-    texts = check_corpus(texts, "texts")
-    if len(texts) != n:
-        raise ValueError(f"inputs must have one entry per example, but predictions has {n}, texts has {len(texts)}")
-    for index, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise ValueError(f"texts: example {index} must be a str, got {describe(text)}")
-    return list(texts)
+from .validation import check_presence, check_texts
 
 
 class _PresenceIndex:

@@ -27,11 +27,12 @@ Wiring a family (see `aspects.aspect_sentiment_score`)::
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
+
+from .validation import check_confidence_level, check_n_resamples, check_random_state
 
 Values = Callable[[np.ndarray], Mapping[str, Any]]
 RandomState = Union[None, int, np.random.Generator]
@@ -42,44 +43,6 @@ BLOCK_ELEMENTS = 2**22
 GROUPING_RATIO = 8
 GROUPING_SEED = 20221
 BootstrapBlock = tuple[np.ndarray, Optional[np.ndarray]]
-
-
-def check_confidence_level(confidence_level: Any) -> float:
-    """A number strictly between 0 and 1 (e.g. 0.95)."""
-    if (
-        isinstance(confidence_level, bool)
-        or not isinstance(confidence_level, numbers.Real)
-        or not 0.0 < float(confidence_level) < 1.0
-    ):
-        raise ValueError(f"confidence_level must be a number strictly between 0 and 1, got {confidence_level!r}")
-    return float(confidence_level)
-
-
-def check_n_resamples(n_resamples: Any) -> int:
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 1:
-        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
-    return int(n_resamples)
-
-
-def check_random_state(random_state: Any) -> np.random.Generator:
-    """`None` (fresh randomness), a non-negative int seed, or a `numpy.random.Generator`."""
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if random_state is None:
-        return np.random.default_rng()
-    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or random_state < 0:
-        raise ValueError(
-            f"random_state must be None, a non-negative integer or a numpy.random.Generator, got {random_state!r}"
-        )
-    return np.random.default_rng(int(random_state))
-
-
-def check_interval_options(confidence_level: Any, n_resamples: Any, random_state: Any) -> float | None:
-    """Validate a family's interval options up front; return the level, or None when off."""
-    check_n_resamples(n_resamples)
-    if not isinstance(random_state, np.random.Generator):
-        check_random_state(random_state)
-    return None if confidence_level is None else check_confidence_level(confidence_level)
 
 
 def check_statistics(statistics: Any, name: str = "statistics") -> np.ndarray:

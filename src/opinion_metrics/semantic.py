@@ -16,30 +16,22 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from .averaging import (
+from .averaging import Values, per_example_columns, prf_statistics, prf_values, summarize
+from .matching import maximum_matching, reference_groups
+from .preparation import NormalizeOption, PreparedCorpus, apply_top_k, precision_denominators, prepare_corpus
+from .presence import select_presence
+from .resampling import RandomState
+from .validation import (
     TopK,
-    Values,
     check_average,
     check_flag,
+    check_interval_options,
     check_positive_int,
+    check_threshold,
     check_top_k,
     check_zero_division,
-    per_example_columns,
-    prf_statistics,
-    prf_values,
-    summarize,
-)
-from .matching import maximum_matching, reference_groups
-from .preparation import (
-    NormalizeOption,
-    PreparedCorpus,
-    apply_top_k,
     describe,
-    precision_denominators,
-    prepare_corpus,
 )
-from .presence import select_presence
-from .resampling import RandomState, check_interval_options
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 SEMANTIC_NAMES = ("semantic_precision", "semantic_recall", "semantic_f1")
@@ -286,12 +278,6 @@ def _semantic_counts(
                     neighbors = [np.flatnonzero(row).tolist() for row in block]
                     matched_pred[index] = matched_gold[index] = sum(maximum_matching(neighbors))
     return matched_pred, matched_gold, soft_pred, soft_gold
-
-
-def check_threshold(threshold: Any) -> float:
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not -1.0 <= threshold <= 1.0:
-        raise ValueError(f"threshold must be a number in [-1, 1] (a cosine similarity), got {threshold!r}")
-    return float(threshold)
 
 
 def semantic_statistics(

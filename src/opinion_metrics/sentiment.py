@@ -16,16 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from .averaging import (
-    Values,
-    check_flag,
-    check_positive_int,
-    optional_mean_statistics,
-    optional_mean_values,
-    summarize,
-)
-from .preparation import NormalizeOption, check_corpus, describe, prepare_corpus
-from .resampling import RandomState, check_interval_options
+from .averaging import Values, optional_mean_statistics, optional_mean_values, summarize
+from .preparation import NormalizeOption, prepare_corpus
+from .resampling import RandomState
+from .validation import check_corpus, check_flag, check_interval_options, check_positive_int, describe
 
 MAPPINGS = ("weighted", "compound")
 SAS_NAMES = ("sas_from_keywords", "sas_from_text")

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from .aspects import DEFAULT_ASPECTS, aspect_sentiment_score, check_aspects, check_rating_range
+from .aspects import DEFAULT_ASPECTS, aspect_sentiment_score
 from .keyword_prf import keyword_prf
+from .validation import check_aspects, check_rating_range
 from .weighted_keyword_prf import map_at_k, ndcg_at_k
 
 ASPECT_OUTPUTS = ("logits", "regression")

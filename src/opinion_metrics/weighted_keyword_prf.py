@@ -8,34 +8,24 @@ from typing import Any
 
 import numpy as np
 
-from .averaging import (
-    TopK,
-    Values,
-    check_average,
-    check_flag,
-    check_positive_int,
-    check_top_k,
-    check_zero_division,
-    mean_or,
-    per_example_columns,
-    prf_statistics,
-    prf_values,
-    safe_ratio,
-    summarize,
-)
-from .matching import check_match, corpus_neighbors, maximum_matching
+from .averaging import Values, mean_or, per_example_columns, prf_statistics, prf_values, safe_ratio, summarize
+from .matching import corpus_neighbors, maximum_matching
 from .preparation import NormalizeOption, cutoff_lengths, prepare_corpus
 from .presence import select_presence
-from .resampling import RandomState, check_interval_options
+from .resampling import RandomState
+from .validation import (
+    TopK,
+    check_average,
+    check_flag,
+    check_interval_options,
+    check_match,
+    check_positive_int,
+    check_relevance,
+    check_top_k,
+    check_zero_division,
+)
 
-RELEVANCES = ("graded", "binary")
 WEIGHTED_NAMES = ("weighted_precision", "weighted_recall", "weighted_f1")
-
-
-def check_relevance(relevance: str) -> str:
-    if relevance not in RELEVANCES:
-        raise ValueError(f"relevance must be one of {RELEVANCES}, got {relevance!r}")
-    return relevance
 
 
 def _discounts(n: int) -> list[float]:

@@ -1,0 +1,224 @@
+"""Every check of inputs and options, in one place: each returns the value it accepts (as
+the type the library uses) or raises a `ValueError` that names the option, the example
+and the value. The library, the evaluate glue, the CLI and the Spaces all call these, so
+one mistake has one message on every surface (which then speaks its own vocabulary)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any, Union
+
+import numpy as np
+
+AVERAGES = ("macro", "micro")
+MATCH_RELATIONS = ("exact", "substring", "token")
+RELEVANCES = ("graded", "binary")
+PRESENCES = ("all", "present", "absent")
+TopK = Union[int, str, None]
+
+
+def describe(value: Any, limit: int = 60) -> str:
+    """Short `type value` description of a bad input for error messages."""
+    text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def check_keyword_list(value: Any, side: str, index: int) -> Sequence[Any]:
+    """Check that one example's entry is a list of keywords (not a bare string, not None)."""
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        return value.tolist()
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ValueError(f"{side}: example {index} must be a list of keywords (str), got {describe(value)}")
+    return value
+
+
+def check_keyword(value: Any, side: str, index: int, position: int) -> None:
+    """Every keyword must be a str."""
+    if not isinstance(value, str):
+        raise ValueError(f"{side}: example {index}, keyword {position} must be a str, got {describe(value)}")
+
+
+def check_corpus(value: Any, side: str) -> Sequence[Any]:
+    """Check that a corpus-level input is a sequence with one entry per example and return
+    it as a list or tuple, read by position: a pandas Series with any index, a numpy array
+    and an Arrow column are read in order, never by label."""
+    if isinstance(value, (list, tuple)):
+        return value
+    if (
+        value is None
+        or isinstance(value, (str, bytes, dict))
+        or hasattr(value, "columns")  # a DataFrame iterates over its column labels
+        or not hasattr(value, "__len__")
+        or not hasattr(value, "__iter__")
+        or (isinstance(value, np.ndarray) and value.ndim == 0)
+    ):
+        raise ValueError(f"{side} must be a list with one entry per example, got {describe(value)}")
+    if callable(getattr(value, "to_pylist", None)):  # Arrow arrays and chunked arrays
+        return value.to_pylist()
+    return list(value)
+
+
+def check_same_length(**corpora: Sequence[Any]) -> int:
+    """Check that all corpus-level inputs have one entry per example; return that count."""
+    lengths = {name: len(corpus) for name, corpus in corpora.items()}
+    if len(set(lengths.values())) > 1:
+        described = ", ".join(f"{name} has {n}" for name, n in lengths.items())
+        shortest = min(lengths, key=lengths.get)
+        raise ValueError(
+            f"inputs must have one entry per example, but {described} (example {lengths[shortest]} has no {shortest})"
+        )
+    n = next(iter(lengths.values()))
+    if n == 0:
+        raise ValueError("cannot evaluate an empty corpus (0 examples)")
+    return n
+
+
+def check_score(value: Any, side: str, index: int, position: int, keyword: Any, clip: bool) -> float:
+    """Validate one score (finite, in [0, 1] unless clipped) and return it as a float."""
+    where = f"{side}: example {index}, keyword {position} ({keyword!r})"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{where}: score must be a number in [0, 1], got {describe(value)}")
+    score = float(value)
+    if not math.isfinite(score):
+        raise ValueError(f"{where}: score must be finite, got {score!r}")
+    if 0.0 <= score <= 1.0:
+        return score
+    if clip:
+        return min(max(score, 0.0), 1.0)
+    hint = "; pass clip_scores=True to clip scores such as negative cosine similarities into [0, 1]"
+    raise ValueError(f"{where}: score {score!r} is outside [0, 1]" + (hint if side == "scores" else ""))
+
+
+def check_average(average: str) -> str:
+    if average not in AVERAGES:
+        raise ValueError(f"average must be one of {AVERAGES}, got {average!r}")
+    return average
+
+
+def check_zero_division(zero_division: Any) -> float:
+    if isinstance(zero_division, bool) or not isinstance(zero_division, numbers.Real):
+        raise ValueError(f"zero_division must be a number in [0, 1], got {zero_division!r}")
+    value = float(zero_division)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"zero_division must be a number in [0, 1], got {zero_division!r}")
+    return value
+
+
+def check_flag(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def check_top_k(top_k: TopK) -> TopK:
+    """`None` or "M" (all predictions), "O" (as many as gold keywords), or a positive int."""
+    if top_k is None or top_k == "M":
+        return None
+    if top_k == "O":
+        return "O"
+    if isinstance(top_k, str):
+        raise ValueError(f"top_k must be None, 'M', 'O' or a positive integer, got {top_k!r}")
+    return check_positive_int(top_k, "top_k")
+
+
+def check_match(match: str) -> str:
+    if match not in MATCH_RELATIONS:
+        raise ValueError(f"match must be one of {MATCH_RELATIONS}, got {match!r}")
+    return match
+
+
+def check_relevance(relevance: str) -> str:
+    if relevance not in RELEVANCES:
+        raise ValueError(f"relevance must be one of {RELEVANCES}, got {relevance!r}")
+    return relevance
+
+
+def check_threshold(threshold: Any) -> float:
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not -1.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be a number in [-1, 1] (a cosine similarity), got {threshold!r}")
+    return float(threshold)
+
+
+def check_presence(presence: Any) -> str:
+    if presence not in PRESENCES:
+        raise ValueError(f"presence must be one of {PRESENCES}, got {presence!r}")
+    return presence
+
+
+def check_texts(texts: Any, n: int, option: str = "presence") -> list[str]:
+    """One `str` per example (a None or a non-string is an error naming the example)."""
+    if texts is None:
+        raise ValueError(f"{option} needs texts: one document (review) per example")
+    texts = check_corpus(texts, "texts")
+    if len(texts) != n:
+        raise ValueError(f"inputs must have one entry per example, but predictions has {n}, texts has {len(texts)}")
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise ValueError(f"texts: example {index} must be a str, got {describe(text)}")
+    return list(texts)
+
+
+def check_aspects(aspects: Any) -> tuple[str, ...]:
+    if isinstance(aspects, str) or not isinstance(aspects, Sequence) or not aspects:
+        raise ValueError(f"aspects must be a non-empty list of names, got {describe(aspects)}")
+    names = tuple(aspects)
+    if not all(isinstance(name, str) and name for name in names) or len(set(names)) != len(names):
+        raise ValueError(f"aspects must be distinct non-empty strings, got {names!r}")
+    return names
+
+
+def check_rating_range(min_rating: Any, max_rating: Any) -> tuple[int, int]:
+    for name, value in (("min_rating", min_rating), ("max_rating", max_rating)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise ValueError(f"{name} must be an integer, got {describe(value)}")
+    if not 1 <= min_rating < max_rating:
+        raise ValueError(f"need 1 <= min_rating < max_rating (0 means absent), got {min_rating} and {max_rating}")
+    return int(min_rating), int(max_rating)
+
+
+def check_confidence_level(confidence_level: Any) -> float:
+    """A number strictly between 0 and 1 (e.g. 0.95)."""
+    if (
+        isinstance(confidence_level, bool)
+        or not isinstance(confidence_level, numbers.Real)
+        or not 0.0 < float(confidence_level) < 1.0
+    ):
+        raise ValueError(f"confidence_level must be a number strictly between 0 and 1, got {confidence_level!r}")
+    return float(confidence_level)
+
+
+def check_n_resamples(n_resamples: Any) -> int:
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    return int(n_resamples)
+
+
+def check_random_state(random_state: Any) -> np.random.Generator:
+    """`None` (fresh randomness), a non-negative int seed, or a `numpy.random.Generator`."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or random_state < 0:
+        raise ValueError(
+            f"random_state must be None, a non-negative integer or a numpy.random.Generator, got {random_state!r}"
+        )
+    return np.random.default_rng(int(random_state))
+
+
+def check_interval_options(confidence_level: Any, n_resamples: Any, random_state: Any) -> float | None:
+    """Validate a family's interval options up front; return the level, or None when off."""
+    check_n_resamples(n_resamples)
+    if not isinstance(random_state, np.random.Generator):
+        check_random_state(random_state)
+    return None if confidence_level is None else check_confidence_level(confidence_level)
