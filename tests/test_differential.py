@@ -12,6 +12,8 @@ combinations, as is the shape of the inputs (lists, tuples, numpy arrays, pandas
 OPINION_METRICS_DIFFERENTIAL_SEEDS=5 runs each combination on 5 corpora instead of 1.
 """
 
+from __future__ import annotations
+
 import itertools
 import math
 import os

@@ -9,6 +9,8 @@ import uuid
 import pytest
 from conftest import REPO
 
+pytestmark = pytest.mark.slow
+
 evaluate = pytest.importorskip("evaluate")
 
 CASES = {

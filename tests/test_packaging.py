@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("build")
 pytest.importorskip("twine")
 

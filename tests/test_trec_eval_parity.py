@@ -12,6 +12,8 @@ of nDCG and MAP (None per example, SPEC section 4); an empty prediction list sco
 everywhere, as trec_eval -c counts a query missing from the run.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np

@@ -11,7 +11,7 @@ from .semantic import semantic_keyword_prf
 from .sentiment import sentiment_appropriateness
 from .weighted_keyword_prf import map_at_k, ndcg_at_k, weighted_keyword_prf
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "PooledCorpus",

@@ -173,7 +173,7 @@ def _outcome_blocks(
         small, out = pair[:, :size], outcomes[:, :size]
         for side, block, target in zip(("predictions", "references"), blocks, small):
             # Every value is in [0, 2**bits) iff their bitwise OR is.
-            if np.bitwise_or.reduce(block, axis=None) >> bits:
+            if int(np.bitwise_or.reduce(block, axis=None)) >> bits:
                 _raise_out_of_range(block, side, aspects, min_rating, max_rating, start)
             np.copyto(target, block, casting="unsafe")
         if (check_max and small.max() > max_rating) or (min_rating > 1 and ((small > 0) & (small < min_rating)).any()):
