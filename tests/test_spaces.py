@@ -4,6 +4,7 @@ headless Chromium, and the staged Hub folders of scripts/publish.py."""
 import importlib.util
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -287,6 +288,21 @@ def test_each_space_in_headless_chromium_explains_itself(browser, name, tmp_path
         top = results.bounding_box()["y"]
         assert 0 <= top < VIEWPORT["height"]  # the results are in view without scrolling
         page.screenshot(path=str(tmp_path / f"{name}-computed.png"))
+        # Intervals on: a [low, high] next to each value.
+        page.get_by_label("confidence intervals (95%)").first.check()
+        button.click()
+        expect(results).to_contain_text(re.compile(r"\[-?\d\.\d{4}, -?\d\.\d{4}\]"), timeout=120_000)
+        page.wait_for_timeout(1000)  # let the updated outputs fade in before the screenshot
+        page.screenshot(path=str(tmp_path / f"{name}-intervals.png"))
+        if combined:  # the two-system comparison tab, prefilled with a clearly better B
+            page.get_by_role("tab", name="compare two systems").click()
+            page.get_by_role("button", name="Compare", exact=True).click()
+            expect(page.get_by_text("Compared on 8 examples")).to_be_visible(timeout=120_000)
+            comparison = page.locator("div.table-wrap").filter(has_text="p_value")
+            expect(comparison).to_contain_text("yes")
+            page.evaluate("window.scrollTo(0, 0)")
+            page.wait_for_timeout(1000)
+            page.screenshot(path=str(tmp_path / f"{name}-compared.png"))
     finally:
         page.close()
         app.close()
@@ -636,8 +652,8 @@ def test_the_api_pages_name_every_parameter(clients):
 def test_each_result_has_its_meaning(clients):
     for name, family in FAMILIES.items():
         summary, _, _ = call(clients[name], name, *family.example)
-        assert summary["headers"] == ["metric", "value", "meaning"]
-        assert all(meaning for _, _, meaning in summary["data"]), name
+        assert summary["headers"] == ["metric", "value", "95% interval", "meaning"]
+        assert all(meaning and interval == "" for _, _, interval, meaning in summary["data"]), name
 
 
 def test_the_semantic_example_matches_paraphrases_that_strings_miss(clients):
@@ -735,7 +751,7 @@ def test_a_staged_space_installs_from_its_own_requirements_and_serves(tmp_path):
         expected = keyword_prf(predictions, references)
         assert status == "Computed on the text boxes: 2 examples."
         assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
-        assert all(row[2] for row in summary["data"])  # each value with its meaning
+        assert all(row[3] for row in summary["data"])  # each value with its meaning
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -884,7 +900,7 @@ def test_the_controls_are_the_declared_options_with_their_meanings_and_choices()
         expected = [o for o in declaration.options if o.name not in NOT_IN_THE_SPACES]
         assert [o.name for o in family.options] == [o.name for o in expected], name
         for control, option in zip(family.options, expected):
-            if option.name != "model":
+            if option.name not in ("model", "confidence_level"):  # those two: in the Space's words
                 assert control.info.startswith(option.meaning), (name, option.name)
             if control.kind == "choice":
                 assert list(control.choices) == ["none" if c is None else c for c in option.choices]

@@ -57,7 +57,7 @@ NOT_IN_THE_SPACES = frozenset(
         "aspects",
     }
 )
-# The level of the intervals the checkbox turns on.
+# The level of the intervals the checkbox turns on (their resamples and seed: the library's defaults).
 INTERVAL_LEVEL = 0.95
 # UI-only details: how a library default of None is shown, and the sliders' bounds.
 _NONE_SHOWN = {"stemmer": "none", "top_k": "M"}
@@ -82,7 +82,11 @@ def controls(name: str) -> list[Option]:
         control = Option(option.name, option.kind, info=option.meaning, default=_shown(option.name, default))
         if option.name == "confidence_level":
             label = f"confidence intervals ({INTERVAL_LEVEL:.0%})"
-            control = replace(control, kind="flag", default=default is not None, label=label)
+            resampling = (
+                f"{family.defaults['n_resamples']} resamples of the examples, seed {family.defaults['random_state']}"
+            )
+            info = f"a bootstrap percentile interval [low, high] of each value ({resampling})"
+            control = replace(control, kind="flag", default=default is not None, label=label, info=info)
         elif option.name == "model":
             control = replace(control, kind="model", default=DEFAULT_MODEL, info="the models this Space serves")
         elif option.kind == "choice":
@@ -269,8 +273,8 @@ FAMILIES: dict[str, Family] = {
             "keyword_prf",
             "Approximate-match keyword P/R/F1 with one-to-one matching: in the example, *social satire* "
             "matches *satire* and *dark comedy* matches *comedy*, but *pizza* matches nothing. The reviews "
-            "never mention *class struggle* or *empire*: with presence *present* they are left out, with "
-            "*absent* only they count." + _PRESENCE_NOTE,
+            "(texts) never mention *class struggle*, *empire* or *pizza*: with presence *present* they are "
+            "left out, with *absent* only they count.",
             ("predictions", "references", "texts"),
             _compute_keyword_prf,
             (

@@ -46,6 +46,9 @@ _PLACEHOLDERS = {
     "aspects": "aspect names, comma-separated (default: the six tourism aspects)",
 }
 INTERVAL_COLUMN = f"{INTERVAL_LEVEL:.0%} interval"
+# Column widths of the results tables (the interval column stays, empty while intervals are off).
+_WIDTHS = ["20%", "11%", "20%", "49%"]
+_COMBINED_WIDTHS = ["19%", "19%", "9%", "19%", "34%"]
 # Options shown next to Compute rather than in the options accordion.
 _PROMINENT = ("presence", "confidence_level")
 _RATING_PLACEHOLDER = "one review per line: one integer rating per aspect, 0 = absent"
@@ -83,13 +86,12 @@ def _interval(low: float, high: float) -> str:
 
 
 def _summary_table(family: Family, summary: dict[str, Any]) -> Any:
-    """metric, value, (its interval as "[low, high]" when intervals are on,) meaning."""
+    """metric, value, its interval as "[low, high]" (empty while intervals are off), meaning."""
     import pandas as pd
 
     values, intervals = split_intervals(summary)
     columns: dict[str, list[Any]] = {"metric": list(values), "value": [round(value, 4) for value in values.values()]}
-    if intervals:
-        columns[INTERVAL_COLUMN] = [_interval(*intervals[key]) if key in intervals else "" for key in values]
+    columns[INTERVAL_COLUMN] = [_interval(*intervals[key]) if key in intervals else "" for key in values]
     columns["meaning"] = [meaning(family, key) for key in values]
     return pd.DataFrame(columns)
 
@@ -257,7 +259,7 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
                     )
             with gr.Column(scale=6):
                 status = gr.Markdown("Press **Compute** to score the example, or type your own.")
-                summary = gr.Dataframe(label="results", interactive=False, wrap=True)
+                summary = gr.Dataframe(label="results", interactive=False, wrap=True, column_widths=_WIDTHS)
                 figure = gr.Plot(label="plot")
         rows_label = "per aspect" if ratings else "per example (its line in the text boxes or the file)"
         rows = gr.Dataframe(label=rows_label, interactive=False)
@@ -269,7 +271,7 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
         names = [*boxes, "upload", *prefixes, *(option.name for option in family.options)]
 
         def handler(**values: Any) -> tuple[str, Any, Any, Any]:
-            return run(
+            status, table, rows, plot = run(
                 name,
                 values["predictions"],
                 values.get("references", ""),
@@ -278,6 +280,7 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
                 *(values[option.name] for option in family.options),
                 prediction_prefix=values.get("prediction_prefix", PREDICTION_PREFIX),
             )
+            return status, table, rows, plot
 
         button.click(_named(handler, names), inputs, [status, summary, rows, figure], api_name="compute")
     return app
@@ -317,8 +320,7 @@ def compare_families(
     if skipped:
         status += " weighted_keyword_prf needs a score per keyword, as in `keyword (0.8)`: not shown."
     frame = pd.DataFrame(rows, columns=["family", "metric", "value", "meaning"])
-    if confidence_level:
-        frame.insert(3, INTERVAL_COLUMN, [_interval(*interval) if interval else "" for interval in intervals])
+    frame.insert(3, INTERVAL_COLUMN, [_interval(*interval) if interval else "" for interval in intervals])
     return status, frame, plot_comparison([row[:3] for row in rows], intervals if confidence_level else None)
 
 
@@ -399,9 +401,10 @@ def compare_two_systems(
             "significant": ["yes" if row["p_value"] < alpha else "no" for row in result.values()],
         }
     )
+    defaults = inspect.signature(compare_systems).parameters
+    resampling = f"{defaults['n_resamples'].default} resamples, seed {defaults['random_state'].default}"
     status = (
-        f"Compared on {len(a)} examples paired by line ({method}, 1000 resamples, seed 0): "
-        f"significant where p < {alpha:.2g}."
+        f"Compared on {len(a)} examples paired by line ({method}, {resampling}): significant where p < {alpha:.2g}."
     )
     differences = [(family, key, row["difference"]) for key, row in result.items()]
     intervals = [(row["difference_ci_low"], row["difference_ci_high"]) for row in result.values()]
@@ -431,17 +434,13 @@ def _combined_tab() -> None:
                 value="A moving, beautiful film.\nDull and far too long.",
                 placeholder=_PLACEHOLDERS["texts"],
             )
-            intervals = gr.Checkbox(
-                value=False,
-                label=f"confidence intervals ({INTERVAL_LEVEL:.0%})",
-                info="bootstrap percentile intervals of each value (1000 resamples of the examples, seed 0)",
-            )
+            intervals = _control(next(o for o in FAMILIES["keyword_prf"].options if o.name == "confidence_level"))
             button = gr.Button("Compute", variant="primary")
             with gr.Accordion(f"or upload a file ({UPLOAD_LIMITS})", open=False):
                 upload = _upload_box()
         with gr.Column(scale=6):
             status = gr.Markdown("Press **Compute** to score the example, or type your own.")
-            table = gr.Dataframe(label="results", interactive=False, wrap=True)
+            table = gr.Dataframe(label="results", interactive=False, wrap=True, column_widths=_COMBINED_WIDTHS)
     figure = gr.Plot(label="plot")
     button.click(
         _named(compare_families, ["predictions", "references", "texts", "upload", "confidence_level"]),
@@ -462,9 +461,15 @@ def _comparison_tab() -> None:
     with gr.Row(equal_height=False):
         with gr.Column(scale=5):
             family = gr.Dropdown(list(COMBINED), value="keyword_prf", label="metric family")
-            system_a = gr.Textbox(label="system A", lines=3, value=_SYSTEM_A, placeholder=_PLACEHOLDERS["predictions"])
-            system_b = gr.Textbox(label="system B", lines=3, value=_SYSTEM_B, placeholder=_PLACEHOLDERS["predictions"])
-            gold = gr.Textbox(label="gold keywords", lines=3, value=_GOLD, placeholder=_PLACEHOLDERS["references"])
+            system_a = gr.Textbox(
+                label="system A", lines=3, max_lines=4, value=_SYSTEM_A, placeholder=_PLACEHOLDERS["predictions"]
+            )
+            system_b = gr.Textbox(
+                label="system B", lines=3, max_lines=4, value=_SYSTEM_B, placeholder=_PLACEHOLDERS["predictions"]
+            )
+            gold = gr.Textbox(
+                label="gold keywords", lines=3, max_lines=4, value=_GOLD, placeholder=_PLACEHOLDERS["references"]
+            )
             reviews = gr.Textbox(label="reviews", lines=2, placeholder=_PLACEHOLDERS["texts"])
             with gr.Row():
                 presence = gr.Dropdown(
@@ -480,7 +485,12 @@ def _comparison_tab() -> None:
             button = gr.Button("Compare", variant="primary")
         with gr.Column(scale=6):
             status = gr.Markdown("Press **Compare** to test the example, or type your own.")
-            table = gr.Dataframe(label="comparison", interactive=False, wrap=True)
+            table = gr.Dataframe(
+                label="comparison",
+                interactive=False,
+                wrap=True,
+                column_widths=["17%", "10%", "10%", "13%", "24%", "12%", "14%"],
+            )
             figure = gr.Plot(label="differences")
     names = ["family", "predictions_a", "predictions_b", "references", "texts", "presence", "method"]
     button.click(
