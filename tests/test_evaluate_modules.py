@@ -95,7 +95,7 @@ def test_a_bad_later_row_is_an_error_not_a_silent_cast(keyword_module, route):
 
 def test_error_indices_count_across_batches(weighted_module):
     weighted_module.add_batch(predictions=[["a"], ["b"]], scores=[[0.5], [0.5]], references=[["a"], ["b"]])
-    with pytest.raises(ValueError, match=r"scores: example 3, score 0 must be a finite number, got float nan"):
+    with pytest.raises(ValueError, match=r"scores: example 3, keyword 0: score must be finite, got nan"):
         weighted_module.add_batch(predictions=[["a"], ["b"]], scores=[[0.5], [float("nan")]], references=[["a"], ["b"]])
     weighted_module.compute()  # releases the cache; the valid rows still compute
 
@@ -165,7 +165,7 @@ def test_sentiment_module_optional_inputs():
         assert module.compute(predictions=PREDICTIONS, references=REFERENCES, **inputs) == expected
         module.add_batch(predictions=PREDICTIONS, references=REFERENCES, **inputs)
         assert module.compute() == pytest.approx(expected)
-    with pytest.raises(ValueError, match=r"prediction_sentiments: example 2, score 1 must be a finite number"):
+    with pytest.raises(ValueError, match=r"prediction_sentiments: example 2, keyword 1: score must be a number in \[0, 1\], got NoneType None"):
         module.add_batch(
             predictions=PREDICTIONS, references=REFERENCES, prediction_sentiments=[[0.1] * 3, [], [0.5, None]]
         )

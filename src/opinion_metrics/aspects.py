@@ -8,15 +8,21 @@ prediction and reference are both present, with the fixed rating range as denomi
 from __future__ import annotations
 
 import itertools
-import math
-import numbers
 from collections.abc import Iterator, Sequence
 from typing import Any, Callable
 
 import numpy as np
 
 from .resampling import RandomState, add_intervals, bootstrap_intervals
-from .validation import check_aspects, check_interval_options, check_rating_range, check_zero_division, describe
+from .validation import (
+    check_aspects,
+    check_interval_options,
+    check_rating_range,
+    check_zero_division,
+    describe,
+    outside_range,
+    rating_problem,
+)
 
 DEFAULT_ASPECTS = (
     "entertainment",
@@ -32,23 +38,6 @@ VIETNAMESE_COLUMNS = ("giai_tri", "luu_tru", "nha_hang", "an_uong", "di_chuyen",
 CACHE_ROWS = 2**14
 
 
-def _rating_problem(value: Any, min_rating: int, max_rating: int) -> str | None:
-    """Why one entry is not a valid rating, or None."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return f"rating must be an integer, got {describe(value)}"
-    if isinstance(value, numbers.Integral) or math.isfinite(value) and float(value).is_integer():
-        number = int(value)
-    else:
-        return f"rating must be an integer, got {describe(value)}"
-    if number != 0 and not min_rating <= number <= max_rating:
-        return _outside(number, min_rating, max_rating)
-    return None
-
-
-def _outside(number: int, min_rating: int, max_rating: int) -> str:
-    return f"rating {number} is outside {{0}} ∪ [{min_rating}, {max_rating}] (0 means the aspect is absent)"
-
-
 def _first_bad_value(rows: Any, side: str, aspects: Sequence[str], min_rating: int, max_rating: int) -> str | None:
     """Describe the first entry that is not a valid rating (slow path, for messages), or None."""
     for index, row in enumerate(rows):
@@ -57,7 +46,7 @@ def _first_bad_value(rows: Any, side: str, aspects: Sequence[str], min_rating: i
         if len(row) != len(aspects):
             return f"{side}: example {index} has {len(row)} ratings, expected {len(aspects)} (one per aspect)"
         for name, value in zip(aspects, row):
-            problem = _rating_problem(value, min_rating, max_rating)
+            problem = rating_problem(value, min_rating, max_rating)
             if problem:
                 return f"{side}: example {index}, aspect {name!r}: {problem}"
     return None
@@ -89,7 +78,7 @@ def _raise_out_of_range(
     """Raise for the first (integer-valued) rating outside {0} ∪ [min_rating, max_rating], if any."""
     bad = (table != 0) & ((table < min_rating) | (table > max_rating))
     if bad.any():
-        _raise_at(table, bad, side, aspects, lambda value: _outside(int(value), min_rating, max_rating), offset)
+        _raise_at(table, bad, side, aspects, lambda value: outside_range(int(value), min_rating, max_rating), offset)
 
 
 def ratings_table(rows: Any, side: str, aspects: Sequence[str], min_rating: int, max_rating: int) -> np.ndarray:

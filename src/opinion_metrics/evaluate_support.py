@@ -12,14 +12,20 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import math
-import numbers
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from .validation import check_corpus, check_keyword, check_keyword_list, check_same_length, describe
+from .validation import (
+    check_corpus,
+    check_keyword,
+    check_keyword_list,
+    check_same_length,
+    check_score,
+    describe,
+    rating_problem,
+)
 
 KEYWORDS = "keywords"  # list of str per example
 SCORES = "scores"  # list of finite numbers per example (range checked at compute)
@@ -43,15 +49,13 @@ def _check_keyword_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any
 
 
 def _check_score_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
-    """Check that every row of a score column holds finite numbers (range: at compute)."""
+    """Check that every row of a score column holds finite numbers, with the library's
+    messages (the range depends on `clip_scores`, a compute option, and is checked there)."""
     checked = []
     for index, row in enumerate(rows):
         row = check_keyword_list(row, name, offset + index)
         for position, score in enumerate(row):
-            if isinstance(score, bool) or not isinstance(score, numbers.Real) or not math.isfinite(score):
-                raise ValueError(
-                    f"{name}: example {offset + index}, score {position} must be a finite number, got {describe(score)}"
-                )
+            check_score(score, name, offset + index, position, None, clip=True)
         checked.append(row)
     return checked
 
@@ -67,16 +71,9 @@ def _check_rating_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]
     for index, row in enumerate(rows):
         row = check_keyword_list(row, name, offset + index)
         for position, value in enumerate(row):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, numbers.Real)
-                or not math.isfinite(value)
-                or not float(value).is_integer()
-            ):
-                raise ValueError(
-                    f"{name}: example {offset + index}, aspect {position}: rating must be an integer, "
-                    f"got {describe(value)}"
-                )
+            problem = rating_problem(value)  # the range depends on compute options: checked there
+            if problem:
+                raise ValueError(f"{name}: example {offset + index}, aspect {position}: {problem}")
             if not -_INT32 <= value < _INT32:
                 raise ValueError(f"{name}: example {offset + index}, aspect {position}: rating {value} is out of range")
         checked.append([int(value) for value in row])

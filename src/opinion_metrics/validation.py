@@ -78,8 +78,9 @@ def check_same_length(**corpora: Sequence[Any]) -> int:
 
 
 def check_score(value: Any, side: str, index: int, position: int, keyword: Any, clip: bool) -> float:
-    """Validate one score (finite, in [0, 1] unless clipped) and return it as a float."""
-    where = f"{side}: example {index}, keyword {position} ({keyword!r})"
+    """Validate one score (finite, in [0, 1] unless clipped) and return it as a float
+    (`keyword`, when not None, is named in the message)."""
+    where = f"{side}: example {index}, keyword {position}" + ("" if keyword is None else f" ({keyword!r})")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{where}: score must be a number in [0, 1], got {describe(value)}")
     score = float(value)
@@ -222,3 +223,21 @@ def check_interval_options(confidence_level: Any, n_resamples: Any, random_state
     if not isinstance(random_state, np.random.Generator):
         check_random_state(random_state)
     return None if confidence_level is None else check_confidence_level(confidence_level)
+
+
+def outside_range(number: int, min_rating: int, max_rating: int) -> str:
+    return f"rating {number} is outside {{0}} ∪ [{min_rating}, {max_rating}] (0 means the aspect is absent)"
+
+
+def rating_problem(value: Any, min_rating: int | None = None, max_rating: int | None = None) -> str | None:
+    """Why one entry is not a valid rating, or None: it must be an integer (4.0 counts, a bool
+    does not) and, when a range is given, 0 (absent) or within [min_rating, max_rating]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return f"rating must be an integer, got {describe(value)}"
+    if isinstance(value, numbers.Integral) or math.isfinite(value) and float(value).is_integer():
+        number = int(value)
+    else:
+        return f"rating must be an integer, got {describe(value)}"
+    if min_rating is not None and max_rating is not None and number != 0 and not min_rating <= number <= max_rating:
+        return outside_range(number, min_rating, max_rating)
+    return None
