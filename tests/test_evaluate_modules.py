@@ -165,7 +165,8 @@ def test_sentiment_module_optional_inputs():
         assert module.compute(predictions=PREDICTIONS, references=REFERENCES, **inputs) == expected
         module.add_batch(predictions=PREDICTIONS, references=REFERENCES, **inputs)
         assert module.compute() == pytest.approx(expected)
-    with pytest.raises(ValueError, match=r"prediction_sentiments: example 2, keyword 1: score must be a number in \[0, 1\], got NoneType None"):
+    message = r"prediction_sentiments: example 2, keyword 1: score must be a number in \[0, 1\], got NoneType None"
+    with pytest.raises(ValueError, match=message):
         module.add_batch(
             predictions=PREDICTIONS, references=REFERENCES, prediction_sentiments=[[0.1] * 3, [], [0.5, None]]
         )
