@@ -1,8 +1,10 @@
 """The Gradio demo Spaces: one app per metric family and one that shows the keyword
-families side by side. `spaces/<name>/app.py` only calls `build_app(name)`.
+families side by side and compares two systems. `spaces/<name>/app.py` only calls
+`build_app(name)` (or `build_combined_app()`).
 
 - `parsing`: the text boxes and uploaded files (bounded size), into metric inputs;
-- `families`: each family's controls, prefilled example, output meanings and library call;
+- `families`: each family's controls (built from `opinion_metrics.families`), prefilled
+  example, output meanings and library call;
 - `plots`: the matplotlib figures;
 - `ui`: the Gradio layout and event handlers.
 
@@ -14,7 +16,7 @@ from .families import COMBINED, FAMILIES, Family, Option, evaluate_family
 from .families import keyword_options as _keyword_options
 from .parsing import collect_inputs, parse_keyword_lines, parse_rating_lines, read_upload
 from .plots import plot_ndcg_by_rank
-from .ui import build_app, build_combined_app, compare_families, run
+from .ui import build_app, build_combined_app, compare_families, compare_two_systems, run
 
 __all__ = [
     "COMBINED",
@@ -26,6 +28,7 @@ __all__ = [
     "build_combined_app",
     "collect_inputs",
     "compare_families",
+    "compare_two_systems",
     "evaluate_family",
     "parse_keyword_lines",
     "parse_rating_lines",
