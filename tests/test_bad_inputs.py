@@ -91,6 +91,15 @@ CATALOGUE = [
     (A, ratings([[0] * 6, [0, 0, 0, 0, 0, "3"], [0] * 6]), {}, r"predictions: example 1, aspect 'shopping': rating must be an integer, got str '3'", ["example 1", "'3'"]),
     (A, ratings([], []), {}, r"predictions: no examples \(need at least one\)", ["no examples"]),
     (A, ratings(), {"min_rating": 5, "max_rating": 1}, r"need 1 <= min_rating < max_rating .*got 5 and 1", ["5 and 1"]),
+    # Issue 10: booleans are never numbers, huge values are out of range, options keep their types.
+    (A, ratings([[0] * 6, [0, True, 0, 0, 0, 0], [0] * 6]), {}, r"predictions: example 1, aspect 'accommodation': rating must be an integer, got bool True", ["example 1", "True"]),
+    (A, ratings(references=[[0] * 6, [0] * 6, [10**20, 0, 0, 0, 0, 0]]), {}, r"references: example 2, aspect 'entertainment': rating 100000000000000000000 is (outside|out of range)", ["example 2", "100000000000000000000"]),
+    (W, w(), {"k": 2.5}, r"k must be a positive integer, got 2.5", ["2.5"]),
+    (W, w(), {"k": True}, r"k must be a positive integer, got True", ["True"]),
+    (K, kw(), {"presence": "present"}, r"presence needs texts", ["texts"]),
+    (K, kw(texts=["a", None, "c"]), {"presence": "absent"}, r"texts: example 1 must be a str, got NoneType None", ["example 1", "None"]),
+    (K, kw(), {"confidence_level": 1.5}, r"confidence_level must be a number strictly between 0 and 1, got 1.5", ["1.5"]),
+    (S, kw(), {"confidence_level": 0.9, "n_resamples": 0}, r"n_resamples must be a positive integer, got 0", ["0"]),
 ]  # fmt: skip
 
 IDS = [f"{family}-{i}" for i, (family, *_) in enumerate(CATALOGUE)]
@@ -135,7 +144,7 @@ def test_evaluate_module(family, inputs, options, message, mentions, modules):
         module.add_batch(**inputs)
         module.compute(**options)
     assert all(text in str(error.value) for text in mentions)
-    if options:  # a bad option is refused before evaluate consumes the added rows: they are kept
+    if options and "texts" not in message:  # a bad option is refused before evaluate consumes the added rows
         assert module.compute() == module.compute(**inputs)
     elif module.writer is not None:  # a rejected batch leaves an empty cache open: release it
         with pytest.raises(ValueError):
@@ -234,6 +243,11 @@ EDGE_CASES = [
     ("ratings given as 4.0", lambda: {"score": aspect_sentiment_score([[4.0, 0.0]], [[4, 0]], aspects=["x", "y"])["score"]},
      {"score": 1.0}),
     ("no example with predictions: SAS keys absent", lambda: sentiment_appropriateness([[], []], [["a"], ["b"]], sentiment=lambda s: 0.5), {}),
+    ("zero-width and bidi format characters are removed", lambda: keyword_prf([["\ufeffwar", "\u200b"]], [["\u200fwar"]], match="exact"),
+     {"precision": 1.0, "recall": 1.0, "f1": 1.0}),
+    ("a blank review text is left out of sas_from_text", lambda: sentiment_appropriateness([["good"]], texts=[" "], sentiment=lambda s: 0.5), {}),
+    ("k = 10**9 costs what the data costs", lambda: {"map": weighted_keyword_prf([["a"]], [[1.0]], [["a", "b"]], k=10**9)[f"map@{10**9}"]},
+     {"map": 0.5}),
 ]  # fmt: skip
 
 
