@@ -1161,6 +1161,7 @@ def test_the_comparison_of_a_system_with_itself_is_not_significant_and_errors_ar
         (("keyword_prf", "a\nb", "a", "a", "", "all"), r"one line per example \(predictions A: 2, predictions B: 1"),
         (("weighted_keyword_prf", "a", "a", "a", "", "all"), "need a score per keyword in A and B"),
         (("keyword_prf", "a", "a", "a", "", "present"), "presence 'present' needs the texts"),
+        (("keyword_prf", "a", "a", "", "", "all"), "keyword_prf compares predictions with references: give references"),
     ]:
         with pytest.raises(gradio_client.exceptions.AppError, match=message):
             clients["combined"].predict(*arguments, "permutation", 0.95, api_name="/compare_systems")

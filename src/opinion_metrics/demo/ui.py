@@ -366,7 +366,8 @@ def compare_two_systems(
     try:
         a, scores_a = parse_keyword_lines(predictions_a, "predictions A")
         b, scores_b = parse_keyword_lines(predictions_b, "predictions B")
-        gold = parse_keyword_lines(references, "references")[0] if "references" in shown.inputs else None
+        typed_gold = "references" in shown.inputs and lines(references)
+        gold = parse_keyword_lines(references, "references")[0] if typed_gold else None
         reviews = lines(texts) or None
         same_count(**{"predictions A": a, "predictions B": b, "references": gold, "texts": reviews})
         options = keyword_options({o.name: o.default for o in shown.options})
