@@ -33,7 +33,7 @@ from .families import FAMILIES as DECLARATIONS
 from .families import Option
 from .grouping import pool_by_group
 from .tables import Table, rating_rows, read_table
-from .validation import PRESENCES
+from .validation import PRESENCES, parse_top_k
 
 FAMILIES = tuple(DECLARATIONS)
 KEYWORD_FAMILIES = tuple(name for name, family in DECLARATIONS.items() if family.inputs[0].kind == "keywords")
@@ -593,12 +593,12 @@ def _names(value: str) -> list[str]:
     return names
 
 
-def _top_k(value: str) -> int | str:
-    if value in ("O", "M"):
-        return value
+def _top_k(value: str) -> int | str | None:
     try:
-        return _positive_int(value)
-    except argparse.ArgumentTypeError:
+        if not value.strip():
+            raise ValueError(value)
+        return parse_top_k(value)
+    except ValueError:
         raise argparse.ArgumentTypeError(f"must be a positive integer, 'O' or 'M', got {value!r}") from None
 
 

@@ -132,6 +132,19 @@ def check_top_k(top_k: TopK) -> TopK:
     return check_positive_int(top_k, "top_k")
 
 
+def parse_top_k(text: str) -> TopK:
+    """`top_k` typed as text (a command-line flag, a Space's box): "M" or "" (all), "O", or a
+    positive integer, checked as `check_top_k` checks it. Case does not matter."""
+    value = str(text).strip()
+    if value.upper() in ("", "M"):
+        return None
+    if value.upper() == "O":
+        return "O"
+    if not value.lstrip("+").isdigit():
+        raise ValueError(f"top_k must be M, O or a positive integer, got {value!r}")
+    return check_top_k(int(value))
+
+
 def check_match(match: str) -> str:
     if match not in MATCH_RELATIONS:
         raise ValueError(f"match must be one of {MATCH_RELATIONS}, got {match!r}")
