@@ -170,7 +170,7 @@ def test_sentiment_and_semantic_apps(clients):
 @pytest.mark.parametrize(
     ("name", "predictions", "references", "options", "message"),
     [
-        ("keyword_prf", "a; b\nc", "a", {}, r"one line per example \(predictions: 2, references: 1\)"),
+        ("keyword_prf", "a; b\nc", "a", {}, r"predictions has 2, references has 1 \(line 2 has no references\)"),
         ("keyword_prf", "", "", {}, "no examples"),
         ("keyword_prf", "a", "a", {"top_k": "ten"}, "top_k must be M, O or a positive integer"),
         ("weighted_keyword_prf", "a; b", "a", {}, "need a score per keyword"),
@@ -1158,7 +1158,10 @@ def test_the_comparison_of_a_system_with_itself_is_not_significant_and_errors_ar
     )
     assert all(row[3] == 0.0 and row[5] == 1.0 and row[6] == "no" for row in result["data"])
     for arguments, message in [
-        (("keyword_prf", "a\nb", "a", "a", "", "all"), r"one line per example \(predictions A: 2, predictions B: 1"),
+        (
+            ("keyword_prf", "a\nb", "a", "a", "", "all"),
+            r"predictions A has 2, predictions B has 1, references has 1 \(line 2 has no predictions B\)",
+        ),
         (("weighted_keyword_prf", "a", "a", "a", "", "all"), "need a score per keyword in A and B"),
         (("keyword_prf", "a", "a", "a", "", "present"), "presence 'present' needs the texts"),
         (("keyword_prf", "a", "a", "", "", "all"), "keyword_prf compares predictions with references: give references"),

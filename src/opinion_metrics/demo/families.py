@@ -18,6 +18,7 @@ from ..diversity import keyword_diversity
 from ..keyword_prf import keyword_prf
 from ..semantic import DEFAULT_MODEL, clear_embedding_cache, semantic_keyword_prf
 from ..sentiment import sentiment_appropriateness
+from ..validation import parse_top_k
 from ..weighted_keyword_prf import weighted_keyword_prf
 from .parsing import whole_number
 
@@ -153,25 +154,13 @@ class ModelPool:
 MODELS = ModelPool()
 
 
-def top_k(value: Any) -> int | str | None:
-    text = str(value).strip()
-    if text.upper() in ("", "M"):
-        return None
-    if text.upper() == "O":
-        return "O"
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"top_k must be M, O or a positive integer, got {text!r}") from None
-
-
 def keyword_options(options: dict[str, Any]) -> dict[str, Any]:
     """The controls' values as the library's arguments (the intervals checkbox as a level)."""
     options = dict(options)
     if "stemmer" in options:
         options["stemmer"] = None if options["stemmer"] == "none" else options["stemmer"]
     if "top_k" in options:
-        options["top_k"] = top_k(options["top_k"])
+        options["top_k"] = parse_top_k(options["top_k"])
     if "confidence_level" in options:
         options["confidence_level"] = INTERVAL_LEVEL if options["confidence_level"] else None
     return options

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from ..tables import Table, rating_rows, read_table
+from ..validation import check_same_length
 
 KEYWORD_SEPARATOR = ";"
 # The columns holding a row's predicted ratings in an aspect upload: PREDICTION_PREFIX + aspect.
@@ -132,12 +133,12 @@ def read_upload(path: str | Path) -> Table:
 
 
 def same_count(**columns: Sequence[Any] | None) -> None:
-    counts = {name: len(column) for name, column in columns.items() if column is not None}
-    if len(set(counts.values())) > 1:
-        described = ", ".join(f"{name}: {n}" for name, n in counts.items())
-        raise ValueError(f"every input needs one line per example ({described})")
-    if not any(counts.values()):
+    """The library's check that the given columns have one entry per example (its message
+    names examples; the Space shows them as lines); none at all is "no examples"."""
+    given = {name: column for name, column in columns.items() if column is not None}
+    if not any(len(column) for column in given.values()):
         raise ValueError("no examples: type one example per line, or upload a file")
+    check_same_length(**given)
 
 
 @dataclass
