@@ -1193,3 +1193,18 @@ def test_the_comparison_tab_takes_presence_texts_and_scores():
     assert frame["90% interval"].tolist() == [
         _interval(v["difference_ci_low"], v["difference_ci_high"]) for v in expected.values()
     ]
+
+
+def test_an_example_that_presence_leaves_out_says_so():
+    from opinion_metrics.demo import run
+
+    family = FAMILIES["keyword_prf"]
+    values = {o.name: o.default for o in family.options} | {"presence": "absent"}
+    # Line 2's only gold keyword "c" occurs in its text: no absent gold keyword, so it is left out.
+    _, summary, rows, _ = run("keyword_prf", "a; b\nc", "a; x\nc", "a b\nc", None, *values.values())
+    assert rows["f1"].tolist() == [0.0, "left out (no absent gold keyword)"]
+    expected = keyword_prf([["a", "b"], ["c"]], [["a", "x"], ["c"]], texts=["a b", "c"], presence="absent")
+    # By hand: line 1 keeps no prediction (a and b occur in its text) and the gold x: nothing
+    # matches (precision 0 by zero_division); line 2 counts nowhere.
+    assert dict(zip(summary["metric"], summary["value"])) == {k: round(v, 4) for k, v in expected.items()}
+    assert expected == {"precision": 0.0, "recall": 0.0, "f1": 0.0}

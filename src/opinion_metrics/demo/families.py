@@ -367,10 +367,15 @@ def split_intervals(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, t
 
 def evaluate_family(name: str, data: dict[str, Any], options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list]]:
     """(summary, per-example columns) for one family, the summary with its `<key>_ci_low` /
-    `<key>_ci_high` keys when intervals are on; per aspect for the aspect score, whose R2 (and
-    its interval) is NO_OVERLAP where no review is rated on both sides."""
+    `<key>_ci_high` keys when intervals are on, an example that `presence` leaves out said so;
+    per aspect for the aspect score, whose R2 (and its interval) is NO_OVERLAP where no
+    review is rated on both sides."""
     result = FAMILIES[name].compute(data, options)
     per_example = result.pop("per_example", {})
+    presence = options.get("presence", "all")
+    if presence != "all":  # SPEC section 9: an example without such gold keywords is left out
+        left_out = f"left out (no {presence} gold keyword)"
+        per_example = {key: [left_out if v is None else v for v in values] for key, values in per_example.items()}
     if name == "aspect_sentiment_score":
         aspects = data["aspects"]
         both = [
