@@ -62,15 +62,18 @@ class _PresenceIndex:
 
     def present_in_long_list(
         self, ids: Sequence[int], first_tokens: dict[str, list[int]], text: tuple[str, frozenset[str]]
-    ) -> tuple[bool, ...]:
-        """`present` that only tries the keywords whose first token occurs in the text."""
-        flags = [False] * len(ids)
+    ) -> list[int]:
+        """The positions in `ids` of present keywords, ascending; only the keywords whose
+        first token occurs in the text are tried."""
         vocabulary = text[1]
-        for token in vocabulary & first_tokens.keys() if len(vocabulary) < len(first_tokens) else first_tokens:
-            if token in vocabulary:
-                for position in first_tokens[token]:
-                    flags[position] = self._occurs(self._tokens_of(ids[position]), text)
-        return tuple(flags)
+        candidates = vocabulary & first_tokens.keys() if len(vocabulary) < len(first_tokens) else first_tokens
+        return sorted(
+            position
+            for token in candidates
+            if token in vocabulary
+            for position in first_tokens[token]
+            if self._occurs(self._tokens_of(ids[position]), text)
+        )
 
 
 def apply_presence(
@@ -84,24 +87,41 @@ def apply_presence(
     count: those with at least one reference of that kind (SPEC section 9)."""
     keep = presence == "present"
     index = _PresenceIndex(corpus.strings, normalize, stemmer)
-    scanned: dict[tuple[int, str], tuple[bool, ...]] = {}
+    kept_by_key: dict[tuple[int, str], list[int] | range] = {}
     first_token_indexes: dict[int, dict[str, list[int]]] = {}
+
+    def kept_positions(keyword_ids: tuple[int, ...], text: str, shared: bool) -> list[int] | range:
+        if not shared:
+            flags = index.present(keyword_ids, index.text(text))
+            return [position for position, flag in enumerate(flags) if flag == keep]
+        key = (id(keyword_ids), text)  # a gold list repeated for many reviews: once per (list, text)
+        kept = kept_by_key.get(key)
+        if kept is None:
+            first_tokens = first_token_indexes.get(id(keyword_ids))
+            if first_tokens is None:
+                first_tokens = first_token_indexes[id(keyword_ids)] = index.by_first_token(keyword_ids)
+            present = index.present_in_long_list(keyword_ids, first_tokens, index.text(text))
+            if keep:
+                kept = present
+            elif not present:
+                kept = range(len(keyword_ids))
+            else:
+                present_set = set(present)
+                kept = [p for p in range(len(keyword_ids)) if p not in present_set]
+            kept_by_key[key] = kept
+        return kept
 
     def filtered(side: PreparedSide, shared: bool) -> PreparedSide:
         ids, scores, originals = [], [], []
         for example, keyword_ids in enumerate(side.ids):
-            text = texts[example]
-            if shared:  # a gold list repeated for many reviews: once per (list, text)
-                key = (id(keyword_ids), text)
-                flags = scanned.get(key)
-                if flags is None:
-                    first_tokens = first_token_indexes.get(id(keyword_ids))
-                    if first_tokens is None:
-                        first_tokens = first_token_indexes[id(keyword_ids)] = index.by_first_token(keyword_ids)
-                    flags = scanned[key] = index.present_in_long_list(keyword_ids, first_tokens, index.text(text))
-            else:
-                flags = index.present(keyword_ids, index.text(text))
-            kept = [position for position, flag in enumerate(flags) if flag == keep]
+            kept = kept_positions(keyword_ids, texts[example], shared)
+            if isinstance(kept, range):  # everything kept: share the prepared tuples
+                ids.append(keyword_ids)
+                if side.scores is not None:
+                    scores.append(side.scores[example])
+                if side.originals is not None:
+                    originals.append(side.originals[example])
+                continue
             ids.append(tuple(keyword_ids[p] for p in kept))
             if side.scores is not None:
                 scores.append(tuple(side.scores[example][p] for p in kept))
