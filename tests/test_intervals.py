@@ -147,3 +147,15 @@ def test_a_real_difference_on_the_movie_data_from_both_methods(movie_reviews):
     # The same region: both significant at 5%, or both not, and within a factor of a few.
     assert (p_permutation < 0.05) == (p_bootstrap < 0.05)
     assert abs(np.log10(max(p_permutation, 5e-4)) - np.log10(max(p_bootstrap, 5e-4))) < 1
+
+
+def test_compare_systems_of_sentiment_on_texts_alone():
+    def sentiment(text):
+        return 0.9 if "good" in text.lower() else 0.1
+
+    texts = ["A good film.", "Good acting.", "Bad plot."]
+    a, b = [["bad"], ["bad"], ["good"]], [["good"], ["good"], ["bad"]]
+    result = compare_systems("sentiment_appropriateness", a, b, texts=texts, sentiment=sentiment)
+    # a: 1 - |0.1 - 0.9| = 0.2 on every review; b: 1.0 on every review.
+    assert (result["sas_from_text"]["a"], result["sas_from_text"]["b"]) == (pytest.approx(0.2), pytest.approx(1.0))
+    assert "sas_from_keywords" not in result

@@ -237,3 +237,20 @@ def test_unload_model_forgets_the_loaded_model_and_its_embeddings(monkeypatch):
     semantic.unload_model("some/model")
     assert not any(key[0] == "some/model" for key in semantic._LOADED_MODELS)
     assert "some/model" not in semantic._NAMED_CACHES
+
+
+def test_model_and_device_errors_say_what_is_wrong(tmp_path, monkeypatch):
+    # Issue 10 item 17: not "not in the local cache and the Hub could not be reached".
+    import torch
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match=r"device='cuda', but PyTorch sees no CUDA GPU here"):
+        semantic_keyword_prf([["a"]], [["b"]], model="some/model", device="cuda")
+    with pytest.raises(ValueError, match=r"is a folder but not a sentence-transformers model"):
+        semantic_keyword_prf([["a"]], [["b"]], model=str(tmp_path))
+    with pytest.raises(ValueError, match=r"looks like a path, but there is no such folder"):
+        semantic_keyword_prf([["a"]], [["b"]], model=str(tmp_path / "missing"))
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(ValueError, match=r"could not load the sentence-transformers model in the folder"):
+        semantic_keyword_prf([["a"]], [["b"]], model=str(tmp_path))

