@@ -135,3 +135,21 @@ def test_numpy_inputs_are_accepted():
     np = pytest.importorskip("numpy")
     result = weighted_keyword_prf([np.array(["a", "b"])], [np.array([0.25, 0.75])], [["b"]])
     assert result["weighted_precision"] == 0.75
+
+
+def test_repeated_rows_groups_the_same_object_and_equal_copies():
+    from opinion_metrics.preparation import repeated_rows
+
+    gold = ["war", "jedi"]
+    rows = [gold, ["x"], gold, list(gold), ("war", "jedi"), [["unhashable"]], [["unhashable"]]]
+    first, group = repeated_rows(rows)
+    # The tuple equals the lists' content; unhashable rows are only grouped by identity.
+    assert (first, group) == ([0, 1, 5, 6], [0, 1, 0, 0, 0, 2, 3])
+    assert repeated_rows(rows, key=lambda row: None) == ([0, 1, 3, 4, 5, 6], [0, 1, 0, 2, 3, 4, 5])
+    assert repeated_rows([1, 2, 1], key=lambda value: value, by_identity=False) == ([0, 1], [0, 1, 0])
+
+
+def test_a_repeated_bad_gold_list_is_named_at_its_first_example():
+    bad = ["war", 3]
+    with pytest.raises(ValueError, match=r"references: example 1, keyword 1 must be a str, got int 3"):
+        keyword_prf([["a"], ["b"], ["c"]], [["a"], bad, bad])

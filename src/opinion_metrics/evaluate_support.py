@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .preparation import repeated_rows
 from .validation import (
     check_corpus,
     check_keyword,
@@ -104,17 +105,15 @@ def _string_buffers(values: Any) -> tuple[np.ndarray, memoryview]:
 
 
 def _keyword_array(rows: list[Any], arrow_type: Any) -> Any:
-    """Arrow list<string> array; rows that are the same list object are converted once and
+    """Arrow list<string> array; repeated rows (`repeated_rows`) are converted once and
     their buffers repeated with numpy."""
     import pyarrow as pa
 
-    position: dict[int, int] = {}
-    indices = np.fromiter(
-        (position.setdefault(id(row), len(position)) for row in rows), dtype=np.int64, count=len(rows)
-    )
-    if len(position) * 2 > len(rows):
+    first, group = repeated_rows(rows)
+    indices = np.asarray(group, dtype=np.int64)
+    if len(first) * 2 > len(rows):
         return pa.array(rows, type=arrow_type)
-    distinct = pa.array(list({id(row): row for row in rows}.values()), type=arrow_type)
+    distinct = pa.array([rows[i] for i in first], type=arrow_type)
     row_offsets = np.asarray(distinct.offsets, dtype=np.int64)
     value_offsets, data = _string_buffers(distinct.values)
     string_lengths = np.diff(value_offsets)
@@ -287,22 +286,15 @@ def arrow_to_lists(column: Any, share_duplicates: bool = False) -> list[Any]:
     value_offsets, data = _string_buffers(array.values)
     lengths = memoryview(np.diff(value_offsets).view(np.uint8))
     byte_starts = value_offsets[offsets].tolist()
-    rows: dict[tuple[bytes, bytes], list[Any]] = {}
-    out: list[Any] = []
-    previous = None
-    for i in range(len(array)):
-        row_lengths = lengths[4 * offsets[i] : 4 * offsets[i + 1]]
-        row_data = data[byte_starts[i] : byte_starts[i + 1]]
-        if previous is not None and row_lengths == previous[0] and row_data == previous[1]:
-            out.append(out[-1])  # the common case: the same gold list as the previous review
-            continue
-        key = (row_lengths.tobytes(), row_data.tobytes())
-        row = rows.get(key)
-        if row is None:
-            row = rows[key] = array[i].as_py()
-        out.append(row)
-        previous = (row_lengths, row_data)
-    return out
+
+    def row_bytes(i: int) -> tuple[bytes, bytes]:  # a row's content: its string lengths and bytes
+        return lengths[4 * offsets[i] : 4 * offsets[i + 1]].tobytes(), data[
+            byte_starts[i] : byte_starts[i + 1]
+        ].tobytes()
+
+    first, group = repeated_rows(range(len(array)), key=row_bytes, by_identity=False)
+    distinct = [array[i].as_py() for i in first]
+    return [distinct[g] for g in group]
 
 
 def arrow_to_ratings(column: Any) -> Any:

@@ -15,7 +15,7 @@ from itertools import chain
 
 import numpy as np
 
-from .preparation import PreparedCorpus
+from .preparation import PreparedCorpus, repeated_rows
 from .validation import check_match
 
 _SEPARATOR = "\x00"
@@ -130,20 +130,12 @@ def relation_pairs(predicted: Sequence[str], gold: Sequence[str], match: str) ->
 
 def reference_groups(corpus: PreparedCorpus) -> tuple[list[tuple[int, ...]], list[list[int]]]:
     """Distinct reference lists and, for each, the examples that have it."""
-    distinct: list[tuple[int, ...]] = []
-    members: list[list[int]] = []
-    by_identity: dict[int, int] = {}  # the prepared tuples are shared when lists repeat
-    by_content: dict[tuple[int, ...], int] = {}
-    for index, gold_ids in enumerate(corpus.references.ids):
-        group = by_identity.get(id(gold_ids))
-        if group is None:
-            group = by_content.setdefault(gold_ids, len(distinct))
-            if group == len(distinct):
-                distinct.append(gold_ids)
-                members.append([])
-            by_identity[id(gold_ids)] = group
-        members[group].append(index)
-    return distinct, members
+    references = corpus.references.ids
+    first, group = repeated_rows(references, key=lambda ids: ids)
+    members: list[list[int]] = [[] for _ in first]
+    for index, number in enumerate(group):
+        members[number].append(index)
+    return [references[i] for i in first], members
 
 
 def corpus_neighbors(corpus: PreparedCorpus, match: str) -> list[list[tuple[int, ...]]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -157,6 +157,45 @@ def _scores_fast_path(raw_scores: Sequence[Any]) -> tuple[float, ...] | None:
     return tuple(raw_scores)
 
 
+def content_key(row: Any) -> Hashable | None:
+    """A list or tuple of hashable items as a tuple (its content), else None."""
+    if type(row) not in (list, tuple):
+        return None
+    key = tuple(row)
+    try:
+        hash(key)
+    except TypeError:  # an unhashable item: reported where the row is checked
+        return None
+    return key
+
+
+def repeated_rows(
+    rows: Sequence[Any], key: Callable[[Any], Hashable | None] = content_key, by_identity: bool = True
+) -> tuple[list[int], list[int]]:
+    """The one place where repeated rows (a gold list broadcast to every review of a movie)
+    are recognized, so that each is checked, prepared, matched and stored once.
+
+    Rows are repeated when they are the same object (`by_identity`) or have the same
+    `key(row)` (None: no key). Returns `(first, group)`: `first[g]` is the index of group
+    g's first row, `group[i]` the group of row i.
+    """
+    first: list[int] = []
+    group: list[int] = []
+    by_object: dict[int, int] = {}
+    by_key: dict[Hashable, int] = {}
+    for index, row in enumerate(rows):
+        number = by_object.get(id(row)) if by_identity else None
+        if number is None:
+            row_key = key(row)
+            number = len(first) if row_key is None else by_key.setdefault(row_key, len(first))
+            if number == len(first):
+                first.append(index)
+            if by_identity:  # `rows` keeps every row alive, so an id is never reused meanwhile
+                by_object[id(row)] = number
+        group.append(number)
+    return first, group
+
+
 def prepare_side(
     lists: Sequence[Any],
     vocabulary: Vocabulary,
@@ -166,41 +205,36 @@ def prepare_side(
     keep_originals: bool = False,
     reuse_lists: bool = False,
     scores_name: str = "scores",
+    numbers: Sequence[int] | None = None,
 ) -> PreparedSide:
     """Validate and prepare one side of a corpus (SPEC section 1).
 
     With `reuse_lists` (for references: the same gold list broadcast to every review), a
-    list given more than once is prepared once (cached by identity and by content).
+    list given more than once (`repeated_rows`) is prepared once and its prepared tuple
+    shared. `numbers` names the examples in messages (default: their positions).
     """
+    if reuse_lists and scores is None:
+        first, group = repeated_rows(lists)
+        if len(first) < len(lists):
+            distinct = prepare_side(
+                [lists[i] for i in first], vocabulary, side, keep_originals=keep_originals, numbers=first
+            )
+            originals = distinct.originals
+            return PreparedSide(
+                [distinct.ids[g] for g in group], None, None if originals is None else [originals[g] for g in group]
+            )
     all_ids: list[tuple[int, ...]] = []
     all_scores: list[tuple[float, ...]] | None = None if scores is None else []
     all_originals: list[tuple[str, ...]] | None = [] if keep_originals else None
-    # Lists cached by identity stay referenced (`alive`) so that their ids are not reused.
-    alive: list[Any] = []
-    by_identity: dict[int, tuple[tuple[int, ...], tuple[str, ...]]] = {}
-    by_content: dict[tuple[Any, ...], tuple[tuple[int, ...], tuple[str, ...]]] = {}
     known = vocabulary.known_id
     intern = vocabulary.intern
-    for index, raw_list in enumerate(lists):
-        key = None
-        if reuse_lists:
-            cached = by_identity.get(id(raw_list))
-            if cached is None and type(raw_list) in (list, tuple):
-                key = tuple(raw_list)
-                try:
-                    cached = by_content.get(key)
-                except TypeError:  # unhashable element: reported by the full check below
-                    key = None
-            if cached is not None:
-                all_ids.append(cached[0])
-                if all_originals is not None:
-                    all_originals.append(cached[1])
-                continue
+    for position, raw_list in enumerate(lists):
+        index = position if numbers is None else numbers[position]
         if type(raw_list) is not list:
             raw_list = check_keyword_list(raw_list, side, index)
         raw_scores = None
         if scores is not None:
-            raw_scores = check_keyword_list(scores[index], scores_name, index)
+            raw_scores = check_keyword_list(scores[position], scores_name, index)
             if len(raw_scores) != len(raw_list):
                 raise ValueError(
                     f"{side}: example {index} has {len(raw_list)} keywords but {len(raw_scores)} {scores_name}"
@@ -231,9 +265,6 @@ def prepare_side(
             all_originals.append(originals)
         if all_scores is not None:
             all_scores.append(kept_scores)
-        elif key is not None:
-            by_identity[id(raw_list)] = by_content[key] = (ids, originals)
-            alive.append(raw_list)
     return PreparedSide(all_ids, all_scores, all_originals)
 
 
