@@ -265,3 +265,20 @@ def test_sentiment_module_without_references():
     module.add_batch(predictions=PREDICTIONS[:2], texts=texts[:2])
     module.add(prediction=PREDICTIONS[2], texts=texts[2])
     assert module.compute() == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("arrow_type", ["large_list_large_string", "list_large_string"])
+def test_sliced_large_string_columns_are_read_row_by_row(keyword_module, arrow_type):
+    import pyarrow as pa
+
+    rows = [["x", "b", "x"], ["", "a"], [], ["a", "war"], ["ba", "abc"], ["x", "war"]]
+    value = pa.large_string()
+    kind = pa.large_list(value) if arrow_type.startswith("large_list") else pa.list_(value)
+    column = pa.array(rows, type=kind).slice(1)
+    expected = keyword_prf(rows[1:], rows[1:])
+    assert keyword_module.compute(predictions=rows[1:], references=column) == expected
+
+
+def test_add_names_its_singular_arguments(keyword_module):
+    with pytest.raises(ValueError, match=r"add takes one example: prediction=..., reference=..."):
+        keyword_module.add(predictions=["a"], references=["a"])

@@ -159,3 +159,35 @@ def test_compare_systems_of_sentiment_on_texts_alone():
     # a: 1 - |0.1 - 0.9| = 0.2 on every review; b: 1.0 on every review.
     assert (result["sas_from_text"]["a"], result["sas_from_text"]["b"]) == (pytest.approx(0.2), pytest.approx(1.0))
     assert "sas_from_keywords" not in result
+
+
+def test_resamples_without_a_counted_example_leave_no_nan():
+    # A resample that draws only the example without predictions has no SAS: it is left out,
+    # never a NaN interval; the permutation test of equal values gives p = 1.
+    def sentiment(text):
+        return 0.9 if text in ("great", "good") else 0.1
+
+    result = sentiment_appropriateness(
+        [["great"], ["awful"], []], [["good"], ["bad"], ["x"]], sentiment=sentiment, confidence_level=0.95
+    )
+    assert all(np.isfinite(value) for value in result.values())
+    assert (result["sas_from_keywords_ci_low"], result["sas_from_keywords_ci_high"]) == (1.0, 1.0)
+    for method in ("permutation", "bootstrap"):
+        compared = compare_systems(
+            "sentiment_appropriateness",
+            [["great"], []],
+            [[], ["great"]],
+            [["good"], ["good"]],
+            sentiment=sentiment,
+            method=method,
+        )["sas_from_keywords"]
+        assert compared["p_value"] == 1.0 and all(np.isfinite(value) for value in compared.values())
+
+
+def test_compare_systems_refuses_inputs_the_family_does_not_take():
+    with pytest.raises(ValueError, match="aspect_sentiment_score takes no texts"):
+        compare_systems("aspect_sentiment_score", [[0, 1]], [[0, 1]], [[0, 1]], aspects=["a", "b"], texts=["x"])
+    with pytest.raises(ValueError, match="keyword_prf takes no scores"):
+        compare_systems("keyword_prf", PREDICTIONS, PREDICTIONS, REFERENCES, scores_a=SCORES, scores_b=SCORES)
+    with pytest.raises(ValueError, match="keyword_diversity takes no references"):
+        compare_systems("keyword_diversity", PREDICTIONS, PREDICTIONS, REFERENCES)

@@ -215,3 +215,8 @@ def test_pandas_series_are_read_by_position():
 def test_format_characters_are_removed_by_default_normalization():
     # SPEC section 1: Cf (BOM, zero-width, bidi marks) removed; a lone zero-width space is empty.
     assert prf([["\ufeffwar", "\u200fwar\u200b", "\u200b"]], [["war"]], match="exact") == pytest.approx((1.0, 1.0, 1.0))
+
+
+def test_a_top_k_beyond_int64_divides_precision_by_k():
+    result = keyword_prf([["a"]], [["a", "b"]], top_k=2**63)
+    assert result["precision"] == pytest.approx(1 / 2**63) and result["recall"] == 0.5

@@ -134,3 +134,8 @@ def test_presence_split_equals_a_brute_force_loop_on_the_movie_data(movie_review
         micro = keyword_prf(predictions, references, texts=texts, presence=presence, average="micro", **options)
         assert micro == pytest.approx(keyword_prf(kept_p, kept_r, average="micro", **options))
         assert kept_r and result != keyword_prf(predictions, references, **options)
+
+
+def test_a_normalizer_returning_a_non_string_for_a_text_is_named():
+    with pytest.raises(ValueError, match="normalize returned NoneType None for a text"):
+        keyword_prf([["a"]], [["a"]], texts=["zzz"], presence="present", normalize=lambda s: None if s == "zzz" else s)

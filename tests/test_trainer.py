@@ -213,3 +213,13 @@ def test_keyphrase_helper_scores_present_keywords_from_texts_or_decoded_inputs()
         keyphrase_compute_metrics(Tokenizer(), presence="absent")(
             (EvalPrediction.predictions, EvalPrediction.label_ids)
         )
+
+
+def test_keyphrase_helper_checks_its_options_when_it_is_made():
+    class Tokenizer:
+        pad_token_id = 0
+
+    with pytest.raises(ValueError, match="has no option 'averge'; did you mean 'average'"):
+        keyphrase_compute_metrics(Tokenizer(), averge="micro")
+    with pytest.raises(ValueError, match="presence must be one of"):
+        keyphrase_compute_metrics(Tokenizer(), presence="presnt")

@@ -76,6 +76,13 @@ def compare_systems(
     """
     spec = get_family(family)
     spec.check_options({name: value for name, value in options.items() if name != "texts"})
+    inputs = {item.name for item in spec.inputs}
+    if "texts" in options and "texts" not in inputs:
+        raise ValueError(f"{family} takes no texts")
+    if (scores_a is not None or scores_b is not None) and family != "weighted_keyword_prf":
+        raise ValueError(f"{family} takes no scores: scores_a and scores_b are for weighted_keyword_prf")
+    if references is not None and "references" not in inputs:
+        raise ValueError(f"{family} takes no references: it measures each system's predictions alone")
     if "return_per_example" in options:
         raise ValueError("compare_systems returns no per-example values: leave out return_per_example")
     if references is None and family not in ("keyword_diversity", "sentiment_appropriateness"):

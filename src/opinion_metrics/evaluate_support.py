@@ -261,6 +261,12 @@ class CheckedArrowInputs:
     def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
         """Add one example; other inputs (such as `scores`) by their feature name. An optional
         input left out or None is absent for this example."""
+        plural = [name for name in ("predictions", "references") if name in kwargs]
+        if plural:
+            raise ValueError(
+                f"add takes one example: prediction=..., reference=... (not {', '.join(plural)}); "
+                "add_batch takes lists of examples"
+            )
         self.add_batch(
             predictions=[prediction],
             references=None if reference is None else [reference],
@@ -280,8 +286,9 @@ def arrow_to_lists(column: Any, share_duplicates: bool = False) -> list[Any]:
     if not isinstance(column, (pa.Array, pa.ChunkedArray)):
         return list(column)
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if not share_duplicates or array.null_count or len(array) < 2:
-        return array.to_pylist()
+    plain = pa.types.is_list(array.type) and pa.types.is_string(array.type.value_type)
+    if not share_duplicates or not plain or array.null_count or len(array) < 2:
+        return array.to_pylist()  # large, view or nested types: read by Arrow itself
     offsets = np.asarray(array.offsets).tolist()
     value_offsets, data = _string_buffers(array.values)
     lengths = memoryview(np.diff(value_offsets).view(np.uint8))

@@ -354,7 +354,7 @@ def precision_denominators(corpus: PreparedCorpus, top_k: int | str | None) -> n
         return corpus.predictions.sizes
     if top_k == "O":
         return corpus.references.sizes
-    return np.full(len(corpus), top_k, dtype=np.int64)
+    return np.full(len(corpus), float(top_k))  # float: k may exceed int64
 
 
 def apply_top_k(corpus: PreparedCorpus, top_k: int | str | None) -> PreparedCorpus:

@@ -18,7 +18,7 @@ from .preparation import (
     PreparedSide,
     make_normalizer,
 )
-from .validation import check_presence, check_texts
+from .validation import check_presence, check_texts, describe
 
 
 class _PresenceIndex:
@@ -34,7 +34,10 @@ class _PresenceIndex:
         """The prepared text, padded with spaces, and its set of tokens (once per text)."""
         prepared = self._texts.get(raw)
         if prepared is None:
-            tokens = self._normalize(raw).split()
+            normalized = self._normalize(raw)
+            if not isinstance(normalized, str):
+                raise ValueError(f"normalize returned {describe(normalized)} for a text; it must return a str")
+            tokens = normalized.split()
             prepared = self._texts[raw] = (" " + " ".join(tokens) + " ", frozenset(tokens))
         return prepared
 

@@ -27,6 +27,7 @@ Wiring a family (see `aspects.aspect_sentiment_score`)::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable, Optional, Union
 
@@ -167,7 +168,13 @@ def _defined(point: Mapping[str, np.ndarray]) -> list[str]:
 
 
 def _percentile_interval(samples: np.ndarray, level: float) -> tuple[float, float]:
-    low, high = np.quantile(samples, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
+    """The percentile interval of the resamples where the value is defined (a resample that
+    draws no example that counts, such as one without any review text for sas_from_text,
+    has no value and is left out)."""
+    defined = samples[np.isfinite(samples)]
+    if not defined.size:
+        return math.nan, math.nan
+    low, high = np.quantile(defined, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
     return float(low), float(high)
 
 
@@ -207,7 +214,8 @@ def bootstrap_intervals(
         resampled = _evaluate(values, sums)
         for key in keys:
             samples[key].append(resampled[key])
-    return {key: _percentile_interval(np.concatenate(samples[key]), level) for key in keys}
+    intervals = {key: _percentile_interval(np.concatenate(samples[key]), level) for key in keys}
+    return {key: interval for key, interval in intervals.items() if math.isfinite(interval[0])}
 
 
 def add_intervals(result: Mapping[str, Any], intervals: Mapping[str, tuple[float, float]]) -> dict[str, Any]:
@@ -286,21 +294,16 @@ def compare_systems_statistics(
             permuted_a, permuted_b = _evaluate(values, sums_a + moved), _evaluate(values, sums_b - moved)
             for key in keys:
                 delta = np.abs(permuted_b[key] - permuted_a[key])
-                extreme[key] += int(np.count_nonzero(delta >= abs(observed[key]) - tolerance[key]))
+                # An undefined swapped difference counts as extreme (conservative: p never shrinks).
+                extreme[key] += int(np.count_nonzero(~(delta < abs(observed[key]) - tolerance[key])))
         p_values = {key: (1 + extreme[key]) / (1 + n_resamples) for key in keys}
     else:
-        p_values = {
-            key: min(
-                1.0,
-                2
-                * min(
-                    np.count_nonzero(differences[key] <= tolerance[key]),
-                    np.count_nonzero(differences[key] >= -tolerance[key]),
-                )
-                / n_resamples,
-            )
-            for key in keys
-        }
+        p_values = {}
+        for key in keys:
+            defined = differences[key][np.isfinite(differences[key])]
+            below = np.count_nonzero(defined <= tolerance[key])
+            above = np.count_nonzero(defined >= -tolerance[key])
+            p_values[key] = min(1.0, 2 * min(below, above) / defined.size) if defined.size else 1.0
 
     comparison = {}
     for key in keys:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .aspects import DEFAULT_ASPECTS, aspect_sentiment_score
+from .families import check_options
 from .keyword_prf import keyword_prf
 from .validation import check_aspects, check_rating_range
 from .weighted_keyword_prf import map_at_k, ndcg_at_k
@@ -145,6 +146,7 @@ def keyphrase_compute_metrics(
     unknown = [name for name in metrics if name not in KEYPHRASE_METRICS]
     if unknown or not metrics:
         raise ValueError(f"metrics must be a non-empty subset of {KEYPHRASE_METRICS}, got {list(metrics)!r}")
+    check_options("keyword_prf", options)  # a bad option fails now, not after training
     pad_token_id = getattr(tokenizer, "pad_token_id", None)
     if pad_token_id is None:
         raise ValueError("the tokenizer has no pad_token_id: set tokenizer.pad_token before evaluating")

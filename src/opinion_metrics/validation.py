@@ -158,7 +158,7 @@ def check_relevance(relevance: str) -> str:
 
 
 def check_threshold(threshold: Any) -> float:
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not -1.0 <= threshold <= 1.0:
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not -1.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be a number in [-1, 1] (a cosine similarity), got {threshold!r}")
     return float(threshold)
 
