@@ -282,3 +282,10 @@ def test_sliced_large_string_columns_are_read_row_by_row(keyword_module, arrow_t
 def test_add_names_its_singular_arguments(keyword_module):
     with pytest.raises(ValueError, match=r"add takes one example: prediction=..., reference=..."):
         keyword_module.add(predictions=["a"], references=["a"])
+
+
+def test_presence_without_added_texts_keeps_the_added_rows(keyword_module):
+    keyword_module.add_batch(predictions=[["a"], ["b"]], references=[["a"], ["c"]])
+    with pytest.raises(ValueError, match=r"presence='present' needs texts: add them with add_batch"):
+        keyword_module.compute(presence="present")
+    assert keyword_module.compute() == keyword_prf([["a"], ["b"]], [["a"], ["c"]])

@@ -254,3 +254,9 @@ def test_model_and_device_errors_say_what_is_wrong(tmp_path, monkeypatch):
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(ValueError, match=r"could not load the sentence-transformers model in the folder"):
         semantic_keyword_prf([["a"]], [["b"]], model=str(tmp_path))
+
+
+def test_huge_but_finite_embeddings_are_normalized_without_overflow():
+    encoder = FixedModel({"war": [3e38, 3e38], "jedi": [3e38, -3e38]})
+    result = semantic_keyword_prf([["war"]], [["war", "jedi"]], model=encoder, threshold=0.5)
+    assert (result["semantic_precision"], result["semantic_recall"]) == (1.0, 0.5)

@@ -9,6 +9,7 @@ import numpy as np
 
 from .families import get_family
 from .resampling import RandomState, compare_systems_statistics
+from .validation import check_corpus, check_same_length
 
 
 def _statistics(family: str, predictions: Any, references: Any, scores: Any, options: dict[str, Any]) -> tuple:
@@ -87,6 +88,8 @@ def compare_systems(
         raise ValueError("compare_systems returns no per-example values: leave out return_per_example")
     if references is None and family not in ("keyword_diversity", "sentiment_appropriateness"):
         raise ValueError(f"{family} compares predictions with references: give references")
+    sizes = {"predictions_a": predictions_a, "predictions_b": predictions_b, "references": references}
+    check_same_length(**{name: check_corpus(value, name) for name, value in sizes.items() if value is not None})
     a = _statistics(family, predictions_a, references, scores_a, options)
     b = _statistics(family, predictions_b, references, scores_b, options)
     if np.shape(a[0])[0] != np.shape(b[0])[0]:

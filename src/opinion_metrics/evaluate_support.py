@@ -169,6 +169,10 @@ class CheckedArrowInputs:
         options = {name: value for name, value in kwargs.items() if name not in names}
         self._check_options(options)
         if predictions is None and references is None:
+            if options.get("presence", "all") != "all" and not getattr(self, "_optional_given", {}).get("texts"):
+                raise ValueError(  # before evaluate consumes the added rows
+                    f"presence={options['presence']!r} needs texts: add them with add_batch(..., texts=...)"
+                )
             return super().compute(**options)
         columns = {name: value for name, value in kwargs.items() if name in names}
         inputs = self._inputs({"predictions": predictions, "references": references, **columns})

@@ -208,7 +208,7 @@ class KeywordEncoder:
             vectors = np.empty((len(missing), parts[0].shape[1]), dtype=np.float32)
             vectors[[i for batch in batches for i in batch]] = np.concatenate(parts)
             # Unit length (cosine similarity as a dot product), whatever the model returned.
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            norms = np.linalg.norm(vectors.astype(np.float64), axis=1, keepdims=True)  # float64: no overflow
             bad = ~np.isfinite(norms[:, 0]) | (norms[:, 0] == 0)
             if bad.any():
                 text = missing[int(np.argmax(bad))]
@@ -216,7 +216,7 @@ class KeywordEncoder:
                     f"the model returned a {'zero' if norms[int(np.argmax(bad)), 0] == 0 else 'non-finite'} "
                     f"embedding for the keyword {text!r}; cosine similarity needs a finite, non-zero vector"
                 )
-            vectors = vectors / norms
+            vectors = (vectors / norms).astype(np.float32)
             cache.update(zip(missing, vectors))
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
