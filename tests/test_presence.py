@@ -139,3 +139,8 @@ def test_presence_split_equals_a_brute_force_loop_on_the_movie_data(movie_review
 def test_a_normalizer_returning_a_non_string_for_a_text_is_named():
     with pytest.raises(ValueError, match="normalize returned NoneType None for a text"):
         keyword_prf([["a"]], [["a"]], texts=["zzz"], presence="present", normalize=lambda s: None if s == "zzz" else s)
+
+
+def test_texts_of_the_wrong_length_are_named_even_when_presence_is_all():
+    with pytest.raises(ValueError, match="predictions has 2, texts has 1"):
+        keyword_prf([["a"], ["b"]], [["a"], ["b"]], texts=["x"])

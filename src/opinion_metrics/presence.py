@@ -18,7 +18,7 @@ from .preparation import (
     PreparedSide,
     make_normalizer,
 )
-from .validation import check_presence, check_texts, describe
+from .validation import check_corpus, check_presence, check_texts, describe
 
 
 class _PresenceIndex:
@@ -150,5 +150,7 @@ def select_presence(
     """`apply_presence` for "present" / "absent"; the corpus unchanged (every example
     included: None) for "all"."""
     if check_presence(presence) == "all":
+        if texts is not None and len(check_corpus(texts, "texts")) != len(corpus):
+            check_texts(texts, len(corpus))  # unused, but a wrong count is a mistake worth naming
         return corpus, None
     return apply_presence(corpus, check_texts(texts, len(corpus)), presence, normalize, stemmer)
