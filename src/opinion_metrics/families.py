@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,10 +21,20 @@ from .preparation import NORMALIZE_MODES, STEMMERS, make_normalizer
 from .validation import (
     AVERAGES,
     MATCH_RELATIONS,
+    PRESENCES,
+    RELEVANCES,
+    check_aspects,
     check_average,
+    check_confidence_level,
     check_flag,
     check_match,
+    check_n_resamples,
     check_positive_int,
+    check_presence,
+    check_random_state,
+    check_rating_range,
+    check_relevance,
+    check_threshold,
     check_top_k,
     check_zero_division,
 )
@@ -129,39 +140,13 @@ def _check_stemmer(value: Any) -> Any:
     return value
 
 
-def _check_threshold(value: Any) -> float:
-    from .semantic import check_threshold
-
-    return check_threshold(value)
-
-
-def _check_aspects(value: Any) -> Any:
-    from .aspects import check_aspects
-
-    return check_aspects(value)
-
-
-def _check_rating_range(min_rating: Any, max_rating: Any) -> Any:
-    from .aspects import check_rating_range
-
-    return check_rating_range(min_rating, max_rating)
-
-
 def _check_integer(name: str) -> Callable[[Any], int]:
     def check(value: Any) -> int:
-        import numbers
-
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise ValueError(f"{name} must be an integer, got {value!r}")
         return int(value)
 
     return check
-
-
-def _interval_check(name: str) -> Callable[[Any], Any]:
-    from . import resampling
-
-    return getattr(resampling, f"check_{name}")
 
 
 def _flag(name: str) -> Callable[[Any], bool]:
@@ -211,22 +196,22 @@ PRESENCE = Option(
     "presence",
     "choice",
     "score all keywords, or only those that occur (present) / do not occur (absent) in the text",
-    _choice("presence", ("all", "present", "absent")),
-    ("all", "present", "absent"),
+    check_presence,
+    PRESENCES,
 )
 INTERVALS = (
     Option(
         "confidence_level",
         "number",
         "add <key>_ci_low / <key>_ci_high: bootstrap percentile intervals at this level (e.g. 0.95)",
-        lambda value: None if value is None else _interval_check("confidence_level")(value),
+        lambda value: None if value is None else check_confidence_level(value),
     ),
-    Option("n_resamples", "int", "bootstrap resamples of the intervals", _positive_int("n_resamples")),
+    Option("n_resamples", "int", "bootstrap resamples of the intervals", check_n_resamples),
     Option(
         "random_state",
         "int",
         "seed of the resamples (None: fresh randomness)",
-        lambda value: _interval_check("random_state")(value),
+        check_random_state,
     ),
 )
 TEXTS = Input("texts", "texts", "the document (review) of each example: needed by presence", False)
@@ -293,8 +278,8 @@ FAMILIES: dict[str, Family] = {
                     "relevance",
                     "choice",
                     "gold position j weighs 1/log2(j+2) (graded) or 1 (binary)",
-                    _choice("relevance", ("graded", "binary")),
-                    ("graded", "binary"),
+                    check_relevance,
+                    RELEVANCES,
                 ),
                 Option(
                     "clip_scores", "flag", "clip finite scores into [0, 1] instead of refusing", _flag("clip_scores")
@@ -329,7 +314,7 @@ FAMILIES: dict[str, Family] = {
                     "threshold",
                     "number",
                     "a keyword matches when its best cosine similarity reaches this",
-                    _check_threshold,
+                    check_threshold,
                 ),
                 Option("one_to_one", "flag", "count a maximum matching on the thresholded graph", _flag("one_to_one")),
                 AVERAGE,
@@ -403,7 +388,7 @@ FAMILIES: dict[str, Family] = {
                 Input("references", "ratings", "the gold ratings, same shape"),
             ),
             (
-                Option("aspects", "text", "aspect names in column order", _check_aspects),
+                Option("aspects", "text", "aspect names in column order", check_aspects),
                 Option("min_rating", "int", "lowest rating (0 means absent)", _check_integer("min_rating")),
                 Option("max_rating", "int", "highest rating", _check_integer("max_rating")),
                 Option("zero_division", "number", "F1 of an aspect absent on both sides", check_zero_division),
@@ -416,7 +401,7 @@ FAMILIES: dict[str, Family] = {
                 Output("score_{aspect}", "[0, 1]", "F1 x R2 of the aspect"),
             ),
             "per-aspect F1 and R2 bars",
-            check_together=lambda options: _check_rating_range(options["min_rating"], options["max_rating"]),
+            check_together=lambda options: check_rating_range(options["min_rating"], options["max_rating"]),
         ),
         Family(
             "keyword_diversity",
