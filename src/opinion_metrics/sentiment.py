@@ -19,7 +19,7 @@ import numpy as np
 from .averaging import Values, optional_mean_statistics, optional_mean_values, summarize
 from .preparation import NormalizeOption, prepare_corpus
 from .resampling import RandomState
-from .validation import check_corpus, check_flag, check_interval_options, check_positive_int, describe
+from .validation import check_corpus, check_flag, check_interval_options, check_positive_int, check_texts, describe
 
 MAPPINGS = ("weighted", "compound")
 SAS_NAMES = ("sas_from_keywords", "sas_from_text")
@@ -96,16 +96,6 @@ def vader_in_parallel(texts: list[str], mapping: str, workers: int) -> list[floa
         return [value for chunk in pool.map(_score_chunk, chunks) for value in chunk]
 
 
-def _check_texts(texts: Any, n: int) -> list[str | None]:
-    texts = check_corpus(texts, "texts")
-    if len(texts) != n:
-        raise ValueError(f"inputs must have one entry per example, but predictions has {n}, texts has {len(texts)}")
-    for index, text in enumerate(texts):
-        if text is not None and not isinstance(text, str):
-            raise ValueError(f"texts: example {index} must be a str (or None), got {describe(text)}")
-    return list(texts)
-
-
 def sentiment_statistics(
     predictions: Sequence[Sequence[str]],
     references: Sequence[Sequence[str]] | None = None,
@@ -142,7 +132,7 @@ def sentiment_statistics(
         keep_originals=True,
         scores_name="prediction_sentiments",
     )
-    texts = None if texts is None else _check_texts(texts, len(corpus))
+    texts = None if texts is None else check_texts(texts, len(corpus), allow_none=True)
     score = _CachedSentiment(sentiment)
     if use_vader:
         _prefill_in_parallel(score, corpus, texts, mapping, workers)

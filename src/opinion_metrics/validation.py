@@ -169,16 +169,18 @@ def check_presence(presence: Any) -> str:
     return presence
 
 
-def check_texts(texts: Any, n: int, option: str = "presence") -> list[str]:
-    """One `str` per example (a None or a non-string is an error naming the example)."""
+def check_texts(texts: Any, n: int, option: str = "presence", allow_none: bool = False) -> list[str | None]:
+    """One `str` per example (or None, with `allow_none`); anything else is an error naming
+    the example."""
     if texts is None:
         raise ValueError(f"{option} needs texts: one document (review) per example")
     texts = check_corpus(texts, "texts")
     if len(texts) != n:
         raise ValueError(f"inputs must have one entry per example, but predictions has {n}, texts has {len(texts)}")
+    expected = "a str (or None)" if allow_none else "a str"
     for index, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise ValueError(f"texts: example {index} must be a str, got {describe(text)}")
+        if not isinstance(text, str) and not (allow_none and text is None):
+            raise ValueError(f"texts: example {index} must be {expected}, got {describe(text)}")
     return list(texts)
 
 
