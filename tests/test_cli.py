@@ -7,7 +7,7 @@ import shlex
 import sys
 
 import pytest
-from conftest import MOVIE_REVIEWS, REPO, SHARED, TOURISM_REVIEWS, load_movie_reviews, require_shared
+from conftest import MOVIE_REVIEWS, REPO, TOURISM_REVIEWS, load_movie_reviews, require_shared
 
 from opinion_metrics import keyword_prf, pool_by_group, weighted_keyword_prf
 from opinion_metrics.aspects import VIETNAMESE_COLUMNS, aspect_sentiment_score
@@ -378,12 +378,17 @@ def test_the_readme_command_lines_run(tmp_path, monkeypatch, capsys):
     assert commands
     monkeypatch.chdir(tmp_path)  # where the commands write their plots
     for command in commands:
+        # examples/ is in the repository; the README's movie_reviews/ is the IMDB data the tests read.
         arguments = [
-            str(REPO / word) if word.startswith("examples/") else word.replace("../shared", str(SHARED))
+            str(REPO / word)
+            if word.startswith("examples/")
+            else str(MOVIE_REVIEWS.parent / word)
+            if word.startswith("movie_reviews/")
+            else word
             for word in shlex.split(command)[1:]
         ]
-        if any("shared" in word for word in arguments):
-            require_shared(SHARED)
+        if any(word.startswith("movie_reviews/") for word in shlex.split(command)):
+            require_shared(MOVIE_REVIEWS)
         assert main(arguments) == 0, command
 
 
