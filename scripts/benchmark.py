@@ -4,7 +4,7 @@ The data is ../shared/data/movie_reviews: every review of 5 movies, the keywords
 models (33,384 examples), each review scored against its movie's gold list (272-449
 keywords). The naive baselines are written the way the source notebooks evaluate: per
 review, normalize both lists, then test every (prediction, gold) pair; they compute the
-same SPEC values (asserted), so the ratios compare equal work. Fast paths are timed best
+same defined values (asserted), so the ratios compare equal work. Fast paths are timed best
 of --repeat (the machine may be shared); the slow baselines run once.
 
     python scripts/benchmark.py                        # everything (about 40 minutes)
@@ -90,7 +90,7 @@ def _is_format(ch):
 
 
 def naive_normalize(keyword):
-    """SPEC 1 "default": NFKC, casefold, drop punctuation (P*), symbols (S*) and format
+    """docs/definitions.md section 1, "default": NFKC, casefold, drop punctuation (P*), symbols (S*) and format
     characters (Cf), collapse white space."""
     keyword = unicodedata.normalize("NFKC", keyword).casefold()
     keyword = "".join(
@@ -168,7 +168,7 @@ def naive_weighted_keyword_prf(predictions, scores, references, k=5):
                         precision_sum += hits / (i + 1)
                         break
             idcg = sum((1 / math.log2(j + 2)) / math.log2(j + 2) for j in range(min(k, len(gold))))
-            row[3], row[4] = dcg / idcg, precision_sum / len(gold)  # AP@k divides by |G| (SPEC 4)
+            row[3], row[4] = dcg / idcg, precision_sum / len(gold)  # AP@k divides by |G| (definitions, section 4)
         rows.append(row)
     names = ["weighted_precision", "weighted_recall", "weighted_f1", f"ndcg@{k}", f"map@{k}"]
     result = {}
@@ -181,7 +181,7 @@ def naive_weighted_keyword_prf(predictions, scores, references, k=5):
 def naive_presence_prf(predictions, references, texts):
     """Family 1 on present keywords, per keyword: normalize the review and every keyword
     each time, test `" kw " in " text "` on the token-joined strings; examples without a
-    present reference are left out (SPEC 9)."""
+    present reference are left out (docs/definitions.md section 9)."""
     precisions, recalls, f1s = [], [], []
     for predicted, gold, text in zip(predictions, references, texts):
         padded = f" {' '.join(naive_normalize(text).split())} "
@@ -202,7 +202,7 @@ def naive_presence_prf(predictions, references, texts):
 
 def naive_semantic_prf(predictions, references, threshold=0.75):
     """Seed 000's loop: per review, tokenize and encode its predictions, compare with the
-    movie's gold embeddings (computed once per movie). Masked mean pooling, as SPEC says."""
+    movie's gold embeddings (computed once per movie). Masked mean pooling, as docs/definitions.md section 5 says."""
     import torch
 
     tokenizer, encoder = _naive_model()

@@ -1,4 +1,4 @@
-"""Evaluation metrics for opinion mining on reviews (definitions: SPEC.md)."""
+"""Evaluation metrics for opinion mining on reviews (definitions: docs/definitions.md)."""
 
 from .annotators import agreement, merge_references
 from .aspects import aspect_sentiment_score
@@ -12,6 +12,8 @@ from .sentiment import sentiment_appropriateness
 from .weighted_keyword_prf import map_at_k, ndcg_at_k, weighted_keyword_prf
 
 __version__ = "0.2.0"
+# Every definition, formula and worked example (linked from the CLI, the Spaces and the cards).
+DEFINITIONS_URL = "https://github.com/opinion-metrics/opinion-metrics/blob/main/docs/definitions.md"
 
 __all__ = [
     "PooledCorpus",

@@ -1,4 +1,4 @@
-"""Multiple annotators (SPEC section 8, seed 002): merged gold lists and pairwise Dice."""
+"""Multiple annotators (docs/definitions.md section 8, seed 002): merged gold lists and pairwise Dice."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Family 5: aspect presence F1 x rating R2 (SPEC section 7; Quy Nhon AI Hackathon 2022).
+"""Family 5: aspect presence F1 x rating R2 (docs/definitions.md section 7; Quy Nhon AI Hackathon 2022).
 
 Per aspect j: F1 of presence (rating != 0) and R2 of the ratings on the examples where
 prediction and reference are both present, with the fixed rating range as denominator:
@@ -235,7 +235,7 @@ def aspect_statistics(
     zero_division: float = 1.0,
 ) -> tuple[np.ndarray, Callable[[np.ndarray], dict[str, np.ndarray]]]:
     """Per-review statistics of `aspect_sentiment_score` and the function from their sums
-    to its values (the input of `opinion_metrics.resampling`; SPEC section 11).
+    to its values (the input of `opinion_metrics.resampling`; docs/definitions.md section 11).
 
     Returns:
         `(statistics, values)`: `statistics` is an (examples x 4A) float matrix whose columns
@@ -300,7 +300,7 @@ def aspect_sentiment_score(
         zero_division: F1 of an aspect absent from both sides (default 1.0, the official
             scorer's convention).
         confidence_level: e.g. 0.95 for bootstrap percentile intervals over reviews
-            (default None: none; SPEC section 11).
+            (default None: none; docs/definitions.md section 11).
         n_resamples: bootstrap resamples (default 1000).
         random_state: None (fresh), an int seed (default 0) or a `numpy.random.Generator`.
 

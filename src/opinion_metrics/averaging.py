@@ -25,7 +25,7 @@ def harmonic_mean(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
     return safe_ratio(2 * precision * recall, precision + recall, 0.0)
 
 
-# Columns of the per-example statistics behind P/R/F1 (SPEC section 11): macro values are
+# Columns of the per-example statistics behind P/R/F1 (docs/definitions.md section 11): macro values are
 # column sums of the per-example values over the number of examples; micro values are
 # ratios of the pooled counts. An example left out (presence) has a row of zeros.
 PRF_COLUMNS = ("examples", "precision", "recall", "f1", "matched", "predicted", "matched_gold", "gold")

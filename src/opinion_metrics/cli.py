@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import DEFINITIONS_URL, __version__
 from .aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from .families import FAMILIES as DECLARATIONS
 from .families import Option
@@ -689,7 +689,7 @@ def _option_type(option: Option) -> Callable[[str], Any]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="opinion-metrics",
-        description="Evaluate keyword or aspect-rating predictions (the metric families of SPEC.md).",
+        description=f"Evaluate keyword or aspect-rating predictions. Every metric is defined in {DEFINITIONS_URL}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__,
     )

@@ -1,4 +1,4 @@
-"""Paired comparison of two systems on the same examples, for every family (SPEC section 11)."""
+"""Paired comparison of two systems on the same examples, for every family (docs/definitions.md section 11)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Keyword diversity: a reference-free measurement of one system's predictions (SPEC section 10).
+"""Keyword diversity: a reference-free measurement of one system's predictions (docs/definitions.md section 10).
 
 Keywords are prepared as in section 1 except that duplicates are kept (they are what the
 ratios count). Each distinct normalized keyword is embedded once, through the semantic
@@ -99,7 +99,7 @@ def diversity_statistics(
     batch_size: int = 256,
     zero_division: float = 0.0,
 ) -> tuple[np.ndarray, Values, dict[str, list[float | None]]]:
-    """Per-example statistics of `keyword_diversity` (SPEC section 11): `(statistics,
+    """Per-example statistics of `keyword_diversity` (docs/definitions.md section 11): `(statistics,
     values, per_example)`, the statistics as `optional_mean_statistics` builds them."""
     zero_division = check_zero_division(zero_division)
     batch_size = check_positive_int(batch_size, "batch_size")
@@ -154,7 +154,7 @@ def keyword_diversity(
         zero_division: the value when no example has a keyword (for `self_similarity`:
             none has two distinct keywords), in [0, 1].
         confidence_level, n_resamples, random_state: bootstrap intervals over examples,
-            as in `keyword_prf` (SPEC section 11).
+            as in `keyword_prf` (docs/definitions.md section 11).
         return_per_example: also return `per_example`, a dict of per-example lists (None
             for an example left out of a mean).
 

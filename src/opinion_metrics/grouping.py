@@ -1,4 +1,4 @@
-"""Corpus-level ("global per movie") evaluation: pool examples by group (SPEC section 3)."""
+"""Corpus-level ("global per movie") evaluation: pool examples by group (docs/definitions.md section 3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Family 1: approximate-match keyword precision / recall / F1 (SPEC section 3)."""
+"""Family 1: approximate-match keyword precision / recall / F1 (docs/definitions.md section 3)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def keyword_prf_statistics(
     top_k: TopK = None,
     zero_division: float = 0.0,
 ) -> tuple[np.ndarray, Values, np.ndarray]:
-    """Per-example statistics of `keyword_prf` (SPEC section 11): `(statistics, values,
+    """Per-example statistics of `keyword_prf` (docs/definitions.md section 11): `(statistics, values,
     included)`, where `values` maps column sums of `statistics` to every returned key and
     `included` tells which examples count (all, unless `presence` leaves some out)."""
     check_match(match)
@@ -88,10 +88,10 @@ def keyword_prf(
         texts: per example, the document (review); needed by `presence`.
         presence: "all" (default), "present" or "absent": keep only the keywords that
             occur (do not occur) in the example's text as a contiguous run of its tokens;
-            examples without such a reference are left out (SPEC section 9).
+            examples without such a reference are left out (docs/definitions.md section 9).
         match: "exact", "substring" (default: equal or either contains the other) or
             "token" (contiguous token sub-sequence).
-        normalize: "default", "ascii", "none" or a callable `str -> str` (SPEC section 1).
+        normalize: "default", "ascii", "none" or a callable `str -> str` (docs/definitions.md section 1).
         stemmer: None or "porter".
         one_to_one: count a maximum one-to-one matching (default) instead of every
             prediction (gold keyword) that matches some gold keyword (prediction).
@@ -101,7 +101,7 @@ def keyword_prf(
             R-precision).
         zero_division: value of a ratio whose denominator is 0, in [0, 1].
         confidence_level: e.g. 0.95: add `<key>_ci_low` / `<key>_ci_high`, bootstrap
-            percentile intervals over examples (default None: none; SPEC section 11).
+            percentile intervals over examples (default None: none; docs/definitions.md section 11).
         n_resamples: bootstrap resamples (default 1000).
         random_state: None (fresh), an int seed (default 0) or a `numpy.random.Generator`.
         return_per_example: also return `per_example`, a dict of per-example lists (None

@@ -1,4 +1,4 @@
-"""Match relations (SPEC section 2) and one-to-one matchings.
+"""Match relations (docs/definitions.md section 2) and one-to-one matchings.
 
 The relation between a corpus's predictions and references is computed once per distinct
 (prediction, reference list) pair: examples sharing a gold list (a movie's keywords

@@ -1,4 +1,4 @@
-"""Keyword preparation (SPEC section 1): validation, normalization, de-duplication.
+"""Keyword preparation (docs/definitions.md section 1): validation, normalization, de-duplication.
 
 A corpus is prepared once into integer ids: every distinct normalized keyword gets one id
 in a vocabulary shared by predictions and references, so exact matching is id equality and
@@ -74,7 +74,7 @@ def _porter_stem_tokens() -> Normalizer:
 
 
 def make_normalizer(normalize: NormalizeOption = "default", stemmer: str | None = None) -> Normalizer:
-    """Return the `str -> str` function that SPEC section 1 applies to every keyword.
+    """Return the `str -> str` function that docs/definitions.md section 1 applies to every keyword.
 
     Args:
         normalize: "default" (NFKC, casefold, punctuation, symbols and format characters
@@ -97,7 +97,7 @@ def make_normalizer(normalize: NormalizeOption = "default", stemmer: str | None 
 
 
 def normalize_keyword(keyword: str, normalize: NormalizeOption = "default", stemmer: str | None = None) -> str:
-    """Normalize one keyword as SPEC section 1 does (see `make_normalizer`)."""
+    """Normalize one keyword as docs/definitions.md section 1 does (see `make_normalizer`)."""
     if not isinstance(keyword, str):
         raise ValueError(f"keyword must be a str, got {type(keyword).__name__} {keyword!r}")
     return make_normalizer(normalize, stemmer)(keyword)
@@ -207,7 +207,7 @@ def prepare_side(
     scores_name: str = "scores",
     numbers: Sequence[int] | None = None,
 ) -> PreparedSide:
-    """Validate and prepare one side of a corpus (SPEC section 1).
+    """Validate and prepare one side of a corpus (docs/definitions.md section 1).
 
     With `reuse_lists` (for references: the same gold list broadcast to every review), a
     list given more than once (`repeated_rows`) is prepared once and its prepared tuple
@@ -347,7 +347,7 @@ def cutoff_lengths(corpus: PreparedCorpus, top_k: int | str | None) -> list[int 
 
 
 def precision_denominators(corpus: PreparedCorpus, top_k: int | str | None) -> np.ndarray:
-    """Per example, the precision denominator of the count-based families (SPEC section 3):
+    """Per example, the precision denominator of the count-based families (docs/definitions.md section 3):
     the number of predictions (`None`), k (an int: a missing prediction counts as wrong,
     trec_eval's `P_k`) or |G| ("O": R-precision)."""
     if top_k is None:

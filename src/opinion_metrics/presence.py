@@ -1,4 +1,4 @@
-"""Present and absent keywords (SPEC section 9).
+"""Present and absent keywords (docs/definitions.md section 9).
 
 A prepared keyword is present in a text iff its tokens occur as a contiguous run of the
 text's tokens, the text being prepared like a keyword (same normalization and stemmer).
@@ -87,7 +87,7 @@ def apply_presence(
     stemmer: str | None,
 ) -> tuple[PreparedCorpus, np.ndarray]:
     """The corpus keeping only present (or absent) keywords on both sides, and which examples
-    count: those with at least one reference of that kind (SPEC section 9)."""
+    count: those with at least one reference of that kind (docs/definitions.md section 9)."""
     keep = presence == "present"
     index = _PresenceIndex(corpus.strings, normalize, stemmer)
     kept_by_key: dict[tuple[int, str], list[int] | range] = {}

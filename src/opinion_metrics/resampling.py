@@ -1,4 +1,4 @@
-"""Confidence intervals and paired significance tests from per-example statistics (SPEC 11).
+"""Confidence intervals and paired significance tests from per-example statistics (docs/definitions.md section 11).
 
 Every corpus value of every family is a function of the column sums of a per-example
 statistics matrix `S` (examples x statistics): macro precision is `sum(precision) / sum(1)`,

@@ -1,4 +1,4 @@
-"""Family 3: embedding-based keyword P/R/F1 and soft P/R/F1 (SPEC section 5).
+"""Family 3: embedding-based keyword P/R/F1 and soft P/R/F1 (docs/definitions.md section 5).
 
 Each distinct normalized keyword is encoded once, in batches, by a sentence-transformers
 model (its own pooling, L2-normalized); embeddings are cached in-process by (model, text),
@@ -326,7 +326,7 @@ def semantic_statistics(
     block_elements: int = DEFAULT_BLOCK_ELEMENTS,
     show_progress: bool | None = None,
 ) -> tuple[np.ndarray, Values, np.ndarray | None]:
-    """Per-example statistics of `semantic_keyword_prf` (SPEC section 11): `(statistics,
+    """Per-example statistics of `semantic_keyword_prf` (docs/definitions.md section 11): `(statistics,
     values, included)`: the `prf_statistics` columns of the thresholded counts, then those
     of the soft sums."""
     threshold = check_threshold(threshold)

@@ -1,4 +1,4 @@
-"""Family 4: Sentiment Appropriateness Score (SPEC section 6).
+"""Family 4: Sentiment Appropriateness Score (docs/definitions.md section 6).
 
 Does the sentiment of an example's predicted keywords fit its gold keywords
 (`sas_from_keywords`) and its review text (`sas_from_text`)? Sentiment is VADER's, mapped
@@ -108,7 +108,7 @@ def sentiment_statistics(
     stemmer: str | None = None,
     workers: int | None = None,
 ) -> tuple[np.ndarray, Values, dict[str, list[float | None]]]:
-    """Per-example statistics of `sentiment_appropriateness` (SPEC section 11):
+    """Per-example statistics of `sentiment_appropriateness` (docs/definitions.md section 11):
     `(statistics, values, per_example)`, the statistics as `optional_mean_statistics`
     builds them (an example without a SAS is left out of that mean)."""
     if workers is not None:
@@ -187,7 +187,7 @@ def sentiment_appropriateness(
             strings exceed 500,000 characters, as long reviews do, on systems with fork;
             else 1). A custom `sentiment` function always runs in this process.
         confidence_level: e.g. 0.95: add `<key>_ci_low` / `<key>_ci_high`, bootstrap
-            percentile intervals over examples (default None; SPEC section 11).
+            percentile intervals over examples (default None; docs/definitions.md section 11).
         n_resamples: bootstrap resamples (default 1000).
         random_state: None (fresh), an int seed (default 0) or a `numpy.random.Generator`.
         return_per_example: also return `per_example` (None where an example is left out).

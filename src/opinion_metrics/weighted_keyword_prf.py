@@ -1,4 +1,4 @@
-"""Family 2: score-weighted P/R/F1, graded nDCG@k and MAP@k (SPEC section 4)."""
+"""Family 2: score-weighted P/R/F1, graded nDCG@k and MAP@k (docs/definitions.md section 4)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def ranking_scores(
     """Per example nDCG@k and AP@k (None for examples without gold keywords).
 
     Walking the first k predictions by rank, each claims the earliest-position gold
-    keyword it matches that no earlier prediction claimed (SPEC section 4). AP@k divides
+    keyword it matches that no earlier prediction claimed (docs/definitions.md section 4). AP@k divides
     by |G| (trec_eval's `map_cut_k`). The work depends on the data, not on k.
     """
     depth = min(k, max(max(map(len, neighbors), default=0), max(n_gold, default=0)))
@@ -112,7 +112,7 @@ def weighted_statistics(
     clip_scores: bool = False,
     zero_division: float = 0.0,
 ) -> tuple[np.ndarray, Values, np.ndarray]:
-    """Per-example statistics of `weighted_keyword_prf` (SPEC section 11): `(statistics,
+    """Per-example statistics of `weighted_keyword_prf` (docs/definitions.md section 11): `(statistics,
     values, has_gold)`: the `prf_statistics` columns of the weighted P/R/F1, then whether
     the example has gold keywords (and counts), its nDCG@k and its AP@k (0 otherwise)."""
     check_match(match)
@@ -302,7 +302,7 @@ def map_at_k(
     presence: str = "all",
     zero_division: float = 0.0,
 ) -> float:
-    """Mean AP@k (binary relevance, SPEC section 4; trec_eval's `map_cut_k`) over examples
+    """Mean AP@k (binary relevance, docs/definitions.md section 4; trec_eval's `map_cut_k`) over examples
     with gold keywords: the precisions at the hit ranks within the first k, summed, / |G|;
     `texts` and `presence` as in `keyword_prf`.
 

@@ -373,7 +373,7 @@ def evaluate_family(name: str, data: dict[str, Any], options: dict[str, Any]) ->
     result = FAMILIES[name].compute(data, options)
     per_example = result.pop("per_example", {})
     presence = options.get("presence", "all")
-    if presence != "all":  # SPEC section 9: an example without such gold keywords is left out
+    if presence != "all":  # docs/definitions.md section 9: an example without such gold keywords is left out
         left_out = f"left out (no {presence} gold keyword)"
         per_example = {key: [left_out if v is None else v for v in values] for key, values in per_example.items()}
     if name == "aspect_sentiment_score":

@@ -224,7 +224,7 @@ def collect_inputs(
             raise ValueError(f"the file needs a {needed} column (found: {_code(table) or 'none'})")
         data.update({column: table[column] for column in keyword_inputs})
         data["scores"] = table.get("scores")
-        # Confidence scores are never sentiments (SPEC deviation 7): only a column named so.
+        # Confidence scores are never sentiments (deviation 7 in docs/definitions.md): only a column named so.
         data["prediction_sentiments"] = table.get("prediction_sentiments")
         data["texts"] = table.get("texts", table.get("review")) if "texts" in inputs else None
     else:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import DEFINITIONS_URL
 from ..tables import Table
 from . import families
 from .families import (
@@ -223,7 +224,7 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
     example = dict(zip(family.inputs, family.example))
     families.MODELS.on_load = _loading_notice
     with _blocks()(title=f"{family.title} · opinion-metrics") as app:
-        gr.Markdown(f"## {family.title}\n{family.description}")
+        gr.Markdown(f"## {family.title}\n{family.description}\n\n[Definitions and worked examples]({DEFINITIONS_URL})")
         boxes: dict[str, Any] = {}
         with gr.Row(equal_height=False):
             with gr.Column(scale=5):
@@ -512,7 +513,8 @@ def build_combined_app(card: str | Path | None = None) -> Any:
         gr.Markdown(
             "## opinion-metrics: every keyword metric on one input\n"
             "Each family with its default options. Scores in parentheses are confidences (used by the "
-            "weighted metrics only), never sentiments."
+            "weighted metrics only), never sentiments. "
+            f"[Definitions and worked examples]({DEFINITIONS_URL})"
         )
         with gr.Tabs():
             with gr.Tab("all metrics"):
