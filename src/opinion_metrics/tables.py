@@ -6,11 +6,14 @@ editors count) where known, and what was expected."""
 
 from __future__ import annotations
 
+import ast
 import codecs
 import csv
 import gzip
+import io
 import json
 import re
+import tokenize
 import zlib
 from collections.abc import Iterator, Sequence
 from fnmatch import fnmatchcase
@@ -18,8 +21,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 LIST_SEPARATOR = ";"
+LIST_HELP = f'write a list cell as items separated by \'{LIST_SEPARATOR}\' (a; b) or as a JSON list (["a", "b"])'
 SUPPORTED = ".jsonl, .json, .csv, .tsv (or .gz of those), .parquet, or a datasets folder"
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class TableError(ValueError):
@@ -85,6 +90,9 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise TableError(path, f"corrupt gzip data ({error}); expected a complete .gz file", number + 1) from None
 
 
+_TOO_DEEP = "JSON nested too deeply (thousands of brackets); a row holds lists of keywords, not deeper structures"
+
+
 def _parse_json(path: Path, text: str) -> tuple[Any, list[int] | None]:
     """The parsed JSON, and for an array the line on which each item starts."""
     position = _JSON_SPACE.match(text).end()
@@ -93,6 +101,8 @@ def _parse_json(path: Path, text: str) -> tuple[Any, list[int] | None]:
             return json.loads(text), None
         except json.JSONDecodeError as error:
             raise TableError(path, f"invalid JSON ({error.msg}, column {error.colno})", error.lineno) from None
+        except RecursionError:
+            raise TableError(path, _TOO_DEEP, 1) from None
     decoder, items, lines, line, counted = json.JSONDecoder(), [], [], 1, 0
     position = _JSON_SPACE.match(text, position + 1).end()
     done = text.startswith("]", position)
@@ -104,6 +114,8 @@ def _parse_json(path: Path, text: str) -> tuple[Any, list[int] | None]:
             item, end = decoder.raw_decode(text, position)
         except json.JSONDecodeError as error:
             raise TableError(path, f"invalid JSON ({error.msg}, column {error.colno})", error.lineno) from None
+        except RecursionError:
+            raise TableError(path, _TOO_DEEP, line) from None
         items.append(item)
         lines.append(line)
         position = _JSON_SPACE.match(text, end).end()
@@ -132,6 +144,8 @@ def _read_jsonl(path: Path) -> tuple[dict[str, list[Any]], list[int]]:
         except json.JSONDecodeError as error:
             message = f"invalid JSON ({error.msg}, column {error.colno}); expected one JSON object per line"
             raise TableError(path, message, number) from None
+        except RecursionError:
+            raise TableError(path, _TOO_DEEP, number) from None
         if not isinstance(record, dict):
             raise TableError(path, f"expected a JSON object (one row per line), got {_kind(record)}", number)
         records.append(record)
@@ -198,19 +212,64 @@ def _is_named(name: str, wanted: Sequence[str]) -> bool:
     return any(fnmatchcase(name, pattern) if "*" in pattern else name == pattern for pattern in wanted)
 
 
-def _split_cell(value: Any) -> Any:
-    """A CSV cell holding a list: "a; b; c" -> ["a", "b", "c"] (empty cell: [])."""
-    if isinstance(value, str):
-        return [item.strip() for item in value.split(LIST_SEPARATOR) if item.strip()]
-    return value
-
-
-def _parse_numbers(path: Path, values: list[str], line: int, column: str) -> list[float]:
+def _literal_items(text: str) -> list[Any] | None:
+    """The items of a flat list of strings / numbers written as JSON ('["a", "b"]') or as Python
+    ("['a', 'b']", "('a', 'b')": what pandas' `to_csv` writes for list columns); else None."""
     try:
-        return [float(value) for value in values]
-    except ValueError:
-        message = f"column {column!r}: expected numbers separated by '{LIST_SEPARATOR}', got {';'.join(values)!r}"
-        raise TableError(path, message, line) from None
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    else:
+        return value if isinstance(value, list) and all(type(v) in (str, int, float) for v in value) else None
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(tree, (ast.List, ast.Tuple)):
+        return None
+    items = []
+    for node in tree.elts:
+        sign = 1
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            sign, node = (-1 if isinstance(node.op, ast.USub) else 1), node.operand
+            if not isinstance(node, ast.Constant) or isinstance(node.value, str):
+                return None
+        if not isinstance(node, ast.Constant) or type(node.value) not in (str, int, float):
+            return None
+        items.append(node.value * sign if sign < 0 else node.value)
+    try:  # 'a' 'b' is one string to Python: numpy's "['a' 'b']" must not read as ['ab']
+        strings = sum(token.type == tokenize.STRING for token in tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return items if strings == sum(isinstance(item, str) for item in items) else None
+
+
+def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool) -> Any:
+    """A CSV cell holding a list: "a; b; c", a JSON or Python list literal, or empty ([])."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    items = None
+    if text.startswith("[") and text.endswith("]") or text.startswith("(") and text.endswith(")"):
+        items = _literal_items(text)
+        if items is None and text.startswith("["):
+            shown = text if len(text) <= 60 else text[:57] + "..."
+            message = f"column {column!r}: {shown!r} looks like a list but is not a flat list of strings or numbers"
+            raise TableError(path, f"{message}; {LIST_HELP}", line)
+    if items is None:
+        items = [item.strip() for item in text.split(LIST_SEPARATOR) if item.strip()]
+        if numbers:
+            try:
+                return [float(item) for item in items]
+            except ValueError:
+                message = f"column {column!r}: expected numbers separated by '{LIST_SEPARATOR}', got {text!r}"
+                raise TableError(path, message, line) from None
+    elif numbers and not all(isinstance(item, (int, float)) for item in items):
+        message = (
+            f"column {column!r}: expected a list of numbers, got {text if len(text) <= 60 else text[:57] + '...'!r}"
+        )
+        raise TableError(path, message, line)
+    return items
 
 
 def _read_folder(path: Path) -> dict[str, list[Any]]:
@@ -238,8 +297,38 @@ def _read_parquet(path: Path) -> dict[str, list[Any]]:
 
     try:
         return parquet.read_table(path).to_pydict()
+    except UnicodeDecodeError:
+        raise TableError(path, "a text column holds bytes that are not UTF-8; save its texts as UTF-8") from None
     except (pyarrow.ArrowException, OSError) as error:
         raise TableError(path, f"not a readable Parquet file ({error})") from None
+
+
+def _check_texts(path: Path, columns: dict[str, list[Any]], lines: list[int] | None) -> None:
+    """No string holds a lone surrogate ("\\ud83d": half of an emoji, from a truncated text or a
+    JSON escape): it cannot be encoded, so it would crash whatever prints or hashes it later."""
+
+    def bad(value: Any) -> str | None:
+        if isinstance(value, str):
+            return value if _SURROGATE.search(value) else None
+        if isinstance(value, (list, tuple)):
+            return next(filter(None, map(bad, value)), None)
+        if isinstance(value, dict):
+            return next(filter(None, map(bad, [*value, *value.values()])), None)
+        return None
+
+    def refuse(text: str, where: str, line: int | None) -> None:
+        at = _SURROGATE.search(text).start()
+        shown = repr(text[max(0, at - 20) : at + 20])
+        raise TableError(path, f"{where}: {shown} holds a lone surrogate (half of an emoji, a truncated text?)", line)
+
+    for name, values in columns.items():
+        if bad(name):
+            refuse(name, "a column name", None)
+        for row, value in enumerate(values):
+            found = bad(value)
+            if found is not None:
+                where = f"column {name!r}" if lines is not None else f"row {row + 1}, column {name!r}"
+                refuse(found, where, lines[row] if lines is not None else None)
 
 
 def check_column_lengths(path: Path, columns: dict[str, list[Any]]) -> None:
@@ -267,10 +356,9 @@ def _read(
     elif suffix in (".csv", ".tsv"):
         columns, lines = _read_delimited(path, "\t" if suffix == ".tsv" else ",")
         for name, values in columns.items():
-            if _is_named(name, number_columns):
-                columns[name] = [_parse_numbers(path, _split_cell(v), line, name) for v, line in zip(values, lines)]
-            elif _is_named(name, list_columns):
-                columns[name] = [_split_cell(value) for value in values]
+            numbers = _is_named(name, number_columns)
+            if numbers or _is_named(name, list_columns):
+                columns[name] = [_list_cell(path, v, line, name, numbers) for v, line in zip(values, lines)]
     else:
         raise TableError(path, f"unsupported kind of file; use {SUPPORTED}", usage=True)
     return columns, lines
@@ -287,6 +375,7 @@ def read_table(path: Path, list_columns: Sequence[str] = (), number_columns: Seq
     except OSError as error:
         raise TableError(path, f"cannot read it ({error.strerror or error})", usage=True) from None
     check_column_lengths(path, columns)
+    _check_texts(path, columns, lines)
     return Table(path, columns, lines)
 
 
