@@ -367,3 +367,9 @@ def test_superscript_digits_in_top_k_get_the_usual_message(value):
 def test_keyword_lines_still_parse_scores_where_the_family_takes_them():
     assert parse_keyword_lines("a (0.5); b (1)\n", scored=True) == ([["a", "b"]], [[0.5, 1.0]])
     assert parse_keyword_lines("a (0.5); b (1)\n", scored=False) == ([["a (0.5)", "b (1)"]], None)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_text_boxes_split_lines_at_any_line_ending(newline):
+    data = _inputs("keyword_prf", newline.join(["war; jedi", "ring"]), newline.join(["war", "ring"]))
+    assert data["predictions"] == [["war", "jedi"], ["ring"]] and data["references"] == [["war"], ["ring"]]

@@ -4,9 +4,12 @@ pairs the systems' rows by id (or by position, with the same texts)."""
 
 import json
 import os
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
+from conftest import REPO
 
 import opinion_metrics.cli as cli
 from opinion_metrics import compare_systems, keyword_prf, weighted_keyword_prf
@@ -283,3 +286,56 @@ def test_superscript_digits_in_top_k_get_the_usual_message(tmp_path, capsys):
         with pytest.raises(SystemExit):
             main([str(data), "--metrics", "weighted_keyword_prf", "--top-k", value])
         assert f"must be a positive integer, 'O' or 'M', got {value!r}" in capsys.readouterr().err
+
+
+def test_an_output_through_a_link_or_to_stdout_is_written_where_it_points(tmp_path, capsys):
+    data = _jsonl(tmp_path / "x.jsonl", [{"predictions": ["a"], "references": ["a", "b"]}])
+    real = tmp_path / "real.json"
+    real.write_text("{}")
+    (tmp_path / "link.json").symlink_to(real)
+    assert main([str(data), "--output", str(tmp_path / "link.json")]) == 0
+    assert (tmp_path / "link.json").is_symlink()
+    assert json.loads(real.read_text())["all"]["keyword_prf"]["recall"] == 0.5
+    done = subprocess.run(
+        [sys.executable, "-m", "opinion_metrics.cli", str(data), "--output", "/dev/stdout"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        check=True,
+    )
+    written = done.stdout[done.stdout.index("{") : done.stdout.rindex("}") + 1]
+    assert json.loads(written)["all"]["keyword_prf"]["recall"] == 0.5
+
+
+def test_csv_scores_of_a_pattern_are_read_as_numbers(tmp_path, capsys):
+    rows = {"keywords_a": [["war", "x"]], "keywords_b": [["x", "war"]], "references": [["war"]]}
+    frame = pd.DataFrame({**rows, "scores_a": [[0.9, 0.1]], "scores_b": [[0.8, 0.3]]})
+    frame.to_csv(tmp_path / "x.csv", index=False)
+    out = tmp_path / "out.json"
+    assert main([str(tmp_path / "x.csv"), "--predictions", "keywords_*", "--output", str(out)]) == 0
+    results = json.loads(out.read_text())
+    for model in "ab":
+        expected = weighted_keyword_prf(
+            rows[f"keywords_{model}"], frame[f"scores_{model}"].tolist(), rows["references"]
+        )
+        assert results[model]["weighted_keyword_prf"] == pytest.approx(expected)
+
+
+def test_a_csv_with_a_review_longer_than_csvs_default_field_limit_is_read(tmp_path, capsys):
+    review = "a long review " * 20_000  # 280 KB: csv refuses fields over 128 KB by default
+    pd.DataFrame({"predictions": [["long"]], "references": [["review"]], "review": [review]}).to_csv(
+        tmp_path / "x.csv", index=False
+    )
+    out = tmp_path / "out.json"
+    argv = [str(tmp_path / "x.csv"), "--presence", "present", "--output", str(out)]
+    assert main(argv) == 0
+    # "review" occurs in the text, "long" too: both gold keywords are present, one predicted
+    assert json.loads(out.read_text())["all"]["keyword_prf"] == pytest.approx(
+        keyword_prf([["long"]], [["review"]], texts=[review], presence="present")
+    )
+
+
+def test_a_pandas_json_of_columns_by_index_says_how_to_write_rows(tmp_path, capsys):
+    pd.DataFrame({"predictions": [["war"]], "references": [["war"]]}).to_json(tmp_path / "x.json")
+    assert main([str(tmp_path / "x.json")]) == 1
+    assert "from pandas, write df.to_json(path, orient='records', lines=True)" in capsys.readouterr().err

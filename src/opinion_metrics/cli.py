@@ -908,26 +908,36 @@ def check_output(path: Path, option: str) -> None:
         raise UsageError(f"{option} {path}: is a folder; give a file name")
     if not path.parent.is_dir():
         raise UsageError(f"{option} {path}: the folder {path.parent} does not exist")
+    target = path.resolve()
     try:
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"):
-            pass
+        if path.exists() and not path.is_file():  # /dev/stdout, a pipe: written in place
+            if not os.access(path, os.W_OK):
+                raise PermissionError(13, "Permission denied")
+        else:
+            with tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"):
+                pass
     except OSError as error:
         raise UsageError(f"{option} {path}: cannot write there ({error.strerror})") from None
-    if path.exists() and not os.access(path, os.W_OK):
+    if path.is_file() and not os.access(path, os.W_OK):
         raise UsageError(f"{option} {path}: cannot write there (the file is read-only)")
 
 
 def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
-    """`write(temporary)` to a file in `path`'s folder, then rename it to `path`: a write that
-    fails (disk full, an error while drawing) leaves the old `path` whole."""
-    temporary = path.parent / f".{path.name}.{secrets.token_hex(6)}{path.suffix}"
+    """`write(temporary)` to a file in the folder of `path` (of the file it links to), then
+    rename it over that file: a write that fails (disk full, an error while drawing) leaves the
+    old file whole. Something that is not a file (/dev/stdout, a pipe) is written in place."""
+    if path.exists() and not path.is_file():
+        write(path)
+        return
+    target = path.resolve()
+    temporary = target.parent / f".{target.name}.{secrets.token_hex(6)}{target.suffix}"
     with open(temporary, "x"):  # a new file's mode as the umask says, like a plain write
         pass
     try:
         write(temporary)
-        if path.exists():
-            os.chmod(temporary, path.stat().st_mode & 0o7777)
-        os.replace(temporary, path)
+        if target.exists():
+            os.chmod(temporary, target.stat().st_mode & 0o7777)
+        os.replace(temporary, target)
     finally:
         temporary.unlink(missing_ok=True)
 
@@ -951,7 +961,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.plot is not None and args.plot.suffix.lower().lstrip(".") not in formats:
             supported = ", ".join(f".{name}" for name in sorted(formats))
             raise UsageError(f"--plot {args.plot}: give a file name ending in one of {supported}")
-        numbers = [args.scores or "scores", *([args.prediction_sentiments] if args.prediction_sentiments else [])]
+        scores = args.scores or ("scores_*" if "*" in args.predictions else "scores")  # as _models reads them
+        numbers = [scores, *([args.prediction_sentiments] if args.prediction_sentiments else [])]
         table = read_table(args.file, [args.predictions, args.references], numbers)
         evaluation = evaluate_table(table, args, _Speaker(parser))
     except (ValueError, ImportError) as error:

@@ -25,6 +25,7 @@ LIST_HELP = f'write a list cell as items separated by \'{LIST_SEPARATOR}\' (a; b
 SUPPORTED = ".jsonl, .json, .csv, .tsv (or .gz of those), .parquet, or a datasets folder"
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_MAX_FIELD = 2**31 - 1  # csv's default limit (128 KB) refuses a long review; the file's size bounds a field
 
 
 class TableError(ValueError):
@@ -165,11 +166,17 @@ def _read_json(path: Path) -> tuple[dict[str, list[Any]], list[int] | None]:
         raise TableError(path, f"{expected}, got {_kind(value)}", 1)
     for name, column in value.items():
         if not isinstance(column, list):
-            raise TableError(path, f"{expected}; column {name!r} is {_kind(column)}, not a list")
+            hint = (
+                "; from pandas, write df.to_json(path, orient='records', lines=True)"
+                if isinstance(column, dict)
+                else ""
+            )
+            raise TableError(path, f"{expected}; column {name!r} is {_kind(column)}, not a list{hint}")
     return value, None
 
 
 def _read_delimited(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], list[int]]:
+    csv.field_size_limit(max(csv.field_size_limit(), _MAX_FIELD))  # a long review is one field
     reader = csv.reader((line for _, line in _text_lines(path)), delimiter=delimiter)
     header: list[str] | None = None
     rows: list[list[str]] = []

@@ -40,7 +40,7 @@ _VALUE_BYTES = 8
 def lines(text: str | None, name: str = "text") -> list[str]:
     """The lines of a text box, without trailing empty lines; a lone surrogate (half of an
     emoji, from a truncated paste) is refused, naming its line."""
-    found = (text or "").replace("\r\n", "\n").split("\n")
+    found = (text or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
     while found and not found[-1].strip():
         found.pop()
     if _SURROGATE.search(text or ""):
