@@ -373,3 +373,30 @@ def test_keyword_lines_still_parse_scores_where_the_family_takes_them():
 def test_text_boxes_split_lines_at_any_line_ending(newline):
     data = _inputs("keyword_prf", newline.join(["war; jedi", "ring"]), newline.join(["war", "ring"]))
     assert data["predictions"] == [["war", "jedi"], ["ring"]] and data["references"] == [["war"], ["ring"]]
+
+
+def test_parquet_uploads_with_map_struct_nested_and_categorical_columns_are_read(tmp_path):
+    path = tmp_path / "x.parquet"
+    table = pa.table(
+        {
+            "predictions": pa.array([["a"], ["b", "c"]]),
+            "nested": pa.array([[["a"]], [["b", "c"]]]),
+            "tags": pa.array([[("k", "v")], []], type=pa.map_(pa.string(), pa.string())),
+            "meta": pa.array([{"x": "y"}, {"x": None}]),
+        }
+    )
+    pq.write_table(table, path)
+    columns = read_upload(path).columns
+    assert columns["tags"] == [[("k", "v")], []] and columns["meta"] == [{"x": "y"}, {"x": None}]
+    assert columns["nested"] == [[["a"]], [["b", "c"]]]
+    frame = pl.DataFrame({"predictions": [["a"]] * 3, "model": pl.Series(["x", "y", "x"], dtype=pl.Categorical)})
+    frame.write_parquet(path)
+    assert read_upload(path).columns["model"] == ["x", "y", "x"]
+
+
+def test_a_parquet_whose_texts_are_delta_byte_array_encoded_is_refused_saying_why(tmp_path):
+    path = tmp_path / "delta.parquet"
+    column = pa.array(["a review"] * 10)
+    pq.write_table(pa.table({"p": column}), path, use_dictionary=False, column_encoding={"p": "DELTA_BYTE_ARRAY"})
+    with pytest.raises(ValueError, match="DELTA_BYTE_ARRAY encoding, which this Space does not expand; save it with"):
+        read_upload(path)

@@ -141,6 +141,8 @@ def _decoded_bytes(array: Any) -> int:
             return count + _decoded_bytes(dictionary)
         sizes = compute.binary_length(dictionary)
         return count + int(compute.sum(compute.take(sizes, array.indices)).as_py() or 0)
+    if isinstance(array, pyarrow.MapArray):  # keys and items of the whole array: an upper bound when sliced
+        return count + _decoded_bytes(array.keys) + _decoded_bytes(array.items)
     if isinstance(array, (pyarrow.ListArray, pyarrow.LargeListArray, pyarrow.FixedSizeListArray)):
         return count + _decoded_bytes(array.flatten())
     if isinstance(array, pyarrow.StructArray):
