@@ -5,6 +5,7 @@ never a raw crash, never unbounded memory or time."""
 
 import gzip
 import json
+import re
 import subprocess
 import sys
 
@@ -400,3 +401,28 @@ def test_a_parquet_whose_texts_are_delta_byte_array_encoded_is_refused_saying_wh
     pq.write_table(pa.table({"p": column}), path, use_dictionary=False, column_encoding={"p": "DELTA_BYTE_ARRAY"})
     with pytest.raises(ValueError, match="DELTA_BYTE_ARRAY encoding, which this Space does not expand; save it with"):
         read_upload(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("x.jsonl", '{"predictions": ["a"], "predictions": ["b"]}\n', "x.jsonl, line 1: key 'predictions'"),
+        (
+            "x.json",
+            '[{"predictions": ["a"]},\n{"references": ["a"], "references": []}]',
+            "x.json, line 2: key 'references'",
+        ),
+        ("columns.json", '{"predictions": [["a"]], "predictions": [["b"]]}', "columns.json, line 1: key 'predictions'"),
+    ],
+)
+def test_a_key_given_twice_in_one_json_object_is_refused_not_the_last_one_kept(tmp_path, name, content, expected):
+    path = tmp_path / name
+    path.write_text(content)
+    for read in (read_table, read_upload):
+        with pytest.raises(TableError, match=f"^{re.escape(expected)} appears twice in one object; keep one$"):
+            read(path)
+
+
+def test_a_score_without_its_keyword_is_refused():
+    with pytest.raises(ValueError, match=r"^predictions, line 2: '\(0.5\)' is a score without its keyword$"):
+        _inputs("weighted_keyword_prf", "a (0.1)\nb (0.2); (0.5)", "a\nb")

@@ -91,6 +91,20 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise TableError(path, f"corrupt gzip data ({error}); expected a complete .gz file", number + 1) from None
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key given twice is refused (json keeps the last value silently)."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise _DuplicateKey(f"key {twice!r} appears twice in one object; keep one")
+    return found
+
+
 _TOO_DEEP = "JSON nested too deeply (thousands of brackets); a row holds lists of keywords, not deeper structures"
 
 
@@ -99,12 +113,14 @@ def _parse_json(path: Path, text: str) -> tuple[Any, list[int] | None]:
     position = _JSON_SPACE.match(text).end()
     if not text.startswith("[", position):
         try:
-            return json.loads(text), None
+            return json.loads(text, object_pairs_hook=_object), None
+        except _DuplicateKey as error:
+            raise TableError(path, str(error), 1) from None
         except json.JSONDecodeError as error:
             raise TableError(path, f"invalid JSON ({error.msg}, column {error.colno})", error.lineno) from None
         except RecursionError:
             raise TableError(path, _TOO_DEEP, 1) from None
-    decoder, items, lines, line, counted = json.JSONDecoder(), [], [], 1, 0
+    decoder, items, lines, line, counted = json.JSONDecoder(object_pairs_hook=_object), [], [], 1, 0
     position = _JSON_SPACE.match(text, position + 1).end()
     done = text.startswith("]", position)
     if done:
@@ -113,6 +129,8 @@ def _parse_json(path: Path, text: str) -> tuple[Any, list[int] | None]:
         line, counted = line + text.count("\n", counted, position), position
         try:
             item, end = decoder.raw_decode(text, position)
+        except _DuplicateKey as error:
+            raise TableError(path, str(error), line) from None
         except json.JSONDecodeError as error:
             raise TableError(path, f"invalid JSON ({error.msg}, column {error.colno})", error.lineno) from None
         except RecursionError:
@@ -141,7 +159,9 @@ def _read_jsonl(path: Path) -> tuple[dict[str, list[Any]], list[int]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json.loads(line, object_pairs_hook=_object)
+        except _DuplicateKey as error:
+            raise TableError(path, str(error), number) from None
         except json.JSONDecodeError as error:
             message = f"invalid JSON ({error.msg}, column {error.colno}); expected one JSON object per line"
             raise TableError(path, message, number) from None

@@ -86,9 +86,12 @@ def parse_keyword_lines(
             if not item:
                 continue
             if scored:
-                item, score = split_score(item)
+                keyword, score = split_score(item)
+                if score is not None and not keyword:
+                    raise ValueError(f"{name}, line {number}: {item!r} is a score without its keyword")
                 if score is not None:
                     row_scores.append(score)
+                item = keyword
             row.append(item)
         if row_scores and len(row_scores) != len(row):
             raise ValueError(f"{name}, line {number}: give a score to every keyword or to none")
