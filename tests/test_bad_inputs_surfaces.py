@@ -175,10 +175,14 @@ def test_a_list_cell_that_cannot_be_read_is_refused_saying_how_to_write_it(tmp_p
         (b"predictions,references\r\nwar;jedi,war\r\n", None),  # Windows line endings
         (b"\xef\xbb\xbfpredictions,references\nwar;jedi,war\n", None),  # BOM
         ("predictions,references\nwar;jedi,war\n".encode("utf-16"), "UTF-16 text; save the file as UTF-8"),
+        (
+            "predictions,references\nwar;jedi,war\n".encode("utf-16-le"),
+            "UTF-16 text without a BOM; save the file as UTF-8",
+        ),
         ("predictions,references\nwar;jedi,caf\xe9\n".encode("latin-1"), "line 2: not UTF-8 text (byte 0xe9)"),
         (b"predictions,references\nwar;jedi,\xed\xa0\xbd\n", "line 2: not UTF-8 text (byte 0xed)"),  # a surrogate
     ],
-    ids=["crlf", "bom", "utf16", "latin1", "surrogate-bytes"],
+    ids=["crlf", "bom", "utf16", "utf16-no-bom", "latin1", "surrogate-bytes"],
 )
 def test_csv_encodings(tmp_path, content, expected):
     path = tmp_path / "x.csv"

@@ -83,7 +83,9 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
                         path, f"not UTF-8 text (byte 0x{byte:02x}); save the file as UTF-8", number
                     ) from None
                 if "\x00" in line:
-                    raise TableError(path, "binary data (a NUL byte); expected a text file", number)
+                    utf16 = line.count("\x00") * 3 >= len(line)  # every other byte: UTF-16 without a BOM
+                    found = "UTF-16 text without a BOM; save the file as UTF-8" if utf16 else "binary data (a NUL byte)"
+                    raise TableError(path, f"{found}; expected a text file", number)
                 yield number, line
     except (EOFError, OSError, zlib.error) as error:
         if not compressed:
