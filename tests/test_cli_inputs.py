@@ -339,3 +339,19 @@ def test_a_pandas_json_of_columns_by_index_says_how_to_write_rows(tmp_path, caps
     pd.DataFrame({"predictions": [["war"]], "references": [["war"]]}).to_json(tmp_path / "x.json")
     assert main([str(tmp_path / "x.json")]) == 1
     assert "from pandas, write df.to_json(path, orient='records', lines=True)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("models", "expected"),
+    [
+        (["a", None], "--by model: line 2 of x.jsonl is empty; give every row a value"),
+        (["a", ""], "--by model: line 2 of x.jsonl is empty"),
+        (["a", ["b"]], "--by model: line 2 of x.jsonl is a list"),
+        ([1, "1"], "--by model: 1 (line 1 of x.jsonl) and '1' (line 2 of x.jsonl) would be one group"),
+        (["None", None], "--by model: line 2 of x.jsonl is empty"),
+    ],
+)
+def test_by_values_that_would_pool_different_rows_are_refused(tmp_path, capsys, models, expected):
+    rows = [{"model": model, "predictions": ["a"], "references": ["a"]} for model in models]
+    assert main([str(_jsonl(tmp_path / "x.jsonl", rows)), "--by", "model"]) == 1
+    assert expected in capsys.readouterr().err

@@ -330,11 +330,7 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
     n = len(next(iter(table.columns.values()), []))
     if n == 0:
         raise ValueError(f"{table.path.name}: no rows to evaluate")
-    by_value: dict[str, list[int]] = {"": list(range(n))}
-    if args.by:
-        by_value = {}
-        for index, value in enumerate(_column(table, args.by, "--by")):
-            by_value.setdefault(str(value), []).append(index)
+    by_value = _by_values(table, args) if args.by else {"": list(range(n))}
     compare = _compare_dimension(args, models, by_value)
     if compare is not None and compare[0] == "value":
         by_value = _pair_rows(table, args, by_value, compare[1])
@@ -373,6 +369,25 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
                 compared = _compare(family, a, b, args)
             evaluation.comparisons.setdefault(name, {})[family] = compared
     return evaluation
+
+
+def _by_values(table: Table, args: argparse.Namespace) -> dict[str, list[int]]:
+    """{value of --by: its rows}; every row needs a value, and two values may not print alike (1 and "1")."""
+    by_value: dict[str, list[int]] = {}
+    first: dict[str, tuple[Any, int]] = {}
+    for row, value in enumerate(_column(table, args.by, "--by")):
+        if value is None or isinstance(value, (list, dict)) or value == "":
+            shown = "empty" if value in (None, "") else ("a list" if isinstance(value, list) else "an object")
+            raise ValueError(f"--by {args.by}: {table.location(row)} is {shown}; give every row a value")
+        name = str(value)
+        earlier, earlier_row = first.setdefault(name, (value, row))
+        if type(earlier) is not type(value):
+            raise ValueError(
+                f"--by {args.by}: {earlier!r} ({table.location(earlier_row)}) and {value!r} ({table.location(row)}) "
+                "would be one group; write the values alike"
+            )
+        by_value.setdefault(name, []).append(row)
+    return by_value
 
 
 @contextmanager
