@@ -353,6 +353,13 @@ def test_an_upload_with_several_systems_is_not_pooled_and_splits_per_system(tmp_
     assert list(split_systems(upload, "model")) == ["a", "b"]
     with pytest.raises(ValueError, match="no system column `system`"):
         split_systems(upload, "system")
+    frame = pl.DataFrame({"system": ["a", "b", "b"], "predictions": [["x"], ["y"], [None]], "references": [["x"]] * 3})
+    frame.write_parquet(tmp_path / "x.parquet")
+    systems = split_systems(read_upload(tmp_path / "x.parquet"))
+    assert list(systems) == ["a", "b"] and systems["b"].columns["predictions"] == [["y"], [None]]
+    assert systems["b"].location(1) == "row 3 of x.parquet"  # its row in the file, not in b's rows
+    inputs = collect_inputs(SPACE_FAMILIES["keyword_prf"].inputs, "", "", "", systems["b"], family="keyword_prf")
+    assert inputs.where(1) == "row 3 of x.parquet (example 1 counting from 0)"
 
 
 # --- top_k typed with superscripts ---------------------------------------------------------------

@@ -38,15 +38,20 @@ class TableError(ValueError):
 
 
 class Table(NamedTuple):
-    """The columns of a file, and the 1-based line of each row where the format has lines."""
+    """The columns of a file, and the 1-based line of each row where the format has lines;
+    for some of a file's rows (one system's), `rows` holds their 0-based rows in the file."""
 
     path: Path
     columns: dict[str, list[Any]]
     lines: list[int] | None
+    rows: list[int] | None = None
 
     def location(self, row: int) -> str:
         """Where row `row` (0-based) is in the file, as its user sees it: 'line 3 of x.jsonl'."""
-        place = f"line {self.lines[row]}" if self.lines is not None else f"row {row + 1}"
+        if self.lines is not None:
+            place = f"line {self.lines[row]}"
+        else:
+            place = f"row {(self.rows[row] if self.rows is not None else row) + 1}"
         return f"{place} of {self.path.name}"
 
 

@@ -229,7 +229,7 @@ def system_column(columns: dict[str, list[Any]], column: str | None = None) -> s
 
 
 def split_systems(upload: Table, column: str | None = None) -> dict[str, Table]:
-    """The rows of each system of an upload ({system: its rows as a `Table`, lines kept}), in
+    """The rows of each system of an upload ({system: its rows as a `Table`, lines and rows kept}), in
     the order systems first appear; {"": upload} when there is no system column. A system
     name must be a string or a number."""
     column = system_column(upload.columns, column)
@@ -245,6 +245,7 @@ def split_systems(upload: Table, column: str | None = None) -> dict[str, Table]:
             upload.path,
             {key: [values[row] for row in chosen] for key, values in upload.columns.items()},
             [upload.lines[row] for row in chosen] if upload.lines is not None else None,
+            [upload.rows[row] for row in chosen] if upload.rows is not None else chosen,
         )
         for name, chosen in rows.items()
     }
