@@ -126,6 +126,8 @@ def test_list_columns_written_by_pandas_to_csv_read_as_the_same_lists(tmp_path):
         ("['a', \"b\"]", ["a", "b"]),  # Python
         ("('a', 'b')", ["a", "b"]),  # a tuple column
         ("('a',)", ["a"]),
+        ("['', 'a']", ["", "a"]),
+        ("['a',\n 'b']", ["a", "b"]),
         ("[]", []),
         ("  ['a']  ", ["a"]),
         ('["[redacted]"]', ["[redacted]"]),  # brackets in a keyword: a JSON list
@@ -148,6 +150,11 @@ def test_a_list_cell_in_any_written_form(tmp_path, cell, expected):
         ("[redacted]", "predictions", "'[redacted]' looks like a list"),
         ("[a, b]", "predictions", "looks like a list"),
         ("[True]", "predictions", "looks like a list"),
+        ("['a''b']", "predictions", "looks like a list"),  # two literals side by side: one string to Python
+        ("['a'\n'b']", "predictions", "looks like a list"),
+        ("[b'a']", "predictions", "looks like a list"),
+        ("[f'{a}']", "predictions", "looks like a list"),
+        ("[__import__('os').getcwd()]", "predictions", "looks like a list"),
         ("[0.9 0.1]", "scores", "looks like a list"),  # numpy float array
         ("['0.9']", "scores", "expected a list of numbers"),
         ("0.9; high", "scores", "expected numbers separated by ';'"),

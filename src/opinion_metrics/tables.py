@@ -25,6 +25,7 @@ LIST_HELP = f'write a list cell as items separated by \'{LIST_SEPARATOR}\' (a; b
 SUPPORTED = ".jsonl, .json, .csv, .tsv (or .gz of those), .parquet, or a datasets folder"
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_ADJACENT_QUOTES = re.compile("['\"]\\s*['\"]")
 _MAX_FIELD = 2**31 - 1  # csv's default limit (128 KB) refuses a long review; the file's size bounds a field
 
 
@@ -271,6 +272,8 @@ def _literal_items(text: str) -> list[Any] | None:
         if not isinstance(node, ast.Constant) or type(node.value) not in (str, int, float):
             return None
         items.append(node.value * sign if sign < 0 else node.value)
+    if not _ADJACENT_QUOTES.search(text):  # no two string literals side by side: nothing concatenated
+        return items
     try:  # 'a' 'b' is one string to Python: numpy's "['a' 'b']" must not read as ['ab']
         strings = sum(token.type == tokenize.STRING for token in tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError):
