@@ -444,3 +444,24 @@ def test_a_key_given_twice_in_one_json_object_is_refused_not_the_last_one_kept(t
 def test_a_score_without_its_keyword_is_refused():
     with pytest.raises(ValueError, match=r"^predictions, line 2: '\(0.5\)' is a score without its keyword$"):
         _inputs("weighted_keyword_prf", "a (0.1)\nb (0.2); (0.5)", "a\nb")
+
+
+@pytest.mark.parametrize(("family", "scored"), [("keyword_prf", False), ("weighted_keyword_prf", True)])
+def test_the_comparison_tab_reads_scores_only_for_a_family_that_takes_them(monkeypatch, family, scored):
+    import opinion_metrics
+    from opinion_metrics.demo.ui import compare_two_systems
+
+    seen = {}
+
+    def spy(name, a, b, gold, **options):
+        seen.update(a=a, b=b, gold=gold, scores=options.get("scores_a"))
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(opinion_metrics, "compare_systems", spy)
+    with pytest.raises(Exception, match="stop here"):
+        compare_two_systems(family, "Heat (0.5)\nAlien (1)", "Heat (1)\nRing (0.25)", "Heat (1995)\nAlien (0.5)", "")
+    assert seen["gold"] == [["Heat (1995)"], ["Alien (0.5)"]]
+    if scored:
+        assert seen["a"] == [["Heat"], ["Alien"]] and seen["scores"] == [[0.5], [1.0]]
+    else:
+        assert seen["a"] == [["Heat (0.5)"], ["Alien (1)"]] and seen["b"] == [["Heat (1)"], ["Ring (0.25)"]]
