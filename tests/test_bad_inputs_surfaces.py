@@ -130,6 +130,7 @@ def test_list_columns_written_by_pandas_to_csv_read_as_the_same_lists(tmp_path):
         ("['a',\n 'b']", ["a", "b"]),
         ("[]", []),
         ("  ['a']  ", ["a"]),
+        ("[np.str_('a'), np.str_('b')]", ["a", "b"]),  # numpy 2's scalars, from a list of them
         ('["[redacted]"]', ["[redacted]"]),  # brackets in a keyword: a JSON list
         ("(untitled); b", ["(untitled)", "b"]),  # parentheses that are no tuple: plain items
         ("Alien (1979)", ["Alien (1979)"]),
@@ -157,6 +158,10 @@ def test_a_list_cell_in_any_written_form(tmp_path, cell, expected):
         ("[__import__('os').getcwd()]", "predictions", "looks like a list"),
         ("[0.9 0.1]", "scores", "looks like a list"),  # numpy float array
         ("['0.9']", "scores", "expected a list of numbers"),
+        ("[np.float64(0.5), np.float64(-1e-3)]", "scores", None),
+        ("[np.float64(nan)]", "scores", "looks like a list"),
+        ("[np.float64(0.5, 1)]", "scores", "looks like a list"),
+        ("[np.evil(0.5)]", "scores", "looks like a list"),
         ("0.9; high", "scores", "expected numbers separated by ';'"),
     ],
 )
@@ -164,6 +169,9 @@ def test_a_list_cell_that_cannot_be_read_is_refused_saying_how_to_write_it(tmp_p
     path = tmp_path / "x.csv"
     row = {"predictions": "a", "scores": "0.5", "references": "x", column: cell}
     pd.DataFrame([row, row]).to_csv(path, index=False)
+    if expected is None:  # read, not refused
+        assert read_upload(path).columns[column] == [[0.5, -0.001]] * 2
+        return
     for read in (lambda: read_table(path, ["predictions", "references"], ["scores"]), lambda: read_upload(path)):
         with pytest.raises(ValueError) as caught:
             read()
@@ -291,6 +299,17 @@ def test_parquet_arrow_list_and_string_types_read_as_lists_and_strings(tmp_path)
         "scores": [[0.5, 0.25], [1.0, 0.0]],
         "model": ["m", "m"],
     }
+
+
+def test_a_csv_of_numpy_array_cells_is_refused_saying_how_to_write_lists(tmp_path):
+    frame = pl.DataFrame({"predictions": [["a", "b"]], "scores": [[0.5, 1.0]], "references": [["a"]]}).to_pandas()
+    frame.to_csv(tmp_path / "x.csv", index=False)  # polars -> pandas holds numpy arrays: "['a' 'b']"
+    with pytest.raises(TableError, match=r"a numpy array's text, without commas: write df\[column\].map\(list\)"):
+        read_upload(tmp_path / "x.csv")
+    frame["predictions"] = frame["predictions"].map(list)
+    frame["scores"] = frame["scores"].map(list)
+    frame.to_csv(tmp_path / "x.csv", index=False)
+    assert _both(tmp_path / "x.csv") == {"predictions": [["a", "b"]], "scores": [[0.5, 1.0]], "references": [["a"]]}
 
 
 def test_files_written_by_polars_read_as_written(tmp_path):

@@ -25,6 +25,10 @@ LIST_HELP = f'write a list cell as items separated by \'{LIST_SEPARATOR}\' (a; b
 SUPPORTED = ".jsonl, .json, .csv, .tsv (or .gz of those), .parquet, or a datasets folder"
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# The inside of numpy's repr of a 1-d array: quoted strings or numbers separated by blanks only.
+_NUMPY_TEXT = re.compile(
+    r"""\s*+(?:'[^'\\]*+'|"[^"\\]*+"|[-+]?+(?:nan|inf)|[-+.\deE]++)(?:\s++(?:'[^'\\]*+'|"[^"\\]*+"|[-+]?+(?:nan|inf)|[-+.\deE]++))++\s*+"""
+)
 _ADJACENT_QUOTES = re.compile("['\"]\\s*['\"]")
 _MAX_FIELD = 2**31 - 1  # csv's default limit (128 KB) refuses a long review; the file's size bounds a field
 
@@ -247,6 +251,23 @@ def _is_named(name: str, wanted: Sequence[str]) -> bool:
     return any(fnmatchcase(name, pattern) if "*" in pattern else name == pattern for pattern in wanted)
 
 
+_NUMPY_SCALARS = {"float64", "float32", "float16", "int64", "int32", "int16", "int8", "str_"}
+
+
+def _numpy_scalar(node: ast.expr) -> bool:
+    """`node` is `np.float64(<literal>)` (or another numpy scalar type), as numpy 2 prints its scalars."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in ("np", "numpy")
+        and node.func.attr in _NUMPY_SCALARS
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], (ast.Constant, ast.UnaryOp))
+    )
+
+
 def _literal_items(text: str) -> list[Any] | None:
     """The items of a flat list of strings / numbers written as JSON ('["a", "b"]') or as Python
     ("['a', 'b']", "('a', 'b')": what pandas' `to_csv` writes for list columns); else None."""
@@ -265,6 +286,8 @@ def _literal_items(text: str) -> list[Any] | None:
     items = []
     for node in tree.elts:
         sign = 1
+        if _numpy_scalar(node):  # numpy 2 writes a list of its scalars as [np.float64(0.5), np.str_('a')]
+            node = node.args[0]
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             sign, node = (-1 if isinstance(node.op, ast.USub) else 1), node.operand
             if not isinstance(node, ast.Constant) or isinstance(node.value, str):
@@ -292,6 +315,8 @@ def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool) ->
         if items is None and text.startswith("["):
             shown = text if len(text) <= 60 else text[:57] + "..."
             message = f"column {column!r}: {shown!r} looks like a list but is not a flat list of strings or numbers"
+            if _NUMPY_TEXT.fullmatch(text[1:-1]):  # what pandas' to_csv writes for a cell holding a numpy array
+                message += " (a numpy array's text, without commas: write df[column].map(list) to CSV, or use Parquet)"
             raise TableError(path, f"{message}; {LIST_HELP}", line)
     if items is None:
         items = [item.strip() for item in text.split(LIST_SEPARATOR) if item.strip()]
