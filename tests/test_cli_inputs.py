@@ -199,6 +199,7 @@ def _expected_comparison():
     [
         ([3, 1, 0, 2], "review_id", []),
         ([2, 0, 3, 1], "id", []),
+        ([2, 3, 0, 1], "Review_ID", []),
         ([1, 3, 2, 0], "review", ["--id", "review"]),  # --id: any column
     ],
 )

@@ -44,7 +44,7 @@ KEYWORD_FAMILIES = tuple(name for name, family in DECLARATIONS.items() if family
 NO_FLAG = {"sentiment", "return_per_example", "block_elements", "show_progress", "batch_size", "aspects"}
 Results = dict[str, dict[str, dict[str, float]]]
 COMPARE_LEVEL = 0.95  # the level of --compare without --ci
-ID_COLUMNS = ("review_id", "id")  # a row's example across systems, when --id names none
+ID_COLUMNS = ("review_id", "id")  # a row's example across systems (any case), when --id names none
 
 
 class UsageError(ValueError):
@@ -434,11 +434,12 @@ def _compare_dimension(
 
 
 def _id_column(table: Table, args: argparse.Namespace) -> str | None:
-    """The column identifying a row's example across systems: --id, else the first of `ID_COLUMNS` there."""
+    """The column identifying a row's example across systems: --id, else the first of `ID_COLUMNS`
+    there, in any case ("ID", "Review_ID")."""
     if args.id is not None:
         _column(table, args.id, "--id")
         return args.id
-    return next((name for name in ID_COLUMNS if name in table.columns), None)
+    return next((name for wanted in ID_COLUMNS for name in table.columns if name.lower() == wanted), None)
 
 
 def _pair_rows(
