@@ -277,6 +277,8 @@ def test_a_lone_surrogate_in_a_text_box_is_refused_naming_the_line(box):
 def test_a_lone_surrogate_in_the_aspect_boxes_is_refused():
     with pytest.raises(ValueError, match=r"^references, line 1: '\\udc00' holds a lone surrogate"):
         collect_inputs(SPACE_FAMILIES["aspect_sentiment_score"].inputs, "1", "\udc00", "a")
+    with pytest.raises(ValueError, match=r"^aspects, line 2: 'b\\ud83d' holds a lone surrogate"):
+        collect_inputs(SPACE_FAMILIES["aspect_sentiment_score"].inputs, "1, 2", "1, 2", "a\nb\ud83d")
 
 
 # --- Parquet: Arrow types and decoded size -------------------------------------------------------

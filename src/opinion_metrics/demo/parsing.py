@@ -118,8 +118,9 @@ def parse_rating_lines(text: str | None, name: str = "predictions") -> list[list
     return rows
 
 
-def parse_names(text: str | None) -> list[str]:
-    return [name.strip() for name in re.split(r"[,;\n]", text or "") if name.strip()]
+def parse_names(text: str | None, name: str = "aspects") -> list[str]:
+    """Names separated by commas, semicolons or lines (a lone surrogate refused, as in `lines`)."""
+    return [item.strip() for item in re.split(r"[,;\n]", "\n".join(lines(text, name))) if item.strip()]
 
 
 def whole_number(value: Any, label: str) -> int:
