@@ -262,6 +262,16 @@ def test_files_with_lone_surrogates_or_deep_nesting_are_refused_naming_the_line(
             assert str(caught.value).startswith(shown)
 
 
+def test_deeply_nested_values_are_checked_for_surrogates_without_recursion(tmp_path):
+    from opinion_metrics.tables import _check_texts
+
+    value = ["\ud83d"]
+    for _ in range(5000):  # deeper than the recursion limit
+        value = [value]
+    with pytest.raises(TableError, match=r"^x.jsonl, line 7: column 'predictions': '\\ud83d' holds a lone surrogate"):
+        _check_texts(tmp_path / "x.jsonl", {"predictions": [value]}, [7])
+
+
 @pytest.mark.parametrize("box", ["predictions", "references", "texts"])
 def test_a_lone_surrogate_in_a_text_box_is_refused_naming_the_line(box):
     boxes = {"predictions": "war\njedi", "references": "war\njedi", "texts": "a\nb"}

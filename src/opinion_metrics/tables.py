@@ -370,12 +370,17 @@ def _check_texts(path: Path, columns: dict[str, list[Any]], lines: list[int] | N
     JSON escape): it cannot be encoded, so it would crash whatever prints or hashes it later."""
 
     def bad(value: Any) -> str | None:
-        if isinstance(value, str):
-            return value if _SURROGATE.search(value) else None
-        if isinstance(value, (list, tuple)):
-            return next(filter(None, map(bad, value)), None)
-        if isinstance(value, dict):
-            return next(filter(None, map(bad, [*value, *value.values()])), None)
+        """The first string inside `value` holding a surrogate (a loop: values may nest ~1000 deep)."""
+        pending = [value]
+        while pending:
+            value = pending.pop()
+            if isinstance(value, str):
+                if _SURROGATE.search(value):
+                    return value
+            elif isinstance(value, (list, tuple)):
+                pending.extend(reversed(value))
+            elif isinstance(value, dict):
+                pending.extend(reversed([*value, *value.values()]))
         return None
 
     def refuse(text: str, where: str, line: int | None) -> None:
