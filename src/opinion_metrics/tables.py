@@ -25,6 +25,8 @@ LIST_HELP = f'write a list cell as items separated by \'{LIST_SEPARATOR}\' (a; b
 SUPPORTED = ".jsonl, .json, .csv, .tsv (or .gz of those), .parquet, or a datasets folder"
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Where JSON can write one (CSV, Parquet and Arrow texts are decoded strictly and cannot hold one).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # The inside of numpy's repr of a 1-d array: quoted strings or numbers separated by blanks only.
 _NUMPY_TEXT = re.compile(
     r"""\s*+(?:'[^'\\]*+'|"[^"\\]*+"|[-+]?+(?:nan|inf)|[-+.\deE]++)(?:\s++(?:'[^'\\]*+'|"[^"\\]*+"|[-+]?+(?:nan|inf)|[-+.\deE]++))++\s*+"""
@@ -166,10 +168,12 @@ def _records_to_columns(records: list[dict[str, Any]]) -> dict[str, list[Any]]:
 
 
 def _read_jsonl(path: Path) -> tuple[dict[str, list[Any]], list[int]]:
-    records, lines = [], []
+    records, lines, escaped = [], [], []  # escaped: the rows whose line may hold a surrogate
     for number, line in _text_lines(path):
         if not line.strip():
             continue
+        if _SURROGATE_ESCAPE.search(line):
+            escaped.append(len(records))
         try:
             record = json.loads(line, object_pairs_hook=_object)
         except _DuplicateKey as error:
@@ -183,11 +187,24 @@ def _read_jsonl(path: Path) -> tuple[dict[str, list[Any]], list[int]]:
             raise TableError(path, f"expected a JSON object (one row per line), got {_kind(record)}", number)
         records.append(record)
         lines.append(number)
-    return _records_to_columns(records), lines
+    columns = _records_to_columns(records)
+    if escaped:
+        suspects = {name: [values[row] for row in escaped] for name, values in columns.items()}
+        _check_texts(path, suspects, [lines[row] for row in escaped])
+    return columns, lines
 
 
 def _read_json(path: Path) -> tuple[dict[str, list[Any]], list[int] | None]:
-    value, lines = _parse_json(path, "".join(line for _, line in _text_lines(path)))
+    text = "".join(line for _, line in _text_lines(path))
+    value, lines = _parse_json(path, text)
+    columns, lines = _json_columns(path, value, lines)
+    if _SURROGATE_ESCAPE.search(text):
+        _check_texts(path, columns, lines)
+    return columns, lines
+
+
+def _json_columns(path: Path, value: Any, lines: list[int] | None) -> tuple[dict[str, list[Any]], list[int] | None]:
+    """The columns of a parsed JSON file: a list of row objects, or an object of columns."""
     expected = "expected a list of row objects or an object mapping each column to a list"
     if lines is not None:
         for item, line in zip(value, lines):
@@ -442,7 +459,6 @@ def read_table(path: Path, list_columns: Sequence[str] = (), number_columns: Seq
     except OSError as error:
         raise TableError(path, f"cannot read it ({error.strerror or error})", usage=True) from None
     check_column_lengths(path, columns)
-    _check_texts(path, columns, lines)
     return Table(path, columns, lines)
 
 
