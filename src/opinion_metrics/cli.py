@@ -8,7 +8,7 @@
 
 --ci 0.95 prints each value with its 95% bootstrap interval, `value [low, high]` (error bars in
 --plot; the --output JSON has flat <key>_ci_low / <key>_ci_high keys). --compare BASE prints, per
-other model and key, the difference from BASE with its interval and p-value (paired by position,
+other model and key, the difference from BASE with its interval and p-value (paired by --id, else by position,
 `*` where p < 1 - --ci). --presence all,present,absent prints one row per model and view.
 
 Exit status: 0 done, 1 the data cannot be evaluated, 2 a mistake in the command line.
@@ -19,8 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
+import secrets
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -41,6 +44,7 @@ KEYWORD_FAMILIES = tuple(name for name, family in DECLARATIONS.items() if family
 NO_FLAG = {"sentiment", "return_per_example", "block_elements", "show_progress", "batch_size", "aspects"}
 Results = dict[str, dict[str, dict[str, float]]]
 COMPARE_LEVEL = 0.95  # the level of --compare without --ci
+ID_COLUMNS = ("review_id", "id")  # a row's example across systems (any case), when --id names none
 
 
 class UsageError(ValueError):
@@ -141,9 +145,14 @@ class _Speaker:
 
 def _models(table: Table, args: argparse.Namespace) -> dict[str, tuple[str, str]]:
     """{model: (predictions column, scores column)}: one entry per column matching a
-    `--predictions` pattern such as 'keywords_*' (the '*' part names the model), else one."""
-    scores = args.scores or "scores"
-    if "*" not in args.predictions:
+    `--predictions` pattern such as 'keywords_*' (the '*' part names the model), else one.
+    A pattern's scores follow it ('scores_*' unless --scores says otherwise): one model never
+    reads another's scores, and no choice of columns reads the gold lists as predictions."""
+    several = "*" in args.predictions
+    scores = args.scores or ("scores_*" if several else "scores")
+    if not args.predictions:
+        raise UsageError("--predictions is empty: name the column of predicted keyword lists")
+    if not several:
         models = {"": (args.predictions, scores)}
     elif args.predictions.count("*") > 1 or scores.count("*") > 1:
         raise UsageError("--predictions and --scores take at most one '*' each")
@@ -154,6 +163,20 @@ def _models(table: Table, args: argparse.Namespace) -> dict[str, tuple[str, str]
         if not models:
             columns = ", ".join(table.columns)
             raise UsageError(f"--predictions {args.predictions!r} matches no column of {table.path.name} ({columns})")
+        if len(models) > 1 and "*" not in scores:
+            raise UsageError(
+                f"--scores {scores!r} is one column for {len(models)} models; give a pattern such as "
+                f"'scores_*' so that each model has its own scores column"
+            )
+    for model, (predictions, score_column) in models.items():
+        if predictions == args.references:
+            where = f" (model {model!r})" if model else ""
+            raise UsageError(
+                f"--predictions {args.predictions!r} selects the gold column {predictions!r}{where}: "
+                "the gold lists would be scored against themselves; name the predictions' column"
+            )
+        if score_column == predictions:
+            raise UsageError(f"--scores {score_column!r} is the predictions' column; name the scores' column")
     if args.scores is not None:  # named by the user: it must be there
         for _, score_column in models.values():
             _column(table, score_column, "--scores")
@@ -176,6 +199,10 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
         options["presence"] = subset.presence
     if family == "aspect_sentiment_score":
         aspects = _aspects(table, args)
+        if not args.prediction_prefix:
+            raise UsageError(
+                "--prediction-prefix is empty: the predicted columns would be the gold ones; give their prefix"
+            )
         for aspect in aspects:
             _column(table, aspect, "--aspects")
             _column(table, args.prediction_prefix + aspect, "--prediction-prefix")
@@ -191,7 +218,10 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
     scores = None  # only the weighted family reads scores (pooling checks them)
     if family == "weighted_keyword_prf":
         if score_column not in table.columns:
-            raise UsageError(f"weighted_keyword_prf needs a scores column: {score_column!r} not found; use --scores")
+            model = f" for model {subset.model!r}" if subset.model else ""
+            raise UsageError(
+                f"weighted_keyword_prf needs a scores column{model}: {score_column!r} not found; use --scores"
+            )
         scores = [table.columns[score_column][i] for i in rows]
     if args.group:
         groups = _column(table, args.group, "--group")
@@ -300,12 +330,12 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
     n = len(next(iter(table.columns.values()), []))
     if n == 0:
         raise ValueError(f"{table.path.name}: no rows to evaluate")
-    by_value: dict[str, list[int]] = {"": list(range(n))}
-    if args.by:
-        by_value = {}
-        for index, value in enumerate(_column(table, args.by, "--by")):
-            by_value.setdefault(str(value), []).append(index)
+    by_value = _by_values(table, args) if args.by else {"": list(range(n))}
     compare = _compare_dimension(args, models, by_value)
+    if compare is not None and compare[0] == "value":
+        by_value = _pair_rows(table, args, by_value, compare[1])
+    elif args.id is not None:
+        raise UsageError("--id pairs the rows of --compare by --by value: it needs --compare and --by")
     presences = _presences(args)
     runs = []  # (result name, family, subset)
     for model, columns in models.items():
@@ -339,6 +369,25 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
                 compared = _compare(family, a, b, args)
             evaluation.comparisons.setdefault(name, {})[family] = compared
     return evaluation
+
+
+def _by_values(table: Table, args: argparse.Namespace) -> dict[str, list[int]]:
+    """{value of --by: its rows}; every row needs a value, and two values may not print alike (1 and "1")."""
+    by_value: dict[str, list[int]] = {}
+    first: dict[str, tuple[Any, int]] = {}
+    for row, value in enumerate(_column(table, args.by, "--by")):
+        if value is None or isinstance(value, (list, dict)) or value == "":
+            shown = "empty" if value in (None, "") else ("a list" if isinstance(value, list) else "an object")
+            raise ValueError(f"--by {args.by}: {table.location(row)} is {shown}; give every row a value")
+        name = str(value)
+        earlier, earlier_row = first.setdefault(name, (value, row))
+        if type(earlier) is not type(value):
+            raise ValueError(
+                f"--by {args.by}: {earlier!r} ({table.location(earlier_row)}) and {value!r} ({table.location(row)}) "
+                "would be one group; write the values alike"
+            )
+        by_value.setdefault(name, []).append(row)
+    return by_value
 
 
 @contextmanager
@@ -384,6 +433,56 @@ def _compare_dimension(
     return dimension, args.compare
 
 
+def _id_column(table: Table, args: argparse.Namespace) -> str | None:
+    """The column identifying a row's example across systems: --id, else the first of `ID_COLUMNS`
+    there, in any case ("ID", "Review_ID")."""
+    if args.id is not None:
+        _column(table, args.id, "--id")
+        return args.id
+    return next((name for wanted in ID_COLUMNS for name in table.columns if name.lower() == wanted), None)
+
+
+def _pair_rows(
+    table: Table, args: argparse.Namespace, by_value: dict[str, list[int]], base: str
+) -> dict[str, list[int]]:
+    """Each --by value's rows in the order of the base's, matched by the id column when there is
+    one (each id once per system, the same ids in every system); else left in file order."""
+    column = _id_column(table, args)
+    if column is None:
+        return by_value
+    ids = table.columns[column]
+
+    def rows_by_id(value: str) -> dict[Any, int]:
+        found: dict[Any, int] = {}
+        for row in by_value[value]:
+            key = ids[row]
+            if isinstance(key, bool) or not isinstance(key, (str, int)):
+                raise ValueError(f"{column}: {table.location(row)} must be a string or an integer, got {key!r}")
+            if found.setdefault(key, row) != row:
+                where = f"{table.location(found[key])} and {table.location(row)}"
+                raise ValueError(
+                    f"{column} {key!r} appears twice for {args.by} {value!r} ({where}); "
+                    f"systems are paired by {column}: keep one row per {column} and system"
+                )
+        return found
+
+    base_rows = rows_by_id(base)
+    paired = {}
+    for value in by_value:
+        found = rows_by_id(value)
+        for one, other in ((base_rows, found), (found, base_rows)):
+            lone = next((key for key in one if key not in other), None)
+            if lone is not None:
+                has, lacks = (base, value) if one is base_rows else (value, base)
+                raise ValueError(
+                    f"cannot compare {args.by} {value!r} with {base!r}: {column} {lone!r} "
+                    f"({table.location(one[lone])}) has no row for {args.by} {lacks!r}, only for {has!r}; "
+                    f"systems are paired by {column}"
+                )
+        paired[value] = [found[key] for key in base_rows]
+    return paired
+
+
 def _check_pairs(
     a: dict[str, Any],
     b: dict[str, Any],
@@ -392,9 +491,13 @@ def _check_pairs(
     systems: tuple[str, str],
     args: argparse.Namespace,
 ) -> None:
-    """Example i of system b pairs with example i of system a: same count, same references and texts."""
+    """Example i of system b pairs with example i of system a (by id or by position, `_pair_rows`):
+    same count, same references, and the same review texts (--texts, else review) where the file has them."""
     what = args.by if "*" not in args.predictions else "model"
-    pairing = f"examples are paired by position within each {what}'s rows"
+    column = _id_column(examples_a.table, args) if what != "model" else None
+    pairing = (
+        f"examples are paired by {column}" if column else f"examples are paired by position within each {what}'s rows"
+    )
     count_a, count_b = len(a["predictions"]), len(b["predictions"])
     if count_a != count_b:
         unit = "row" if examples_a.pooled is None else f"{args.group} group"
@@ -402,18 +505,24 @@ def _check_pairs(
             f"cannot compare {what} {systems[1]!r} with {systems[0]!r}: {systems[0]!r} has {count_a} "
             f"{unit}{'s' * (count_a != 1)}, {systems[1]!r} has {count_b}; {pairing}"
         )
-    for side, values_a, values_b in (
-        ("references", a.get("references"), b.get("references")),
-        ("texts", a["options"].get("texts"), b["options"].get("texts")),
-    ):
-        if values_a is None or values_b is None or values_a == values_b:
-            continue
-        index = next(i for i, (x, y) in enumerate(zip(values_a, values_b)) if x != y)
+    gold_a, gold_b = a.get("references"), b.get("references")
+    if gold_a is not None and gold_b is not None and gold_a != gold_b:
+        index = next(i for i, (x, y) in enumerate(zip(gold_a, gold_b)) if x != y)
+        place_a, place_b = examples_a.locate("predictions", index), examples_b.locate("predictions", index)
         raise ValueError(
-            f"cannot compare {what} {systems[1]!r} with {systems[0]!r}: their {side} differ at "
-            f"{examples_b.locate('predictions', index)} ({systems[1]!r}) and "
-            f"{examples_a.locate('predictions', index)} ({systems[0]!r}); {pairing}"
+            f"cannot compare {what} {systems[1]!r} with {systems[0]!r}: their references differ at "
+            f"{place_b} ({systems[1]!r}) and {place_a} ({systems[0]!r}); {pairing}"
         )
+    texts = examples_a.table.columns.get(args.texts or "review")
+    if texts is not None and len(examples_a.rows) == len(examples_b.rows):
+        pairs = zip(examples_a.rows, examples_b.rows)
+        row_a, row_b = next(((x, y) for x, y in pairs if texts[x] != texts[y]), (None, None))
+        if row_a is not None:
+            raise ValueError(
+                f"cannot compare {what} {systems[1]!r} with {systems[0]!r}: their texts differ at "
+                f"{examples_b.table.location(row_b)} ({systems[1]!r}) and {examples_a.table.location(row_a)} "
+                f"({systems[0]!r}); {pairing}"
+            )
 
 
 def _compare(family: str, a: dict[str, Any], b: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
@@ -566,7 +675,7 @@ def results_figure(results: Results, title: str = "") -> Any:
 
 
 def plot_results(results: Results, path: Path, title: str = "") -> None:
-    """Save `results_figure` as a PNG."""
+    """Save `results_figure` (PNG, SVG, PDF, ...: the format of `path`'s extension)."""
     figure = results_figure(results, title)
     import matplotlib.pyplot as plt
 
@@ -731,6 +840,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     columns.add_argument("--group", metavar="COLUMN", help="pool by this column before evaluating (e.g. the movie)")
     columns.add_argument(
+        "--id",
+        metavar="COLUMN",
+        help="with --compare and --by: pair the systems' rows by this column (default: review_id or id, where there; "
+        "else by position)",
+    )
+    columns.add_argument(
         "--gold", type=Path, metavar="FILE", help="a separate file of gold lists, joined on --gold-key"
     )
     columns.add_argument(
@@ -758,7 +873,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BASE",
         help="compare every other model with BASE (a model of a '*' --predictions pattern, else a --by value): "
         "per key the difference, its --ci interval (default 0.95) and p-value, '*' where significant at the "
-        "level 1 - --ci; example i of a model pairs with example i of BASE (same references); with --output "
+        "level 1 - --ci; rows pair by --id (review_id or id, where there), else example i with example i of "
+        "BASE (same references and texts); with --output "
         "the JSON holds {results, comparison}",
     )
     comparison.add_argument(
@@ -768,42 +884,101 @@ def build_parser() -> argparse.ArgumentParser:
     )
     output = parser.add_argument_group("output")
     output.add_argument("--output", type=Path, metavar="FILE", help="also write the results as JSON")
-    output.add_argument("--plot", type=Path, metavar="FILE", help="also draw the results as a PNG (needs matplotlib)")
+    output.add_argument(
+        "--plot", type=Path, metavar="FILE", help="also draw the results: .png, .svg, .pdf, ... (needs matplotlib)"
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
 
+def plot_formats() -> dict[str, str]:
+    """The file extensions --plot can write ({"png": "Portable Network Graphics", ...})."""
+    import matplotlib  # noqa: F401  (ImportError here when matplotlib is missing)
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return FigureCanvasBase.get_supported_filetypes()
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """`a` and `b` name the same file or folder (after links), or `a` lies inside folder `b`."""
+    try:
+        if a.exists() and b.exists() and a.samefile(b):
+            return True
+    except OSError:
+        pass
+    resolved, folder = a.resolve(), b.resolve()
+    return resolved == folder or (b.is_dir() and folder in resolved.parents)
+
+
+def check_not_input(path: Path, option: str, inputs: Sequence[tuple[Path, str]]) -> None:
+    """Fail before any work if `path` is one of the `inputs` ((path, what)), or lies in an input folder."""
+    for given, what in inputs:
+        if _same_file(path, given):
+            raise UsageError(f"{option} {path} is the input {what} {given}; writing there would destroy it")
+
+
 def check_output(path: Path, option: str) -> None:
-    """Fail before any work if `path` cannot be written (its folder missing or read-only)."""
+    """Fail before any work if `path` cannot be written (a folder, its folder missing or
+    read-only). Nothing is created."""
     if path.is_dir():
         raise UsageError(f"{option} {path}: is a folder; give a file name")
     if not path.parent.is_dir():
         raise UsageError(f"{option} {path}: the folder {path.parent} does not exist")
-    existed = path.exists()
+    target = path.resolve()
     try:
-        with open(path, "a", encoding="utf-8"):
-            pass
+        if path.exists() and not path.is_file():  # /dev/stdout, a pipe: written in place
+            if not os.access(path, os.W_OK):
+                raise PermissionError(13, "Permission denied")
+        else:
+            with tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"):
+                pass
     except OSError as error:
         raise UsageError(f"{option} {path}: cannot write there ({error.strerror})") from None
-    if not existed:
-        path.unlink()
+    if path.is_file() and not os.access(path, os.W_OK):
+        raise UsageError(f"{option} {path}: cannot write there (the file is read-only)")
+
+
+def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
+    """`write(temporary)` to a file in the folder of `path` (of the file it links to), then
+    rename it over that file: a write that fails (disk full, an error while drawing) leaves the
+    old file whole. Something that is not a file (/dev/stdout, a pipe) is written in place."""
+    if path.exists() and not path.is_file():
+        write(path)
+        return
+    target = path.resolve()
+    temporary = target.parent / f".{target.name}.{secrets.token_hex(6)}{target.suffix}"
+    with open(temporary, "x"):  # a new file's mode as the umask says, like a plain write
+        pass
+    try:
+        write(temporary)
+        if target.exists():
+            os.chmod(temporary, target.stat().st_mode & 0o7777)
+        os.replace(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.output is not None and args.plot is not None and args.output.resolve() == args.plot.resolve():
+        if args.output is not None and args.plot is not None and _same_file(args.output, args.plot):
             raise UsageError(f"--output and --plot name the same file {args.output}; give two files")
-        for path, option in ((args.output, "--output"), (args.plot, "--plot")):
-            if path is not None:
-                check_output(path, option)
         if args.plot is not None:
             try:
-                import matplotlib  # noqa: F401
+                formats = plot_formats()
             except ImportError:
                 raise UsageError("--plot needs matplotlib: pip install matplotlib") from None
-        numbers = [args.scores or "scores", *([args.prediction_sentiments] if args.prediction_sentiments else [])]
+        inputs = [(args.file, "file")] + ([(args.gold, "--gold file")] if args.gold is not None else [])
+        for path, option in ((args.output, "--output"), (args.plot, "--plot")):
+            if path is not None:
+                check_not_input(path, option, inputs)
+                check_output(path, option)
+        if args.plot is not None and args.plot.suffix.lower().lstrip(".") not in formats:
+            supported = ", ".join(f".{name}" for name in sorted(formats))
+            raise UsageError(f"--plot {args.plot}: give a file name ending in one of {supported}")
+        scores = args.scores or ("scores_*" if "*" in args.predictions else "scores")  # as _models reads them
+        numbers = [scores, *([args.prediction_sentiments] if args.prediction_sentiments else [])]
         table = read_table(args.file, [args.predictions, args.references], numbers)
         evaluation = evaluate_table(table, args, _Speaker(parser))
     except (ValueError, ImportError) as error:
@@ -820,16 +995,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n" + format_comparisons(evaluation, args.compare, labels, args.compare_method, level))
         comparison = {"base": args.compare, "method": args.compare_method, "confidence_level": level}
         written = {"results": results, "comparison": {**comparison, "differences": evaluation.comparisons}}
-    try:
-        if args.output:
-            args.output.write_text(json.dumps(written, indent=2) + "\n", encoding="utf-8")
-            print(f"\nwrote {args.output}")
-        if args.plot:
-            subsets = f" ({label}: {', '.join(results)})" if label else ""
-            plot_results(results, args.plot, f"{args.file.name}{subsets}")
-            print(f"wrote {args.plot}")
-    except OSError as error:  # the folder vanished or filled up since the check
-        return _report(ValueError(f"cannot write {error.filename}: {error.strerror}"))
+    outputs = []  # (path, write)
+    if args.output:
+        text = json.dumps(written, indent=2) + "\n"
+        outputs.append((args.output, lambda path: path.write_text(text, encoding="utf-8")))
+    if args.plot:
+        subsets = f" ({label}: {', '.join(results)})" if label else ""
+        outputs.append((args.plot, lambda path: plot_results(results, path, f"{args.file.name}{subsets}")))
+    for target, write in outputs:
+        try:
+            write_atomically(target, write)
+        except OSError as error:  # the folder vanished or filled up since the check
+            return _report(ValueError(f"cannot write {target}: {error.strerror}"))
+        print(("\n" if target is args.output else "") + f"wrote {target}")
     return 0
 
 

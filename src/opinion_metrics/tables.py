@@ -6,11 +6,14 @@ editors count) where known, and what was expected."""
 
 from __future__ import annotations
 
+import ast
 import codecs
 import csv
 import gzip
+import io
 import json
 import re
+import tokenize
 import zlib
 from collections.abc import Iterator, Sequence
 from fnmatch import fnmatchcase
@@ -18,8 +21,18 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 LIST_SEPARATOR = ";"
+LIST_HELP = f'write a list cell as items separated by \'{LIST_SEPARATOR}\' (a; b) or as a JSON list (["a", "b"])'
 SUPPORTED = ".jsonl, .json, .csv, .tsv (or .gz of those), .parquet, or a datasets folder"
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Where JSON can write one (CSV, Parquet and Arrow texts are decoded strictly and cannot hold one).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# The inside of numpy's repr of a 1-d array: quoted strings or numbers separated by blanks only.
+_NUMPY_TEXT = re.compile(
+    r"""\s*+(?:'[^'\\]*+'|"[^"\\]*+"|[-+]?+(?:nan|inf)|[-+.\deE]++)(?:\s++(?:'[^'\\]*+'|"[^"\\]*+"|[-+]?+(?:nan|inf)|[-+.\deE]++))++\s*+"""
+)
+_ADJACENT_QUOTES = re.compile("['\"]\\s*['\"]")
+_MAX_FIELD = 2**31 - 1  # csv's default limit (128 KB) refuses a long review; the file's size bounds a field
 
 
 class TableError(ValueError):
@@ -32,15 +45,20 @@ class TableError(ValueError):
 
 
 class Table(NamedTuple):
-    """The columns of a file, and the 1-based line of each row where the format has lines."""
+    """The columns of a file, and the 1-based line of each row where the format has lines;
+    for some of a file's rows (one system's), `rows` holds their 0-based rows in the file."""
 
     path: Path
     columns: dict[str, list[Any]]
     lines: list[int] | None
+    rows: list[int] | None = None
 
     def location(self, row: int) -> str:
         """Where row `row` (0-based) is in the file, as its user sees it: 'line 3 of x.jsonl'."""
-        place = f"line {self.lines[row]}" if self.lines is not None else f"row {row + 1}"
+        if self.lines is not None:
+            place = f"line {self.lines[row]}"
+        else:
+            place = f"row {(self.rows[row] if self.rows is not None else row) + 1}"
         return f"{place} of {self.path.name}"
 
 
@@ -77,7 +95,9 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
                         path, f"not UTF-8 text (byte 0x{byte:02x}); save the file as UTF-8", number
                     ) from None
                 if "\x00" in line:
-                    raise TableError(path, "binary data (a NUL byte); expected a text file", number)
+                    utf16 = line.count("\x00") * 3 >= len(line)  # every other byte: UTF-16 without a BOM
+                    found = "UTF-16 text without a BOM; save the file as UTF-8" if utf16 else "binary data (a NUL byte)"
+                    raise TableError(path, f"{found}; expected a text file", number)
                 yield number, line
     except (EOFError, OSError, zlib.error) as error:
         if not compressed:
@@ -85,15 +105,36 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise TableError(path, f"corrupt gzip data ({error}); expected a complete .gz file", number + 1) from None
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key given twice is refused (json keeps the last value silently)."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise _DuplicateKey(f"key {twice!r} appears twice in one object; keep one")
+    return found
+
+
+_TOO_DEEP = "JSON nested too deeply (thousands of brackets); a row holds lists of keywords, not deeper structures"
+
+
 def _parse_json(path: Path, text: str) -> tuple[Any, list[int] | None]:
     """The parsed JSON, and for an array the line on which each item starts."""
     position = _JSON_SPACE.match(text).end()
     if not text.startswith("[", position):
         try:
-            return json.loads(text), None
+            return json.loads(text, object_pairs_hook=_object), None
+        except _DuplicateKey as error:
+            raise TableError(path, str(error), 1) from None
         except json.JSONDecodeError as error:
             raise TableError(path, f"invalid JSON ({error.msg}, column {error.colno})", error.lineno) from None
-    decoder, items, lines, line, counted = json.JSONDecoder(), [], [], 1, 0
+        except RecursionError:
+            raise TableError(path, _TOO_DEEP, 1) from None
+    decoder, items, lines, line, counted = json.JSONDecoder(object_pairs_hook=_object), [], [], 1, 0
     position = _JSON_SPACE.match(text, position + 1).end()
     done = text.startswith("]", position)
     if done:
@@ -102,8 +143,12 @@ def _parse_json(path: Path, text: str) -> tuple[Any, list[int] | None]:
         line, counted = line + text.count("\n", counted, position), position
         try:
             item, end = decoder.raw_decode(text, position)
+        except _DuplicateKey as error:
+            raise TableError(path, str(error), line) from None
         except json.JSONDecodeError as error:
             raise TableError(path, f"invalid JSON ({error.msg}, column {error.colno})", error.lineno) from None
+        except RecursionError:
+            raise TableError(path, _TOO_DEEP, line) from None
         items.append(item)
         lines.append(line)
         position = _JSON_SPACE.match(text, end).end()
@@ -123,24 +168,43 @@ def _records_to_columns(records: list[dict[str, Any]]) -> dict[str, list[Any]]:
 
 
 def _read_jsonl(path: Path) -> tuple[dict[str, list[Any]], list[int]]:
-    records, lines = [], []
+    records, lines, escaped = [], [], []  # escaped: the rows whose line may hold a surrogate
     for number, line in _text_lines(path):
         if not line.strip():
             continue
+        if _SURROGATE_ESCAPE.search(line):
+            escaped.append(len(records))
         try:
-            record = json.loads(line)
+            record = json.loads(line, object_pairs_hook=_object)
+        except _DuplicateKey as error:
+            raise TableError(path, str(error), number) from None
         except json.JSONDecodeError as error:
             message = f"invalid JSON ({error.msg}, column {error.colno}); expected one JSON object per line"
             raise TableError(path, message, number) from None
+        except RecursionError:
+            raise TableError(path, _TOO_DEEP, number) from None
         if not isinstance(record, dict):
             raise TableError(path, f"expected a JSON object (one row per line), got {_kind(record)}", number)
         records.append(record)
         lines.append(number)
-    return _records_to_columns(records), lines
+    columns = _records_to_columns(records)
+    if escaped:
+        suspects = {name: [values[row] for row in escaped] for name, values in columns.items()}
+        _check_texts(path, suspects, [lines[row] for row in escaped])
+    return columns, lines
 
 
 def _read_json(path: Path) -> tuple[dict[str, list[Any]], list[int] | None]:
-    value, lines = _parse_json(path, "".join(line for _, line in _text_lines(path)))
+    text = "".join(line for _, line in _text_lines(path))
+    value, lines = _parse_json(path, text)
+    columns, lines = _json_columns(path, value, lines)
+    if _SURROGATE_ESCAPE.search(text):
+        _check_texts(path, columns, lines)
+    return columns, lines
+
+
+def _json_columns(path: Path, value: Any, lines: list[int] | None) -> tuple[dict[str, list[Any]], list[int] | None]:
+    """The columns of a parsed JSON file: a list of row objects, or an object of columns."""
     expected = "expected a list of row objects or an object mapping each column to a list"
     if lines is not None:
         for item, line in zip(value, lines):
@@ -151,11 +215,17 @@ def _read_json(path: Path) -> tuple[dict[str, list[Any]], list[int] | None]:
         raise TableError(path, f"{expected}, got {_kind(value)}", 1)
     for name, column in value.items():
         if not isinstance(column, list):
-            raise TableError(path, f"{expected}; column {name!r} is {_kind(column)}, not a list")
+            hint = (
+                "; from pandas, write df.to_json(path, orient='records', lines=True)"
+                if isinstance(column, dict)
+                else ""
+            )
+            raise TableError(path, f"{expected}; column {name!r} is {_kind(column)}, not a list{hint}")
     return value, None
 
 
 def _read_delimited(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], list[int]]:
+    csv.field_size_limit(max(csv.field_size_limit(), _MAX_FIELD))  # a long review is one field
     reader = csv.reader((line for _, line in _text_lines(path)), delimiter=delimiter)
     header: list[str] | None = None
     rows: list[list[str]] = []
@@ -198,19 +268,87 @@ def _is_named(name: str, wanted: Sequence[str]) -> bool:
     return any(fnmatchcase(name, pattern) if "*" in pattern else name == pattern for pattern in wanted)
 
 
-def _split_cell(value: Any) -> Any:
-    """A CSV cell holding a list: "a; b; c" -> ["a", "b", "c"] (empty cell: [])."""
-    if isinstance(value, str):
-        return [item.strip() for item in value.split(LIST_SEPARATOR) if item.strip()]
-    return value
+_NUMPY_SCALARS = {"float64", "float32", "float16", "int64", "int32", "int16", "int8", "str_"}
 
 
-def _parse_numbers(path: Path, values: list[str], line: int, column: str) -> list[float]:
+def _numpy_scalar(node: ast.expr) -> bool:
+    """`node` is `np.float64(<literal>)` (or another numpy scalar type), as numpy 2 prints its scalars."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in ("np", "numpy")
+        and node.func.attr in _NUMPY_SCALARS
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], (ast.Constant, ast.UnaryOp))
+    )
+
+
+def _literal_items(text: str) -> list[Any] | None:
+    """The items of a flat list of strings / numbers written as JSON ('["a", "b"]') or as Python
+    ("['a', 'b']", "('a', 'b')": what pandas' `to_csv` writes for list columns); else None."""
     try:
-        return [float(value) for value in values]
-    except ValueError:
-        message = f"column {column!r}: expected numbers separated by '{LIST_SEPARATOR}', got {';'.join(values)!r}"
-        raise TableError(path, message, line) from None
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    else:
+        return value if isinstance(value, list) and all(type(v) in (str, int, float) for v in value) else None
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(tree, (ast.List, ast.Tuple)):
+        return None
+    items = []
+    for node in tree.elts:
+        sign = 1
+        if _numpy_scalar(node):  # numpy 2 writes a list of its scalars as [np.float64(0.5), np.str_('a')]
+            node = node.args[0]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            sign, node = (-1 if isinstance(node.op, ast.USub) else 1), node.operand
+            if not isinstance(node, ast.Constant) or isinstance(node.value, str):
+                return None
+        if not isinstance(node, ast.Constant) or type(node.value) not in (str, int, float):
+            return None
+        items.append(node.value * sign if sign < 0 else node.value)
+    if not _ADJACENT_QUOTES.search(text):  # no two string literals side by side: nothing concatenated
+        return items
+    try:  # 'a' 'b' is one string to Python: numpy's "['a' 'b']" must not read as ['ab']
+        strings = sum(token.type == tokenize.STRING for token in tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return items if strings == sum(isinstance(item, str) for item in items) else None
+
+
+def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool) -> Any:
+    """A CSV cell holding a list: "a; b; c", a JSON or Python list literal, or empty ([])."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    items = None
+    if text.startswith("[") and text.endswith("]") or text.startswith("(") and text.endswith(")"):
+        items = _literal_items(text)
+        if items is None and text.startswith("["):
+            shown = text if len(text) <= 60 else text[:57] + "..."
+            message = f"column {column!r}: {shown!r} looks like a list but is not a flat list of strings or numbers"
+            if _NUMPY_TEXT.fullmatch(text[1:-1]):  # what pandas' to_csv writes for a cell holding a numpy array
+                message += " (a numpy array's text, without commas: write df[column].map(list) to CSV, or use Parquet)"
+            raise TableError(path, f"{message}; {LIST_HELP}", line)
+    if items is None:
+        items = [item.strip() for item in text.split(LIST_SEPARATOR) if item.strip()]
+        if numbers:
+            try:
+                return [float(item) for item in items]
+            except ValueError:
+                message = f"column {column!r}: expected numbers separated by '{LIST_SEPARATOR}', got {text!r}"
+                raise TableError(path, message, line) from None
+    elif numbers and not all(isinstance(item, (int, float)) for item in items):
+        message = (
+            f"column {column!r}: expected a list of numbers, got {text if len(text) <= 60 else text[:57] + '...'!r}"
+        )
+        raise TableError(path, message, line)
+    return items
 
 
 def _read_folder(path: Path) -> dict[str, list[Any]]:
@@ -238,8 +376,43 @@ def _read_parquet(path: Path) -> dict[str, list[Any]]:
 
     try:
         return parquet.read_table(path).to_pydict()
+    except UnicodeDecodeError:
+        raise TableError(path, "a text column holds bytes that are not UTF-8; save its texts as UTF-8") from None
     except (pyarrow.ArrowException, OSError) as error:
         raise TableError(path, f"not a readable Parquet file ({error})") from None
+
+
+def _check_texts(path: Path, columns: dict[str, list[Any]], lines: list[int] | None) -> None:
+    """No string holds a lone surrogate ("\\ud83d": half of an emoji, from a truncated text or a
+    JSON escape): it cannot be encoded, so it would crash whatever prints or hashes it later."""
+
+    def bad(value: Any) -> str | None:
+        """The first string inside `value` holding a surrogate (a loop: values may nest ~1000 deep)."""
+        pending = [value]
+        while pending:
+            value = pending.pop()
+            if isinstance(value, str):
+                if _SURROGATE.search(value):
+                    return value
+            elif isinstance(value, (list, tuple)):
+                pending.extend(reversed(value))
+            elif isinstance(value, dict):
+                pending.extend(reversed([*value, *value.values()]))
+        return None
+
+    def refuse(text: str, where: str, line: int | None) -> None:
+        at = _SURROGATE.search(text).start()
+        shown = repr(text[max(0, at - 20) : at + 20])
+        raise TableError(path, f"{where}: {shown} holds a lone surrogate (half of an emoji, a truncated text?)", line)
+
+    for name, values in columns.items():
+        if bad(name):
+            refuse(name, "a column name", None)
+        for row, value in enumerate(values):
+            found = bad(value)
+            if found is not None:
+                where = f"column {name!r}" if lines is not None else f"row {row + 1}, column {name!r}"
+                refuse(found, where, lines[row] if lines is not None else None)
 
 
 def check_column_lengths(path: Path, columns: dict[str, list[Any]]) -> None:
@@ -267,10 +440,9 @@ def _read(
     elif suffix in (".csv", ".tsv"):
         columns, lines = _read_delimited(path, "\t" if suffix == ".tsv" else ",")
         for name, values in columns.items():
-            if _is_named(name, number_columns):
-                columns[name] = [_parse_numbers(path, _split_cell(v), line, name) for v, line in zip(values, lines)]
-            elif _is_named(name, list_columns):
-                columns[name] = [_split_cell(value) for value in values]
+            numbers = _is_named(name, number_columns)
+            if numbers or _is_named(name, list_columns):
+                columns[name] = [_list_cell(path, v, line, name, numbers) for v, line in zip(values, lines)]
     else:
         raise TableError(path, f"unsupported kind of file; use {SUPPORTED}", usage=True)
     return columns, lines

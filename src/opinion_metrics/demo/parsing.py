@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import families as declared
 from ..aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from ..tables import Table, rating_rows, read_table
 from ..validation import check_same_length
@@ -25,38 +26,72 @@ UPLOAD_TYPES = [".csv", ".tsv", ".jsonl", ".json", ".parquet", ".gz"]
 UPLOAD_LIMITS = f"up to {MAX_UPLOAD_MB} MB, {MAX_EXPANDED_MB} MB once decompressed"
 # The tourism data's Vietnamese column names, read as the default English aspects.
 ASPECT_ALIASES = dict(zip(DEFAULT_ASPECTS, VIETNAMESE_COLUMNS))
-# "keyword (0.8)": a trailing number in parentheses is a score; other parentheses stay.
-_SCORED = re.compile(r"^(?P<keyword>.*?)\s*\((?P<score>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\)\s*$")
+# The characters of a score in "keyword (0.8)" (a decimal number, no nan / inf / underscores).
+_NUMBER_CHARACTERS = frozenset("0123456789+-.eE")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# A column naming the system of each row of an upload (several systems' predictions in one file).
+SYSTEM_COLUMNS = ("model", "system")
 _CHUNK = 1 << 20
+# Parquet uploads: at most this many values (rows, list items), each counted as _VALUE_BYTES.
+MAX_VALUES = 5_000_000
+_VALUE_BYTES = 8
 
 
-def lines(text: str | None) -> list[str]:
-    """The lines of a text box, without trailing empty lines."""
-    found = (text or "").replace("\r\n", "\n").split("\n")
+def lines(text: str | None, name: str = "text") -> list[str]:
+    """The lines of a text box, without trailing empty lines; a lone surrogate (half of an
+    emoji, from a truncated paste) is refused, naming its line."""
+    found = (text or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
     while found and not found[-1].strip():
         found.pop()
+    if _SURROGATE.search(text or ""):
+        number = next(i for i, line in enumerate(found, 1) if _SURROGATE.search(line))
+        line = found[number - 1]
+        at = _SURROGATE.search(line).start()
+        shown = repr(line[max(0, at - 20) : at + 20])
+        raise ValueError(f"{name}, line {number}: {shown} holds a lone surrogate (half of an emoji, a truncated text?)")
     return found
 
 
+def split_score(item: str) -> tuple[str, float | None]:
+    """ "keyword (0.8)" -> ("keyword", 0.8); an item that does not end in a number in parentheses
+    is all keyword: ("Star Wars (IV)", None). Linear in the item's length (no regex backtracking)."""
+    item = item.strip()
+    opening = item.rfind("(")
+    if not item.endswith(")") or opening < 0:
+        return item, None
+    number = item[opening + 1 : -1].strip()
+    if not number or not _NUMBER_CHARACTERS.issuperset(number):
+        return item, None
+    try:
+        score = float(number)
+    except ValueError:
+        return item, None
+    return item[:opening].rstrip(), score
+
+
 def parse_keyword_lines(
-    text: str | None, name: str = "predictions"
+    text: str | None, name: str = "predictions", scored: bool = True
 ) -> tuple[list[list[str]], list[list[float]] | None]:
-    """One example per line, keywords separated by ';', each optionally with a score in
-    parentheses: "social satire (0.8); pizza (0.1)". Returns keywords and scores (None when
-    no keyword has a score; otherwise every keyword needs one)."""
+    """One example per line, keywords separated by ';'. With `scored` (a box of a family that
+    reads scores), each keyword may end with a score in parentheses: "social satire (0.8);
+    pizza (0.1)"; without it, "Star Wars (1977)" is a keyword. Returns keywords and scores
+    (None when no keyword has a score; otherwise every keyword needs one)."""
     keywords: list[list[str]] = []
     scores: list[list[float]] = []
     scored_lines = unscored_lines = 0
-    for number, line in enumerate(lines(text), start=1):
+    for number, line in enumerate(lines(text, name), start=1):
         row, row_scores = [], []
         for item in line.split(KEYWORD_SEPARATOR):
             item = item.strip()
             if not item:
                 continue
-            match = _SCORED.match(item)
-            if match:
-                row_scores.append(float(match["score"]))
-                item = match["keyword"]
+            if scored:
+                keyword, score = split_score(item)
+                if score is not None and not keyword:
+                    raise ValueError(f"{name}, line {number}: {item!r} is a score without its keyword")
+                if score is not None:
+                    row_scores.append(score)
+                item = keyword
             row.append(item)
         if row_scores and len(row_scores) != len(row):
             raise ValueError(f"{name}, line {number}: give a score to every keyword or to none")
@@ -72,7 +107,7 @@ def parse_keyword_lines(
 def parse_rating_lines(text: str | None, name: str = "predictions") -> list[list[int]]:
     """One example per line, one integer rating per aspect, separated by commas or spaces."""
     rows = []
-    for number, line in enumerate(lines(text), start=1):
+    for number, line in enumerate(lines(text, name), start=1):
         cells = [cell for cell in re.split(r"[,\s]+", line.strip()) if cell]
         try:
             rows.append([int(cell) for cell in cells])
@@ -83,8 +118,9 @@ def parse_rating_lines(text: str | None, name: str = "predictions") -> list[list
     return rows
 
 
-def parse_names(text: str | None) -> list[str]:
-    return [name.strip() for name in re.split(r"[,;\n]", text or "") if name.strip()]
+def parse_names(text: str | None, name: str = "aspects") -> list[str]:
+    """Names separated by commas, semicolons or lines (a lone surrogate refused, as in `lines`)."""
+    return [item.strip() for item in re.split(r"[,;\n]", "\n".join(lines(text, name))) if item.strip()]
 
 
 def whole_number(value: Any, label: str) -> int:
@@ -94,9 +130,62 @@ def whole_number(value: Any, label: str) -> int:
     return int(value)
 
 
+def _decoded_bytes(array: Any) -> int:
+    """What an Arrow column decodes into: its text bytes plus `_VALUE_BYTES` per value, with
+    dictionary-encoded values counted once per row that uses them (never decoded here)."""
+    import pyarrow
+    import pyarrow.compute as compute
+
+    if isinstance(array, pyarrow.ChunkedArray):
+        return sum(_decoded_bytes(chunk) for chunk in array.chunks)
+    kind, count = array.type, len(array) * _VALUE_BYTES
+    if pyarrow.types.is_dictionary(kind):
+        dictionary = array.dictionary
+        if not (pyarrow.types.is_string(dictionary.type) or pyarrow.types.is_binary(dictionary.type)):
+            return count + _decoded_bytes(dictionary)
+        sizes = compute.binary_length(dictionary)
+        return count + int(compute.sum(compute.take(sizes, array.indices)).as_py() or 0)
+    if isinstance(array, pyarrow.MapArray):  # keys and items of the whole array: an upper bound when sliced
+        return count + _decoded_bytes(array.keys) + _decoded_bytes(array.items)
+    if isinstance(array, (pyarrow.ListArray, pyarrow.LargeListArray, pyarrow.FixedSizeListArray)):
+        return count + _decoded_bytes(array.flatten())
+    if isinstance(array, pyarrow.StructArray):
+        return count + sum(_decoded_bytes(field) for field in array.flatten())
+    if any(check(kind) for check in (pyarrow.types.is_string, pyarrow.types.is_large_string, pyarrow.types.is_binary,
+                                      pyarrow.types.is_large_binary)):  # fmt: skip
+        return count + int(compute.sum(compute.binary_length(array)).as_py() or 0)
+    return count
+
+
+def _parquet_bytes(path: Path) -> int:
+    """The decoded size of a Parquet file (`_decoded_bytes`), bounded before anything large is
+    made: its value count from the metadata, its text columns read with their dictionaries kept."""
+    import pyarrow
+    import pyarrow.parquet as parquet
+
+    try:
+        metadata = parquet.ParquetFile(path).metadata
+        chunks = [
+            metadata.row_group(g).column(c) for g in range(metadata.num_row_groups) for c in range(metadata.num_columns)
+        ]
+        values = max(metadata.num_rows, sum(chunk.num_values for chunk in chunks))
+        if values > MAX_VALUES:
+            raise ValueError(f"{path.name} holds {values:,} values, more than the {MAX_VALUES:,} this Space accepts")
+        if any("DELTA_BYTE_ARRAY" in chunk.encodings for chunk in chunks):
+            message = "its texts are stored with DELTA_BYTE_ARRAY encoding, which this Space does not expand"
+            raise ValueError(f"{path.name}: {message}; save it with the default encodings")
+        texts = [metadata.schema.column(c).path for c in range(metadata.num_columns)]
+        texts = [name for c, name in enumerate(texts) if metadata.schema.column(c).physical_type == "BYTE_ARRAY"]
+        table = parquet.read_table(path, read_dictionary=texts)
+    except (pyarrow.ArrowException, OSError):
+        raise ValueError(f"{path.name}: not a readable Parquet file") from None
+    return sum(_decoded_bytes(column) for column in table.columns)
+
+
 def check_upload_size(path: Path, max_mb: float = MAX_UPLOAD_MB, max_expanded_mb: float = MAX_EXPANDED_MB) -> None:
-    """Refuse a file over `max_mb`, or one that expands beyond `max_expanded_mb`: a .gz is
-    decompressed in 1 MB chunks and counted (never held whole); Parquet by its metadata."""
+    """Refuse a file over `max_mb`, or one that decodes beyond `max_expanded_mb`: a .gz is
+    decompressed in 1 MB chunks and counted (never held whole); a Parquet file by its decoded
+    size (`_parquet_bytes`: a few KB of dictionary-encoded texts can stand for GBs)."""
     if path.stat().st_size > max_mb * 1e6:
         raise ValueError(f"{path.name} is larger than {max_mb:g} MB, the most this Space accepts")
     with open(path, "rb") as raw:
@@ -112,14 +201,7 @@ def check_upload_size(path: Path, max_mb: float = MAX_UPLOAD_MB, max_expanded_mb
         except (EOFError, OSError, zlib.error):
             raise ValueError(f"{path.name}: corrupt gzip data; expected a complete .gz file") from None
     elif path.name.lower().endswith(".parquet"):
-        import pyarrow
-        import pyarrow.parquet as parquet
-
-        try:
-            metadata = parquet.ParquetFile(path).metadata
-        except (pyarrow.ArrowException, OSError):
-            raise ValueError(f"{path.name}: not a readable Parquet file") from None
-        expanded = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+        expanded = _parquet_bytes(path)
     if expanded > max_expanded_mb * 1e6:
         raise ValueError(f"{path.name} expands to more than {max_expanded_mb:g} MB, the most this Space accepts")
 
@@ -130,6 +212,44 @@ def read_upload(path: str | Path) -> Table:
     path = Path(path)
     check_upload_size(path)
     return read_table(path, ["predictions", "references"], ["scores", "prediction_sentiments"])
+
+
+def takes_scores(family: str) -> bool:
+    """Whether `family` reads a score per predicted keyword (its declaration has a scores input)."""
+    return any(item.kind == "scores" for item in declared.FAMILIES[family].inputs)
+
+
+def system_column(columns: dict[str, list[Any]], column: str | None = None) -> str | None:
+    """The column naming each row's system: `column` (which must be there), else the first of
+    `SYSTEM_COLUMNS` in the file, else None."""
+    if column is not None:
+        if column not in columns:
+            raise ValueError(f"no system column `{column}` in the file (found: {_code(columns) or 'none'})")
+        return column
+    return next((name for name in SYSTEM_COLUMNS if name in columns), None)
+
+
+def split_systems(upload: Table, column: str | None = None) -> dict[str, Table]:
+    """The rows of each system of an upload ({system: its rows as a `Table`, lines and rows kept}), in
+    the order systems first appear; {"": upload} when there is no system column. A system
+    name must be a string or a number."""
+    column = system_column(upload.columns, column)
+    if column is None:
+        return {"": upload}
+    rows: dict[str, list[int]] = {}
+    for row, name in enumerate(upload.columns[column]):
+        if isinstance(name, bool) or not isinstance(name, (str, int, float)):
+            raise ValueError(f"column `{column}`, {upload.location(row)}: a system name must be a string, got {name!r}")
+        rows.setdefault(str(name), []).append(row)
+    return {
+        name: Table(
+            upload.path,
+            {key: [values[row] for row in chosen] for key, values in upload.columns.items()},
+            [upload.lines[row] for row in chosen] if upload.lines is not None else None,
+            [upload.rows[row] for row in chosen] if upload.rows is not None else chosen,
+        )
+        for name, chosen in rows.items()
+    }
 
 
 def same_count(**columns: Sequence[Any] | None) -> None:
@@ -181,13 +301,25 @@ def collect_inputs(
     extra: str | None = None,
     upload: Table | None = None,
     prediction_prefix: str = PREDICTION_PREFIX,
+    family: str | None = None,
 ) -> Inputs:
     """The metric inputs of a family taking `inputs` ("predictions", "references", and
-    "texts" or "aspects"), from the `upload` when given, else from the text boxes."""
+    "texts" or "aspects"), from the `upload` when given, else from the text boxes. The
+    predictions box reads "keyword (0.8)" as a scored keyword only where `family` takes
+    scores (None: a box shared by every family, the weighted one included); an upload
+    holding several systems (`system_column`) is refused: score each of `split_systems`."""
     data: dict[str, Any] = {}
     typed = any((text or "").strip() for text in (predictions, references, extra if "texts" in inputs else None))
     table = upload.columns if upload is not None else None
     if upload is not None:
+        column = system_column(upload.columns)
+        systems = list(dict.fromkeys(map(str, upload.columns[column]))) if column else []
+        if len(systems) > 1:
+            shown = ", ".join(systems[:5]) + (f" and {len(systems) - 5} more" if len(systems) > 5 else "")
+            raise ValueError(
+                f"the file holds {len(systems)} systems in column `{column}` ({shown}); "
+                "their rows are not pooled: score one system per file"
+            )
         source = f"the uploaded file `{upload.path.name}`"
         if typed:
             source += " (the text boxes are not used while a file is uploaded)"
@@ -228,9 +360,10 @@ def collect_inputs(
         data["prediction_sentiments"] = table.get("prediction_sentiments")
         data["texts"] = table.get("texts", table.get("review")) if "texts" in inputs else None
     else:
-        data["predictions"], data["scores"] = parse_keyword_lines(predictions, "predictions")
+        scored = family is None or takes_scores(family)
+        data["predictions"], data["scores"] = parse_keyword_lines(predictions, "predictions", scored)
         if "references" in inputs:
-            data["references"], _ = parse_keyword_lines(references, "references")
-        data["texts"] = (lines(extra) or None) if "texts" in inputs else None
+            data["references"], _ = parse_keyword_lines(references, "references", scored=False)
+        data["texts"] = (lines(extra, "texts") or None) if "texts" in inputs else None
     same_count(predictions=data["predictions"], references=data.get("references"), texts=data.get("texts"))
     return Inputs(data, source, where)

@@ -142,7 +142,7 @@ def run(
     table = _read(upload)
     inputs: Inputs | None = None
     try:
-        inputs = collect_inputs(family.inputs, predictions, references, extra, table, prediction_prefix)
+        inputs = collect_inputs(family.inputs, predictions, references, extra, table, prediction_prefix, name)
         summary, per_example = evaluate_family(name, inputs.data, options)
         figure = plot_for(name, inputs.data, options, summary, per_example)
     except (ValueError, ImportError) as error:
@@ -361,15 +361,15 @@ def compare_two_systems(
     import pandas as pd
 
     from .. import compare_systems
-    from .parsing import lines, parse_keyword_lines, same_count
+    from .parsing import lines, parse_keyword_lines, same_count, takes_scores
 
     shown = FAMILIES[family]
     try:
-        a, scores_a = parse_keyword_lines(predictions_a, "predictions A")
-        b, scores_b = parse_keyword_lines(predictions_b, "predictions B")
-        typed_gold = "references" in shown.inputs and lines(references)
-        gold = parse_keyword_lines(references, "references")[0] if typed_gold else None
-        reviews = lines(texts) or None
+        a, scores_a = parse_keyword_lines(predictions_a, "predictions A", takes_scores(family))
+        b, scores_b = parse_keyword_lines(predictions_b, "predictions B", takes_scores(family))
+        typed_gold = "references" in shown.inputs and lines(references, "references")
+        gold = parse_keyword_lines(references, "references", scored=False)[0] if typed_gold else None
+        reviews = lines(texts, "texts") or None
         same_count(**{"predictions A": a, "predictions B": b, "references": gold, "texts": reviews})
         options = keyword_options({o.name: o.default for o in shown.options})
         options.pop("confidence_level", None)
