@@ -307,6 +307,19 @@ def _semantic_counts(
     return matched_pred, matched_gold, soft_pred, soft_gold
 
 
+def semantic_reducer(options: Mapping[str, Any]) -> Values:
+    """Column sums of `semantic_statistics` -> every value of `semantic_keyword_prf` under
+    `options` (average, zero_division)."""
+    average, zero_division = check_average(options["average"]), check_zero_division(options["zero_division"])
+    semantic_values = prf_values(SEMANTIC_NAMES, average, zero_division)
+    soft_values = prf_values(SOFT_NAMES, average, zero_division)
+
+    def values(sums: np.ndarray) -> dict[str, np.ndarray]:
+        return {**semantic_values(sums[..., :8]), **soft_values(sums[..., 8:])}
+
+    return values
+
+
 def semantic_statistics(
     predictions: Sequence[Sequence[str]],
     references: Sequence[Sequence[str]],
@@ -360,13 +373,7 @@ def semantic_statistics(
             ]
         )
     )
-    semantic_values = prf_values(SEMANTIC_NAMES, average, zero_division)
-    soft_values = prf_values(SOFT_NAMES, average, zero_division)
-
-    def values(sums: np.ndarray) -> dict[str, np.ndarray]:
-        return {**semantic_values(sums[..., :8]), **soft_values(sums[..., 8:])}
-
-    return statistics, values, included
+    return statistics, semantic_reducer({"average": average, "zero_division": zero_division}), included
 
 
 def semantic_keyword_prf(
@@ -390,6 +397,7 @@ def semantic_keyword_prf(
     confidence_level: float | None = None,
     n_resamples: int = 1000,
     random_state: RandomState = 0,
+    bootstrap: str = "multinomial",
     return_per_example: bool = False,
 ) -> dict[str, Any]:
     """Semantic precision / recall / F1 (cosine >= threshold) and threshold-free soft P/R/F1.
@@ -409,7 +417,7 @@ def semantic_keyword_prf(
         device: "cuda", "cpu", ... (default: CUDA when available).
         batch_size: encoding batch size; block_elements: the most similarities held at once.
         show_progress: a progress bar while encoding (default: for 10,000+ new strings).
-        confidence_level, n_resamples, random_state: bootstrap intervals, as in `keyword_prf`.
+        confidence_level, n_resamples, random_state, bootstrap: bootstrap intervals, as in `keyword_prf`.
         return_per_example: also return `per_example`, a dict of per-example lists.
 
     Returns:
@@ -417,7 +425,7 @@ def semantic_keyword_prf(
         `soft_precision` (mean over predictions of max(0, best similarity)),
         `soft_recall` (the same over gold keywords) and `soft_f1`, in [0, 1].
     """
-    level = check_interval_options(confidence_level, n_resamples, random_state)
+    level = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
     return_per_example = check_flag(return_per_example, "return_per_example")
     statistics, values, included = semantic_statistics(
         predictions,
@@ -438,7 +446,12 @@ def semantic_keyword_prf(
         show_progress=show_progress,
     )
     result: dict[str, Any] = summarize(
-        statistics, values, confidence_level=level, n_resamples=n_resamples, random_state=random_state
+        statistics,
+        values,
+        confidence_level=level,
+        n_resamples=n_resamples,
+        random_state=random_state,
+        bootstrap=bootstrap,
     )
     if return_per_example:
         columns = {**dict(zip(SEMANTIC_NAMES, (1, 2, 3))), **dict(zip(SOFT_NAMES, (9, 10, 11)))}
