@@ -415,6 +415,35 @@ def test_poisson_state_memory_is_constant_in_the_number_of_examples():
     assert [name for name, _ in plain._arrays()] == ["sums"] and plain.sums.shape == (8,)
 
 
+def test_keys_from_numpy_pandas_and_lists_agree_and_bad_keys_are_named():
+    pandas = pytest.importorskip("pandas")
+    ints = [0, 5, -3, 2**40]
+    expected = poisson.key_hashes(ints).tolist()
+    assert poisson.key_hashes(np.array(ints)).tolist() == expected
+    assert poisson.key_hashes(pandas.Series(ints)).tolist() == expected
+    assert poisson.key_hashes(pa.array(ints, pa.int64())).tolist() == expected
+    assert poisson.key_hashes(pandas.Series(["a", "b"])).tolist() == poisson.key_hashes(["a", "b"]).tolist()
+    cases = [([1, "a"], "example 1 .* str 'a'"), ([1.5], "example 0 .* float 1.5"), ([True], "bool"), ([None], "None")]
+    for keys, message in cases:
+        with pytest.raises(TypeError, match=message):
+            poisson.key_hashes(keys)
+    with pytest.raises(ValueError, match="64 bits"):
+        poisson.key_hashes([2**64])
+    with pytest.raises(ValueError, match="example 1 has no key"):
+        poisson.key_hashes(pa.array(["a", None]))
+    state = MetricState("keyword_prf", confidence_level=0.9, bootstrap="poisson", n_resamples=10)
+    with pytest.raises(ValueError, match="keys has 2 entries but there are 1 examples"):
+        state.update(predictions=[["a"]], references=[["a"]], keys=[1, 2])
+    frame = pandas.DataFrame({"p": [["a"], ["b", "c"]], "g": [["a"], ["c"]], "id": ["x", "y"]})
+    from_frame = MetricState("keyword_prf", confidence_level=0.9, bootstrap="poisson", n_resamples=10)
+    from_frame.update(frame, predictions="p", references="g", keys="id")
+    direct = MetricState("keyword_prf", confidence_level=0.9, bootstrap="poisson", n_resamples=10)
+    direct.update(predictions=frame["p"], references=frame["g"], keys=frame["id"])
+    assert from_frame == direct
+    with pytest.raises(ValueError, match="predictions='q': no such column"):
+        MetricState("keyword_prf").update(frame, predictions="q", references="g")
+
+
 # --- Bytes --------------------------------------------------------------------------------------
 
 
@@ -514,7 +543,19 @@ def test_foreign_wrong_version_and_lying_headers_are_refused():
         "not an object": forge([1, 2, 3], payload),
         "nan": forge(header, payload[:-8] + struct.pack("<d", math.nan)),
     }
-    messages = {"magic": "magic header", "version": "version 2", "huge shape": "shape", "unknown family": "bleu"}
+    rows_state = small_states()["multinomial"]
+    rows_header = json.loads(rows_state.to_bytes()[14 : 14 + struct.unpack_from("<HI", rows_state.to_bytes(), 8)[1]])
+    rows = rows_state._arrays()[0][1].astype("<f8").tobytes()
+    cases["huge rows"] = forge(
+        {**rows_header, "n_examples": 10**15, "arrays": [{"name": "rows", "shape": [10**15, 8]}]}, rows
+    )
+    messages = {
+        "magic": "magic header",
+        "huge rows": "declares 64000000000000000 bytes",
+        "version": "version 2",
+        "huge shape": "shape",
+        "unknown family": "bleu",
+    }
     for case, data in cases.items():
         with pytest.raises(ValueError, match=messages.get(case)) as error:
             MetricState.from_bytes(data)

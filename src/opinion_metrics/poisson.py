@@ -132,8 +132,12 @@ def key_hashes(keys: Any, name: str = "keys") -> np.ndarray:
         if pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type) or pa.types.is_string_view(keys.type):
             return _string_hashes(keys.cast(pa.large_string()))
         raise TypeError(f"{name} must be integers or strings, got an Arrow column of {keys.type}")
-    if isinstance(keys, np.ndarray) and keys.dtype.kind in "iu":
-        return keys.astype(np.int64 if keys.dtype.kind == "i" else np.uint64).view(np.uint64).reshape(-1)
+    if not isinstance(keys, (list, tuple)) and hasattr(keys, "__array__"):  # numpy, pandas
+        keys = np.asarray(keys)
+    if isinstance(keys, np.ndarray):
+        if keys.dtype.kind in "iu":
+            return keys.astype(np.int64 if keys.dtype.kind == "i" else np.uint64).reshape(-1).view(np.uint64)
+        keys = keys.tolist()
     values = list(keys)
     if not values:
         return np.zeros(0, dtype=np.uint64)
@@ -143,10 +147,18 @@ def key_hashes(keys: Any, name: str = "keys") -> np.ndarray:
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             _first_not(values, str, name)
             raise
+    try:
+        array = np.array(values)
+    except OverflowError:  # beyond int64
+        array = np.array(values, dtype=object)
+    if array.dtype.kind in "iu":
+        return array.astype(np.int64 if array.dtype.kind == "i" else np.uint64).view(np.uint64)
     _first_not(values, numbers.Integral, name)
     try:
-        return np.array([int(value) & _MASK for value in values], dtype=np.uint64)
-    except OverflowError:
+        return np.array(
+            [int(value) & _MASK if -(2**63) <= value < 2**64 else None for value in values], dtype=np.uint64
+        )
+    except TypeError:
         raise ValueError(f"{name}: integer keys must fit in 64 bits") from None
 
 

@@ -147,6 +147,7 @@ class MetricState:
             and paired tests independent of how the examples are split).
 
     Example:
+        >>> from opinion_metrics import keyword_prf
         >>> a = MetricState("keyword_prf", match="exact").update(predictions=[["a"]], references=[["a", "b"]])
         >>> b = MetricState("keyword_prf", match="exact").update(predictions=[["c"]], references=[["c"]])
         >>> (a + b).compute() == keyword_prf([["a"], ["c"]], [["a", "b"], ["c"]], match="exact")
