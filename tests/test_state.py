@@ -658,6 +658,12 @@ def test_statistics_are_the_family_statistics_with_a_mask_of_counted_examples():
     matrix, included = statistics("keyword_prf", {"presence": "present", "confidence_level": 0.9}, **columns)
     expected, _, mask = keyword_prf_statistics(**columns, presence="present")
     assert np.array_equal(matrix, expected) and np.array_equal(included, mask) and not included.all()
+    sas = corpus("sentiment_appropriateness", 30, seed=12)
+    sas["predictions"][3], sas["texts"][4], sas["predictions"][4] = [], None, ["good"]
+    sas["references"][4] = []
+    matrix, included = statistics("sentiment_appropriateness", {"sentiment": toy_sentiment}, **sas)
+    has_sas = [bool(p) and (bool(r) or bool(t)) for p, r, t in zip(sas["predictions"], sas["references"], sas["texts"])]
+    assert included.tolist() == has_sas and not has_sas[3] and not has_sas[4] and any(has_sas)
     with pytest.raises(ValueError, match="takes no input 'scores'"):
         statistics("keyword_prf", {}, scores=[[1.0]], **columns)
 

@@ -104,9 +104,8 @@ def statistics(family: str, options: Mapping[str, Any] | None = None, **columns:
 
     Returns:
         `(statistics, included)`: the (examples x statistics) float64 matrix whose column sums
-        `Family.reducer(options)` maps to the values, and a bool mask of the examples that
-        count in some value (presence leaves some out; SAS and diversity means skip examples
-        without a value).
+        `Family.reducer(options)` maps to the values, and a bool mask of the examples that add
+        to some sum (an example left out of every value, e.g. by `presence`, has a row of zeros).
 
     Example:
         >>> matrix, included = statistics("keyword_prf", {"match": "exact"}, predictions=[["a", "b"]],
@@ -121,18 +120,8 @@ def statistics(family: str, options: Mapping[str, Any] | None = None, **columns:
     unknown = sorted(set(columns) - inputs)
     if unknown:
         raise ValueError(f"{family} takes no input {unknown[0]!r}; its inputs: {', '.join(sorted(inputs))}")
-    output = spec.statistics_function(**columns, **options)
-    matrix = np.asarray(output[0], dtype=np.float64)
-    third = output[2] if len(output) > 2 else None
-    if isinstance(third, Mapping):  # per-example values, None where left out
-        included = np.array([any(v is not None for v in row) for row in zip(*third.values())], dtype=bool)
-    elif third is not None:
-        included = np.asarray(third, dtype=bool)
-    else:
-        included = np.ones(matrix.shape[0], dtype=bool)
-    if family == "weighted_keyword_prf":  # P/R/F1 count what presence keeps; nDCG needs gold
-        included = included | (matrix[:, 0] > 0)
-    return matrix, included
+    matrix = np.asarray(spec.statistics_function(**columns, **options)[0], dtype=np.float64)
+    return matrix, matrix.any(axis=1)
 
 
 class MetricState:
