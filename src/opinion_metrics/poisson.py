@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,8 +33,10 @@ _KEY_SALT = 0x6B65795F73616C74  # separate streams for keys, resamples, string p
 _RESAMPLE_SALT = 0x726573616D706C65
 _POSITION_SALT = 0x706F736974696F6E
 _LENGTH_SALT = 0x6C656E6774687321
-# Cells of the (resamples x examples) weight matrix drawn at once (32 MiB as uint64).
-BLOCK_ELEMENTS = 2**22
+# Cells of the (resamples x examples) weight matrix drawn at once (2 MiB as uint64: the
+# passes over it stay in the CPU cache).
+BLOCK_ELEMENTS = 2**18
+_LITTLE_ENDIAN = sys.byteorder == "little"
 
 
 def _poisson_cdf() -> np.ndarray:
@@ -60,16 +63,21 @@ def _weight_table(bits: int = 16) -> np.ndarray:
 _WEIGHT_TABLE = _weight_table()
 
 
+def _mix_in_place(z: np.ndarray) -> np.ndarray:
+    shifted = np.empty_like(z)
+    z += _GOLDEN
+    for shift, multiplier in ((30, _MIX_1), (27, _MIX_2)):
+        np.right_shift(z, np.uint64(shift), out=shifted)
+        z ^= shifted
+        z *= multiplier
+    np.right_shift(z, np.uint64(31), out=shifted)
+    z ^= shifted
+    return z
+
+
 def splitmix64(words: np.ndarray) -> np.ndarray:
     """The splitmix64 finalizer of each uint64 word (a bijection that mixes every bit)."""
-    with np.errstate(over="ignore"):
-        z = np.asarray(words, dtype=np.uint64) + _GOLDEN
-        z ^= z >> np.uint64(30)
-        z *= _MIX_1
-        z ^= z >> np.uint64(27)
-        z *= _MIX_2
-        z ^= z >> np.uint64(31)
-    return z
+    return _mix_in_place(np.array(words, dtype=np.uint64))
 
 
 def _word(value: int) -> np.ndarray:
@@ -182,14 +190,16 @@ def draws(hashes: np.ndarray, seed: int, n_resamples: int) -> Iterator[tuple[int
     key_words, resample_words = _streams(hashes, seed, n_resamples)
     block = max(1, min(n_resamples, BLOCK_ELEMENTS // max(len(hashes), 1)))
     for start in range(0, n_resamples, block):
-        words = splitmix64(resample_words[start : start + block, None] ^ key_words[None, :])
+        words = _mix_in_place(resample_words[start : start + block, None] ^ key_words[None, :])
         # Inverse CDF of the uniform (top 53 bits) / 2**53: by table, exactly where it is ambiguous.
-        weights = _WEIGHT_TABLE[words >> np.uint64(48)]
+        top = words.view(np.uint16)[:, 3::4] if _LITTLE_ENDIAN else (words >> np.uint64(48)).astype(np.uint16)
+        weights = _WEIGHT_TABLE[top]
         crossing = weights == 255
         if crossing.any():
             uniform = (words[crossing] >> np.uint64(11)).astype(np.float64) * 2.0**-53
             weights[crossing] = np.searchsorted(POISSON_CDF, uniform, side="right")
-        yield start, weights, (words & np.uint64(1)).astype(np.uint8)
+        low = words.view(np.uint8)[:, 0::8] if _LITTLE_ENDIAN else (words & np.uint64(255)).astype(np.uint8)
+        yield start, weights, low & np.uint8(1)
 
 
 def poisson_weights(keys: Any, n_resamples: int, random_state: int) -> tuple[np.ndarray, np.ndarray]:
