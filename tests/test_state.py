@@ -718,3 +718,36 @@ def test_from_dataset_with_a_key_column_equals_states_with_those_keys():
     direct = MetricState("aspect_sentiment_score", **options).update(**columns, keys=ids)
     assert_same(state.compute(), direct.compute())
     assert state.fingerprint == direct.fingerprint
+
+
+def test_movie_reviews_split_by_movie_equal_the_family_function_and_compare_systems(movie_reviews):
+    sample = movie_reviews[::4]
+    gold = [review["gold"] for review in sample]
+    systems = {name: [review[f"keywords_{name}"] or [] for review in sample] for name in ("base", "sentiment")}
+    options = {"confidence_level": 0.95, "n_resamples": 500, "bootstrap": "poisson", "average": "micro"}
+    by_movie = {}
+    for index, review in enumerate(sample):
+        by_movie.setdefault(review["movie"], []).append(index)
+    states = {}
+    for name, predictions in systems.items():
+        parts = [
+            MetricState("keyword_prf", **options).update(
+                predictions=[predictions[i] for i in rows], references=[gold[i] for i in rows], keys=rows
+            )
+            for rows in by_movie.values()
+        ]
+        states[name] = sum(reversed(parts), start=MetricState("keyword_prf", **options))
+        assert_same(states[name].compute(), keyword_prf(predictions, gold, **options))
+    direct = compare_systems(
+        "keyword_prf",
+        systems["base"],
+        systems["sentiment"],
+        gold,
+        n_resamples=500,
+        bootstrap="poisson",
+        average="micro",
+    )
+    from_states = compare_systems(states["base"], states["sentiment"])
+    for key in direct:
+        assert_same(from_states[key], direct[key])
+    assert len(by_movie) > 3 and from_states["f1"]["difference_ci_low"] < from_states["f1"]["difference_ci_high"]
