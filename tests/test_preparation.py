@@ -1,4 +1,4 @@
-"""SPEC section 1: normalization, empty and duplicate keywords, types and scores."""
+"""docs/definitions.md section 1: normalization, empty and duplicate keywords, types and scores."""
 
 import math
 import re

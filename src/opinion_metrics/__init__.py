@@ -9,6 +9,7 @@ from .keyword_prf import keyword_prf
 from .preparation import make_normalizer, normalize_keyword
 from .semantic import semantic_keyword_prf
 from .sentiment import sentiment_appropriateness
+from .state import MetricState
 from .weighted_keyword_prf import map_at_k, ndcg_at_k, weighted_keyword_prf
 
 __version__ = "0.2.0"
@@ -16,6 +17,7 @@ __version__ = "0.2.0"
 DEFINITIONS_URL = "https://github.com/opinion-metrics/opinion-metrics/blob/main/docs/definitions.md"
 
 __all__ = [
+    "MetricState",
     "PooledCorpus",
     "agreement",
     "aspect_sentiment_score",

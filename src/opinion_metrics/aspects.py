@@ -8,7 +8,7 @@ prediction and reference are both present, with the fixed rating range as denomi
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Callable
 
 import numpy as np
@@ -225,6 +225,15 @@ def _values_function(
     return values
 
 
+def aspect_reducer(options: Mapping[str, Any]) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
+    """Column sums of `aspect_statistics` -> every value of `aspect_sentiment_score` under
+    `options` (aspects, min_rating, max_rating, zero_division)."""
+    min_rating, max_rating = check_rating_range(options["min_rating"], options["max_rating"])
+    return _values_function(
+        check_aspects(options["aspects"]), min_rating, max_rating, check_zero_division(options["zero_division"])
+    )
+
+
 def aspect_statistics(
     predictions: Any,
     references: Any,
@@ -288,6 +297,7 @@ def aspect_sentiment_score(
     confidence_level: float | None = None,
     n_resamples: int = 1000,
     random_state: RandomState = 0,
+    bootstrap: str = "multinomial",
 ) -> dict[str, float]:
     """Aspect presence F1 x rating R2, averaged over aspects (the competition's score).
 
@@ -303,6 +313,8 @@ def aspect_sentiment_score(
             (default None: none; docs/definitions.md section 11).
         n_resamples: bootstrap resamples (default 1000).
         random_state: None (fresh), an int seed (default 0) or a `numpy.random.Generator`.
+        bootstrap: "multinomial" (default) or "poisson" (position-keyed Poisson(1) weights,
+            as a `MetricState` gives; docs/definitions.md section 12).
 
     Returns:
         `score` in [0, 1] (1.0 for a perfect prediction) and, per aspect,
@@ -318,7 +330,7 @@ def aspect_sentiment_score(
     aspects = check_aspects(aspects)
     min_rating, max_rating = check_rating_range(min_rating, max_rating)
     zero_division = check_zero_division(zero_division)
-    level = check_interval_options(confidence_level, n_resamples, random_state)
+    level = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
     predicted, gold = _checked_tables(predictions, references, aspects, min_rating, max_rating)
     values = _values_function(aspects, min_rating, max_rating, zero_division)
     sums = _sums(predicted, gold, aspects, min_rating, max_rating)
@@ -331,5 +343,6 @@ def aspect_sentiment_score(
         confidence_level=level,
         n_resamples=n_resamples,
         random_state=random_state,
+        bootstrap=bootstrap,
     )
     return add_intervals(result, intervals)

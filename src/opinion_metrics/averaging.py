@@ -119,6 +119,7 @@ def summarize(
     confidence_level: float | None = None,
     n_resamples: int = 1000,
     random_state: Any = 0,
+    bootstrap: str = "multinomial",
 ) -> dict[str, float]:
     """Each defined (not NaN) value from the column sums of `statistics`, as plain floats, with
     `<key>_ci_low` / `<key>_ci_high` bootstrap intervals when `confidence_level` is given."""
@@ -129,7 +130,12 @@ def summarize(
     if confidence_level is None:
         return result
     intervals = bootstrap_intervals(
-        statistics, values, confidence_level=confidence_level, n_resamples=n_resamples, random_state=random_state
+        statistics,
+        values,
+        confidence_level=confidence_level,
+        n_resamples=n_resamples,
+        random_state=random_state,
+        bootstrap=bootstrap,
     )
     return add_intervals(result, intervals)
 

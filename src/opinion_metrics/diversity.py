@@ -9,7 +9,7 @@ distinct keywords in one batched product.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -89,6 +89,13 @@ def _self_similarities(
     return values
 
 
+def diversity_reducer(options: Mapping[str, Any]) -> Values:
+    """Column sums of `diversity_statistics` -> its means under `options` (zero_division;
+    `self_similarity` only with a model)."""
+    names = list(DIVERSITY_NAMES if options.get("model") is not None else DIVERSITY_NAMES[:2])
+    return optional_mean_values(names, check_zero_division(options["zero_division"]))
+
+
 def diversity_statistics(
     predictions: Sequence[Sequence[str]],
     *,
@@ -125,7 +132,8 @@ def diversity_statistics(
         used = sorted({i for ids in distinct if len(ids) >= 2 for i in ids})
         embeddings = _embeddings(vocabulary.strings, used, encoder) if used else np.zeros((0, 0))
         per_example[DIVERSITY_NAMES[2]] = _self_similarities(distinct, embeddings)
-    return optional_mean_statistics(per_example), optional_mean_values(list(per_example), zero_division), per_example
+    values = diversity_reducer({"model": encoder, "zero_division": zero_division})
+    return optional_mean_statistics(per_example), values, per_example
 
 
 def keyword_diversity(
@@ -140,6 +148,7 @@ def keyword_diversity(
     confidence_level: float | None = None,
     n_resamples: int = 1000,
     random_state: RandomState = 0,
+    bootstrap: str = "multinomial",
     return_per_example: bool = False,
 ) -> dict[str, Any]:
     """How diverse each example's predicted keywords are (no references needed).
@@ -153,7 +162,7 @@ def keyword_diversity(
         device, batch_size: for the model, as in `semantic_keyword_prf`.
         zero_division: the value when no example has a keyword (for `self_similarity`:
             none has two distinct keywords), in [0, 1].
-        confidence_level, n_resamples, random_state: bootstrap intervals over examples,
+        confidence_level, n_resamples, random_state, bootstrap: bootstrap intervals over examples,
             as in `keyword_prf` (docs/definitions.md section 11).
         return_per_example: also return `per_example`, a dict of per-example lists (None
             for an example left out of a mean).
@@ -168,7 +177,7 @@ def keyword_diversity(
         >>> keyword_diversity([["Star Wars", "star wars!", "space opera", "space"], []])
         {'unique_keyword_ratio': 0.75, 'unique_token_ratio': 0.5714285714285714}
     """
-    level = check_interval_options(confidence_level, n_resamples, random_state)
+    level = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
     return_per_example = check_flag(return_per_example, "return_per_example")
     statistics, values, per_example = diversity_statistics(
         predictions,
@@ -180,7 +189,12 @@ def keyword_diversity(
         zero_division=zero_division,
     )
     result: dict[str, Any] = summarize(
-        statistics, values, confidence_level=level, n_resamples=n_resamples, random_state=random_state
+        statistics,
+        values,
+        confidence_level=level,
+        n_resamples=n_resamples,
+        random_state=random_state,
+        bootstrap=bootstrap,
     )
     if return_per_example:
         result["per_example"] = per_example

@@ -20,11 +20,13 @@ from typing import Any
 from .preparation import NORMALIZE_MODES, STEMMERS, make_normalizer
 from .validation import (
     AVERAGES,
+    BOOTSTRAPS,
     MATCH_RELATIONS,
     PRESENCES,
     RELEVANCES,
     check_aspects,
     check_average,
+    check_bootstrap,
     check_confidence_level,
     check_flag,
     check_match,
@@ -46,7 +48,8 @@ class Option:
 
     `kind` tells the surfaces how to offer it: "choice" (one of `choices`), "flag",
     "int" (a positive integer), "number", "top_k" (None / "M", "O" or an int), "text",
-    or "object" (library and compute only: a callable or a model object).
+    or "object" (library and compute only: a callable or a model object). A `resource`
+    option tunes how a run uses the machine (device, batch sizes, processes), never a value.
     """
 
     name: str
@@ -54,6 +57,7 @@ class Option:
     meaning: str
     check: Callable[[Any], Any] | None = None
     choices: tuple[Any, ...] = ()
+    resource: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,9 +79,20 @@ class Output:
     meaning: str
 
 
+def _load(path: str) -> Callable[..., Any]:
+    module, name = path.split(":")
+    return getattr(importlib.import_module(f"opinion_metrics.{module}"), name)
+
+
 @dataclass(frozen=True)
 class Family:
-    """A metric family: the library function at `function` ("module:name") and its declaration."""
+    """A metric family: the library function at `function` ("module:name") and its declaration.
+
+    `statistics_path` names its per-example statistics function (docs/definitions.md section 11: the inputs
+    and the options that are not interval options -> `(statistics, values, ...)`), and
+    `reducer_path` the data-free builder `options -> values` of the function from column sums
+    of those statistics to the returned values (docs/definitions.md section 12).
+    """
 
     name: str
     title: str
@@ -89,11 +104,20 @@ class Family:
     plot: str
     module_type: str = "metric"
     check_together: Callable[[dict[str, Any]], Any] | None = None  # options that constrain each other
+    statistics_path: str = ""
+    reducer_path: str = ""
 
     @property
     def function(self) -> Callable[..., Any]:
-        module, name = self.function_path.split(":")
-        return getattr(importlib.import_module(f"opinion_metrics.{module}"), name)
+        return _load(self.function_path)
+
+    @property
+    def statistics_function(self) -> Callable[..., Any]:
+        return _load(self.statistics_path)
+
+    def reducer(self, options: Mapping[str, Any]) -> Reducer:
+        """The picklable function column sums -> values under `options` (missing: defaults)."""
+        return Reducer(self.name, {**self.defaults, **options})
 
     @cached_property
     def defaults(self) -> dict[str, Any]:
@@ -118,6 +142,27 @@ class Family:
                 check(value)
         if self.check_together is not None:
             self.check_together({**self.defaults, **options})
+
+
+class Reducer:
+    """Column sums (..., m) -> {key: values (...)} of a family under fixed options, built from
+    the family's declaration and the options alone (no data): importable and picklable."""
+
+    def __init__(self, family: str, options: Mapping[str, Any]) -> None:
+        self.family = family
+        self.options = dict(options)
+        self._values: Callable[[Any], Mapping[str, Any]] | None = None
+
+    def __call__(self, sums: Any) -> Mapping[str, Any]:
+        if self._values is None:
+            self._values = _load(get_family(self.family).reducer_path)(self.options)
+        return self._values(sums)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Reducer, (self.family, self.options)
+
+    def __repr__(self) -> str:
+        return f"Reducer({self.family!r}, {self.options!r})"
 
 
 def _choice(name: str, choices: tuple[Any, ...]) -> Callable[[Any], Any]:
@@ -213,7 +258,16 @@ INTERVALS = (
         "seed of the resamples (None: fresh randomness)",
         check_random_state,
     ),
+    Option(
+        "bootstrap",
+        "choice",
+        "multinomial: draw examples with replacement; poisson: Poisson(1) weights per example, "
+        "keyed by position, the same however the examples are split (MetricState)",
+        check_bootstrap,
+        BOOTSTRAPS,
+    ),
 )
+INTERVAL_OPTIONS = frozenset(option.name for option in INTERVALS)
 TEXTS = Input("texts", "texts", "the document (review) of each example: needed by presence", False)
 
 PREDICTIONS = Input("predictions", "keywords", "predicted keywords per example, in rank order")
@@ -246,6 +300,8 @@ FAMILIES: dict[str, Family] = {
                 Output("f1", "[0, 1]", "harmonic mean of precision and recall"),
             ),
             "histogram of per-example F1",
+            statistics_path="keyword_prf:keyword_prf_statistics",
+            reducer_path="keyword_prf:keyword_prf_reducer",
         ),
         Family(
             "weighted_keyword_prf",
@@ -300,6 +356,8 @@ FAMILIES: dict[str, Family] = {
                 Output("map@{k}", "[0, 1]", "mean average precision of the first k (divided by |gold|)"),
             ),
             "mean nDCG@k against k, the chosen k marked",
+            statistics_path="weighted_keyword_prf:weighted_statistics",
+            reducer_path="weighted_keyword_prf:weighted_reducer",
         ),
         Family(
             "semantic_keyword_prf",
@@ -322,12 +380,26 @@ FAMILIES: dict[str, Family] = {
                 NORMALIZE,
                 STEMMER,
                 ZERO_DIVISION,
-                Option("device", "text", "where the model runs: cuda, cpu, mps (default: CUDA when available)"),
-                Option("batch_size", "int", "keywords encoded per batch", _positive_int("batch_size")),
                 Option(
-                    "block_elements", "int", "most similarities held in memory at once", _positive_int("block_elements")
+                    "device",
+                    "text",
+                    "where the model runs: cuda, cpu, mps (default: CUDA when available)",
+                    resource=True,
                 ),
-                Option("show_progress", "flag", "a progress bar while encoding (default: for 10,000+ new keywords)"),
+                Option("batch_size", "int", "keywords encoded per batch", _positive_int("batch_size"), resource=True),
+                Option(
+                    "block_elements",
+                    "int",
+                    "most similarities held in memory at once",
+                    _positive_int("block_elements"),
+                    resource=True,
+                ),
+                Option(
+                    "show_progress",
+                    "flag",
+                    "a progress bar while encoding (default: for 10,000+ new keywords)",
+                    resource=True,
+                ),
                 *INTERVALS,
                 RETURN_PER_EXAMPLE,
             ),
@@ -340,6 +412,8 @@ FAMILIES: dict[str, Family] = {
                 Output("soft_f1", "[0, 1]", "harmonic mean of soft precision and recall"),
             ),
             "histogram of per-example soft F1",
+            statistics_path="semantic:semantic_statistics",
+            reducer_path="semantic:semantic_reducer",
         ),
         Family(
             "sentiment_appropriateness",
@@ -368,7 +442,13 @@ FAMILIES: dict[str, Family] = {
                 Option("sentiment", "object", "a custom str -> [0, 1] function replacing VADER"),
                 NORMALIZE,
                 STEMMER,
-                Option("workers", "int", "processes for VADER on long texts", _optional_positive_int("workers")),
+                Option(
+                    "workers",
+                    "int",
+                    "processes for VADER on long texts",
+                    _optional_positive_int("workers"),
+                    resource=True,
+                ),
                 *INTERVALS,
                 RETURN_PER_EXAMPLE,
             ),
@@ -377,6 +457,8 @@ FAMILIES: dict[str, Family] = {
                 Output("sas_from_text", "[0, 1]", "1 - |sentiment of predictions - sentiment of the review|"),
             ),
             "histogram of per-example SAS",
+            statistics_path="sentiment:sentiment_statistics",
+            reducer_path="sentiment:sentiment_reducer",
         ),
         Family(
             "aspect_sentiment_score",
@@ -401,6 +483,8 @@ FAMILIES: dict[str, Family] = {
                 Output("score_{aspect}", "[0, 1]", "F1 x R2 of the aspect"),
             ),
             "per-aspect F1 and R2 bars",
+            statistics_path="aspects:aspect_statistics",
+            reducer_path="aspects:aspect_reducer",
             check_together=lambda options: check_rating_range(options["min_rating"], options["max_rating"]),
         ),
         Family(
@@ -413,8 +497,13 @@ FAMILIES: dict[str, Family] = {
                 NORMALIZE,
                 STEMMER,
                 Option("model", "text", "sentence-transformers model for self_similarity (default: none)"),
-                Option("device", "text", "where the model runs: cuda, cpu, mps (default: CUDA when available)"),
-                Option("batch_size", "int", "keywords encoded per batch", _positive_int("batch_size")),
+                Option(
+                    "device",
+                    "text",
+                    "where the model runs: cuda, cpu, mps (default: CUDA when available)",
+                    resource=True,
+                ),
+                Option("batch_size", "int", "keywords encoded per batch", _positive_int("batch_size"), resource=True),
                 Option("zero_division", "number", "the value when no example has a keyword", check_zero_division),
                 *INTERVALS,
                 RETURN_PER_EXAMPLE,
@@ -425,6 +514,8 @@ FAMILIES: dict[str, Family] = {
                 Output("self_similarity", "[-1, 1]", "mean cosine between an example's keywords (lower: more diverse)"),
             ),
             "histogram of per-example unique keyword ratio",
+            statistics_path="diversity:diversity_statistics",
+            reducer_path="diversity:diversity_reducer",
             module_type="measurement",
         ),
     )

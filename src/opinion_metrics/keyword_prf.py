@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,11 @@ from .validation import (
 )
 
 NAMES = ("precision", "recall", "f1")
+
+
+def keyword_prf_reducer(options: Mapping[str, Any]) -> Values:
+    """Column sums of `keyword_prf_statistics` -> P, R, F1 under `options` (average, zero_division)."""
+    return prf_values(NAMES, check_average(options["average"]), check_zero_division(options["zero_division"]))
 
 
 def keyword_prf_statistics(
@@ -59,7 +64,7 @@ def keyword_prf_statistics(
         zero_division=zero_division,
         included=included,
     )
-    return statistics, prf_values(NAMES, average, zero_division), included
+    return statistics, keyword_prf_reducer({"average": average, "zero_division": zero_division}), included
 
 
 def keyword_prf(
@@ -78,6 +83,7 @@ def keyword_prf(
     confidence_level: float | None = None,
     n_resamples: int = 1000,
     random_state: RandomState = 0,
+    bootstrap: str = "multinomial",
     return_per_example: bool = False,
 ) -> dict[str, Any]:
     """Keyword precision, recall and F1 under a match relation.
@@ -104,6 +110,9 @@ def keyword_prf(
             percentile intervals over examples (default None: none; docs/definitions.md section 11).
         n_resamples: bootstrap resamples (default 1000).
         random_state: None (fresh), an int seed (default 0) or a `numpy.random.Generator`.
+        bootstrap: "multinomial" (default: examples drawn with replacement) or "poisson"
+            (each example weighs Poisson(1) draws keyed by its position: the intervals a
+            `MetricState` gives however the examples are split; docs/definitions.md section 12).
         return_per_example: also return `per_example`, a dict of per-example lists (None
             for an example that `presence` leaves out).
 
@@ -114,7 +123,7 @@ def keyword_prf(
         >>> keyword_prf([["social satire", "pizza"]], [["satire", "class", "family"]])
         {'precision': 0.5, 'recall': 0.3333333333333333, 'f1': 0.4}
     """
-    level = check_interval_options(confidence_level, n_resamples, random_state)
+    level = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
     return_per_example = check_flag(return_per_example, "return_per_example")
     statistics, values, included = keyword_prf_statistics(
         predictions,
@@ -130,7 +139,12 @@ def keyword_prf(
         zero_division=zero_division,
     )
     result: dict[str, Any] = summarize(
-        statistics, values, confidence_level=level, n_resamples=n_resamples, random_state=random_state
+        statistics,
+        values,
+        confidence_level=level,
+        n_resamples=n_resamples,
+        random_state=random_state,
+        bootstrap=bootstrap,
     )
     if return_per_example:
         result["per_example"] = per_example_columns(statistics, dict(zip(NAMES, (1, 2, 3))), included)

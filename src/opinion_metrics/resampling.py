@@ -15,6 +15,11 @@ few distinct rows (P/R/F1 of a few keywords, family 5's outcomes), a bootstrap r
 how many examples of each group it takes (multinomial) and a permutation how many of each it
 swaps (binomial): the same distribution of sums at the cost of the groups, not the examples.
 
+The Poisson bootstrap (`bootstrap="poisson"`, docs/definitions.md section 12) weighs each example by
+counter-based Poisson(1) draws keyed by the example (`opinion_metrics.poisson`), so its
+resampled sums add across batches; `resampled_intervals` and `paired_comparison` turn
+resampled sums of either bootstrap into intervals and p-values by the same rules.
+
 Wiring a family (see `aspects.aspect_sentiment_score`)::
 
     level = check_interval_options(confidence_level, n_resamples, random_state)  # up front
@@ -28,12 +33,14 @@ Wiring a family (see `aspects.aspect_sentiment_score`)::
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+import numbers
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from .validation import check_confidence_level, check_n_resamples, check_random_state
+from .poisson import resample_sums
+from .validation import check_bootstrap, check_confidence_level, check_n_resamples, check_random_state
 
 Values = Callable[[np.ndarray], Mapping[str, Any]]
 RandomState = Union[None, int, np.random.Generator]
@@ -178,6 +185,28 @@ def _percentile_interval(samples: np.ndarray, level: float) -> tuple[float, floa
     return float(low), float(high)
 
 
+def resampled_intervals(
+    sums: np.ndarray, resampled: Iterable[np.ndarray], values: Values, level: float
+) -> dict[str, tuple[float, float]]:
+    """Percentile interval of every value defined on the column `sums`, from blocks of
+    resampled column sums (multinomial or Poisson: the rule is the same)."""
+    keys = _defined(_evaluate(values, sums))
+    samples: dict[str, list[np.ndarray]] = {key: [] for key in keys}
+    for block in resampled:
+        evaluated = _evaluate(values, block)
+        for key in keys:
+            samples[key].append(evaluated[key])
+    intervals = {key: _percentile_interval(np.concatenate(samples[key]), level) for key in keys}
+    return {key: interval for key, interval in intervals.items() if math.isfinite(interval[0])}
+
+
+def poisson_seed(random_state: RandomState) -> int:
+    """The integer seed of the Poisson bootstrap: the int given, else drawn (fresh or from a Generator)."""
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and random_state >= 0:
+        return int(random_state)
+    return int(check_random_state(random_state).integers(2**63))
+
+
 def bootstrap_intervals(
     statistics: Any,
     values: Values,
@@ -185,6 +214,7 @@ def bootstrap_intervals(
     confidence_level: float,
     n_resamples: int = 1000,
     random_state: RandomState = 0,
+    bootstrap: str = "multinomial",
 ) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap interval of every defined value, resampling examples.
 
@@ -195,6 +225,8 @@ def bootstrap_intervals(
             of the resampled values (numpy's default linear quantile).
         n_resamples: number of bootstrap resamples (default 1000).
         random_state: None (fresh), an int seed (default 0) or a `numpy.random.Generator`.
+        bootstrap: "multinomial" (draw n examples with replacement) or "poisson" (example
+            i weighs Poisson(1) draws keyed by its position i, as `MetricState` does; docs/definitions.md section 12).
 
     Returns:
         `{key: (low, high)}` for every key whose corpus value is finite.
@@ -206,16 +238,14 @@ def bootstrap_intervals(
     """
     level = check_confidence_level(confidence_level)
     n_resamples = check_n_resamples(n_resamples)
-    rng = check_random_state(random_state)
+    check_bootstrap(bootstrap)
     matrix = check_statistics(statistics)
-    keys = _defined(_evaluate(values, matrix.sum(axis=0)))
-    samples: dict[str, list[np.ndarray]] = {key: [] for key in keys}
-    for sums in _bootstrap_sums(matrix, n_resamples, rng):
-        resampled = _evaluate(values, sums)
-        for key in keys:
-            samples[key].append(resampled[key])
-    intervals = {key: _percentile_interval(np.concatenate(samples[key]), level) for key in keys}
-    return {key: interval for key, interval in intervals.items() if math.isfinite(interval[0])}
+    if bootstrap == "poisson":
+        keys = np.arange(matrix.shape[0], dtype=np.uint64)
+        weighted, _ = resample_sums(matrix, keys, poisson_seed(random_state), n_resamples)
+        return resampled_intervals(matrix.sum(axis=0), [weighted], values, level)
+    rng = check_random_state(random_state)
+    return resampled_intervals(matrix.sum(axis=0), _bootstrap_sums(matrix, n_resamples, rng), values, level)
 
 
 def add_intervals(result: Mapping[str, Any], intervals: Mapping[str, tuple[float, float]]) -> dict[str, Any]:
@@ -272,25 +302,45 @@ def compare_systems_statistics(
             f"system a has {matrix_a.shape[1]} statistics per example but system b has {matrix_b.shape[1]}"
         )
     width = matrix_a.shape[1]
-    sums_a, sums_b = matrix_a.sum(axis=0), matrix_b.sum(axis=0)
+    both = _bootstrap_sums(np.hstack([matrix_a, matrix_b]), n_resamples, rng)
+    paired = ((sums[:, :width], sums[:, width:]) for sums in both)
+    differing = matrix_b - matrix_a
+    differing = differing[differing.any(axis=1)]  # swapping equal rows changes nothing
+    moves = _permutation_moves(differing, n_resamples, rng) if method == "permutation" else None
+    return paired_comparison(
+        values, matrix_a.sum(axis=0), matrix_b.sum(axis=0), paired, moves, level=level, n_resamples=n_resamples
+    )
+
+
+def paired_comparison(
+    values: Values,
+    sums_a: np.ndarray,
+    sums_b: np.ndarray,
+    paired: Iterable[tuple[np.ndarray, np.ndarray]],
+    moves: Iterable[np.ndarray] | None,
+    *,
+    level: float,
+    n_resamples: int,
+) -> dict[str, dict[str, float]]:
+    """The comparison of `compare_systems_statistics` from column sums: `paired` yields blocks
+    of (system a, system b) sums of the same bootstrap resamples; `moves` (permutation
+    method; None: bootstrap p-values) yields blocks of the sums moved from b to a by a swap."""
     point_a, point_b = _evaluate(values, sums_a), _evaluate(values, sums_b)
     keys = [key for key in _defined(point_a) if key in _defined(point_b)]
     observed = {key: float(point_b[key] - point_a[key]) for key in keys}
     # Differences within this distance of each other are ties (float sums in another order).
     tolerance = {key: 1e-10 * max(1.0, abs(float(point_a[key])), abs(float(point_b[key]))) for key in keys}
 
-    paired: dict[str, list[np.ndarray]] = {key: [] for key in keys}
-    for sums in _bootstrap_sums(np.hstack([matrix_a, matrix_b]), n_resamples, rng):
-        resampled_a, resampled_b = _evaluate(values, sums[:, :width]), _evaluate(values, sums[:, width:])
+    resampled: dict[str, list[np.ndarray]] = {key: [] for key in keys}
+    for block_a, block_b in paired:
+        resampled_a, resampled_b = _evaluate(values, block_a), _evaluate(values, block_b)
         for key in keys:
-            paired[key].append(resampled_b[key] - resampled_a[key])
-    differences = {key: np.concatenate(paired[key]) for key in keys}
+            resampled[key].append(resampled_b[key] - resampled_a[key])
+    differences = {key: np.concatenate(resampled[key]) for key in keys}
 
-    if method == "permutation":
-        differing = matrix_b - matrix_a
-        differing = differing[differing.any(axis=1)]  # swapping equal rows changes nothing
+    if moves is not None:
         extreme = dict.fromkeys(keys, 0)
-        for moved in _permutation_moves(differing, n_resamples, rng):
+        for moved in moves:
             permuted_a, permuted_b = _evaluate(values, sums_a + moved), _evaluate(values, sums_b - moved)
             for key in keys:
                 delta = np.abs(permuted_b[key] - permuted_a[key])

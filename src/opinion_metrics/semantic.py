@@ -36,7 +36,7 @@ from .validation import (
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 SEMANTIC_NAMES = ("semantic_precision", "semantic_recall", "semantic_f1")
 SOFT_NAMES = ("soft_precision", "soft_recall", "soft_f1")
-DEFAULT_BLOCK_ELEMENTS = 4_000_000  # similarities held at once: 16 MB of float32
+DEFAULT_BLOCK_ELEMENTS = 4_000_000  # similarities held at once: 32 MB of float64
 
 # Embeddings by model: names (str) in a dict, model objects in a weak dict.
 _NAMED_CACHES: dict[str, dict[str, np.ndarray]] = {}
@@ -150,6 +150,34 @@ def check_device(device: str) -> None:
         )
     if kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
         raise ValueError(f"device={device!r}, but PyTorch sees no Apple MPS device here; use device='cpu'")
+
+
+class PrecomputedEncoder:
+    """A model object (for `model=`) that looks embeddings up instead of computing them.
+
+    For pipelines that embed each distinct normalized keyword once (a pool of model workers)
+    and then compute statistics elsewhere: `vectors` maps each normalized keyword (as the
+    metric's `normalize` and `stemmer` make it) to its vector. `name`, e.g. the model that
+    made the vectors, is how a `MetricState` names this model, so that states made with it
+    merge with states made with that model's name.
+
+    Example:
+        >>> encoder = PrecomputedEncoder({"war": [1.0, 0.0], "peace": [0.0, 1.0]}, name="toy")
+        >>> encoder.encode(["peace"]).tolist()
+        [[0.0, 1.0]]
+    """
+
+    def __init__(self, vectors: Mapping[str, Any], name: str = "precomputed") -> None:
+        self.vectors = {key: np.asarray(value, dtype=np.float32).reshape(-1) for key, value in vectors.items()}
+        self.canonical_name = name
+
+    def encode(self, texts: Sequence[str], **_: Any) -> np.ndarray:
+        missing = [text for text in texts if text not in self.vectors]
+        if missing:
+            raise ValueError(f"no precomputed embedding for the keyword {missing[0]!r} ({len(missing)} missing)")
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self.vectors[text] for text in texts])
 
 
 class KeywordEncoder:
@@ -270,7 +298,7 @@ def _semantic_counts(
         if not gold_ids:
             continue
         gold_array = np.asarray(gold_ids)
-        gold = embeddings[gold_array]
+        gold = embeddings[gold_array].astype(np.float64)
         members = [index for index in members if prediction_ids[index]]
         slots_per_block = max(1, block_elements // len(gold_ids))
         start = 0
@@ -283,9 +311,11 @@ def _semantic_counts(
                 slots += len(prediction_ids[members[start]])
                 start += 1
             rows = [p for index in chunk for p in prediction_ids[index]]
-            similarity = embeddings[rows] @ gold.T  # (slots, |gold|)
+            # (slots, |gold|) in float64: a similarity does not depend on the batch it is computed
+            # in (to 1e-16), so states of any batches merge to the whole corpus' values (docs/definitions.md section 12).
+            similarity = embeddings[rows].astype(np.float64) @ gold.T
             offsets = np.cumsum([0] + [len(prediction_ids[index]) for index in chunk[:-1]])
-            np.clip(similarity, -1.0, 1.0, out=similarity)  # float32 rounding can pass 1
+            np.clip(similarity, -1.0, 1.0, out=similarity)  # rounding can pass 1
             # Equal normalized strings (equal ids) are similar by definition: float32 can miss 1.
             similarity[np.asarray(rows)[:, None] == gold_array[None, :]] = 1.0
             best_gold = similarity.max(axis=1)  # per prediction slot
@@ -305,6 +335,19 @@ def _semantic_counts(
                     neighbors = [np.flatnonzero(row).tolist() for row in block]
                     matched_pred[index] = matched_gold[index] = sum(maximum_matching(neighbors))
     return matched_pred, matched_gold, soft_pred, soft_gold
+
+
+def semantic_reducer(options: Mapping[str, Any]) -> Values:
+    """Column sums of `semantic_statistics` -> every value of `semantic_keyword_prf` under
+    `options` (average, zero_division)."""
+    average, zero_division = check_average(options["average"]), check_zero_division(options["zero_division"])
+    semantic_values = prf_values(SEMANTIC_NAMES, average, zero_division)
+    soft_values = prf_values(SOFT_NAMES, average, zero_division)
+
+    def values(sums: np.ndarray) -> dict[str, np.ndarray]:
+        return {**semantic_values(sums[..., :8]), **soft_values(sums[..., 8:])}
+
+    return values
 
 
 def semantic_statistics(
@@ -360,13 +403,7 @@ def semantic_statistics(
             ]
         )
     )
-    semantic_values = prf_values(SEMANTIC_NAMES, average, zero_division)
-    soft_values = prf_values(SOFT_NAMES, average, zero_division)
-
-    def values(sums: np.ndarray) -> dict[str, np.ndarray]:
-        return {**semantic_values(sums[..., :8]), **soft_values(sums[..., 8:])}
-
-    return statistics, values, included
+    return statistics, semantic_reducer({"average": average, "zero_division": zero_division}), included
 
 
 def semantic_keyword_prf(
@@ -390,6 +427,7 @@ def semantic_keyword_prf(
     confidence_level: float | None = None,
     n_resamples: int = 1000,
     random_state: RandomState = 0,
+    bootstrap: str = "multinomial",
     return_per_example: bool = False,
 ) -> dict[str, Any]:
     """Semantic precision / recall / F1 (cosine >= threshold) and threshold-free soft P/R/F1.
@@ -409,7 +447,7 @@ def semantic_keyword_prf(
         device: "cuda", "cpu", ... (default: CUDA when available).
         batch_size: encoding batch size; block_elements: the most similarities held at once.
         show_progress: a progress bar while encoding (default: for 10,000+ new strings).
-        confidence_level, n_resamples, random_state: bootstrap intervals, as in `keyword_prf`.
+        confidence_level, n_resamples, random_state, bootstrap: bootstrap intervals, as in `keyword_prf`.
         return_per_example: also return `per_example`, a dict of per-example lists.
 
     Returns:
@@ -417,7 +455,7 @@ def semantic_keyword_prf(
         `soft_precision` (mean over predictions of max(0, best similarity)),
         `soft_recall` (the same over gold keywords) and `soft_f1`, in [0, 1].
     """
-    level = check_interval_options(confidence_level, n_resamples, random_state)
+    level = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
     return_per_example = check_flag(return_per_example, "return_per_example")
     statistics, values, included = semantic_statistics(
         predictions,
@@ -438,7 +476,12 @@ def semantic_keyword_prf(
         show_progress=show_progress,
     )
     result: dict[str, Any] = summarize(
-        statistics, values, confidence_level=level, n_resamples=n_resamples, random_state=random_state
+        statistics,
+        values,
+        confidence_level=level,
+        n_resamples=n_resamples,
+        random_state=random_state,
+        bootstrap=bootstrap,
     )
     if return_per_example:
         columns = {**dict(zip(SEMANTIC_NAMES, (1, 2, 3))), **dict(zip(SOFT_NAMES, (9, 10, 11)))}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -96,6 +96,12 @@ def vader_in_parallel(texts: list[str], mapping: str, workers: int) -> list[floa
         return [value for chunk in pool.map(_score_chunk, chunks) for value in chunk]
 
 
+def sentiment_reducer(options: Mapping[str, Any]) -> Values:
+    """Column sums of `sentiment_statistics` -> both SAS means (NaN, hence absent, when no
+    example has the value); no option changes the reduction."""
+    return optional_mean_values(SAS_NAMES, math.nan)
+
+
 def sentiment_statistics(
     predictions: Sequence[Sequence[str]],
     references: Sequence[Sequence[str]] | None = None,
@@ -151,7 +157,7 @@ def sentiment_statistics(
         text = None if texts is None else texts[index]
         from_text.append(1.0 - abs(s_pred - score(text)) if text is not None and text.strip() else None)
     per_example = {"sas_from_keywords": from_keywords, "sas_from_text": from_text}
-    return optional_mean_statistics(per_example), optional_mean_values(SAS_NAMES, math.nan), per_example
+    return optional_mean_statistics(per_example), sentiment_reducer({}), per_example
 
 
 def sentiment_appropriateness(
@@ -168,6 +174,7 @@ def sentiment_appropriateness(
     confidence_level: float | None = None,
     n_resamples: int = 1000,
     random_state: RandomState = 0,
+    bootstrap: str = "multinomial",
     return_per_example: bool = False,
 ) -> dict[str, Any]:
     """Sentiment Appropriateness Score: `1 - |s_pred - s_ref|`, averaged over examples.
@@ -190,6 +197,8 @@ def sentiment_appropriateness(
             percentile intervals over examples (default None; docs/definitions.md section 11).
         n_resamples: bootstrap resamples (default 1000).
         random_state: None (fresh), an int seed (default 0) or a `numpy.random.Generator`.
+        bootstrap: "multinomial" (default) or "poisson" (position-keyed Poisson(1) weights,
+            as a `MetricState` gives; docs/definitions.md section 12).
         return_per_example: also return `per_example` (None where an example is left out).
 
     Returns:
@@ -204,7 +213,7 @@ def sentiment_appropriateness(
         0.3
     """
     return_per_example = check_flag(return_per_example, "return_per_example")
-    level = check_interval_options(confidence_level, n_resamples, random_state)
+    level = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
     statistics, values, per_example = sentiment_statistics(
         predictions,
         references,
@@ -217,7 +226,12 @@ def sentiment_appropriateness(
         workers=workers,
     )
     result: dict[str, Any] = summarize(
-        statistics, values, confidence_level=level, n_resamples=n_resamples, random_state=random_state
+        statistics,
+        values,
+        confidence_level=level,
+        n_resamples=n_resamples,
+        random_state=random_state,
+        bootstrap=bootstrap,
     )
     if return_per_example:
         result["per_example"] = per_example

@@ -16,6 +16,7 @@ AVERAGES = ("macro", "micro")
 MATCH_RELATIONS = ("exact", "substring", "token")
 RELEVANCES = ("graded", "binary")
 PRESENCES = ("all", "present", "absent")
+BOOTSTRAPS = ("multinomial", "poisson")
 TopK = Union[int, str, None]
 
 
@@ -232,9 +233,19 @@ def check_random_state(random_state: Any) -> np.random.Generator:
     return np.random.default_rng(int(random_state))
 
 
-def check_interval_options(confidence_level: Any, n_resamples: Any, random_state: Any) -> float | None:
+def check_bootstrap(bootstrap: Any) -> str:
+    """ "multinomial" (docs/definitions.md section 11) or "poisson" (docs/definitions.md section 12)."""
+    if bootstrap not in BOOTSTRAPS:
+        raise ValueError(f"bootstrap must be one of {BOOTSTRAPS}, got {bootstrap!r}")
+    return bootstrap
+
+
+def check_interval_options(
+    confidence_level: Any, n_resamples: Any, random_state: Any, bootstrap: Any = "multinomial"
+) -> float | None:
     """Validate a family's interval options up front; return the level, or None when off."""
     check_n_resamples(n_resamples)
+    check_bootstrap(bootstrap)
     if not isinstance(random_state, np.random.Generator):
         check_random_state(random_state)
     return None if confidence_level is None else check_confidence_level(confidence_level)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,23 @@ from .validation import (
 )
 
 WEIGHTED_NAMES = ("weighted_precision", "weighted_recall", "weighted_f1")
+
+
+def weighted_reducer(options: Mapping[str, Any]) -> Values:
+    """Column sums of `weighted_statistics` -> every value of `weighted_keyword_prf` under
+    `options` (average, k, zero_division)."""
+    zero_division = check_zero_division(options["zero_division"])
+    k = check_positive_int(options["k"], "k")
+    weighted_values = prf_values(WEIGHTED_NAMES, check_average(options["average"]), zero_division)
+    ranking_names = (f"ndcg@{k}", f"map@{k}")
+
+    def values(sums: np.ndarray) -> dict[str, np.ndarray]:
+        result = dict(weighted_values(sums[..., :8]))
+        for name, column in zip(ranking_names, (9, 10)):
+            result[name] = safe_ratio(sums[..., column], sums[..., 8], zero_division)
+        return result
+
+    return values
 
 
 def _discounts(n: int) -> list[float]:
@@ -146,15 +163,7 @@ def weighted_statistics(
         np.float64
     )
     statistics = np.asfortranarray(np.hstack([weighted, ranking]))
-    ranking_names = (f"ndcg@{k}", f"map@{k}")
-    weighted_values = prf_values(WEIGHTED_NAMES, average, zero_division)
-
-    def values(sums: np.ndarray) -> dict[str, np.ndarray]:
-        result = dict(weighted_values(sums[..., :8]))
-        for name, column in zip(ranking_names, (9, 10)):
-            result[name] = safe_ratio(sums[..., column], sums[..., 8], zero_division)
-        return result
-
+    values = weighted_reducer({"average": average, "k": k, "zero_division": zero_division})
     return statistics, values, has_gold
 
 
@@ -178,6 +187,7 @@ def weighted_keyword_prf(
     confidence_level: float | None = None,
     n_resamples: int = 1000,
     random_state: RandomState = 0,
+    bootstrap: str = "multinomial",
     return_per_example: bool = False,
 ) -> dict[str, Any]:
     """Score-weighted precision / recall / F1, nDCG@k and MAP@k.
@@ -195,7 +205,7 @@ def weighted_keyword_prf(
         k: the rank cut-off of nDCG and MAP (default 5).
         relevance: "graded" (gold position j weighs 1 / log2(j + 2)) or "binary".
         clip_scores: clip finite scores into [0, 1] instead of raising.
-        confidence_level, n_resamples, random_state: bootstrap intervals, as in `keyword_prf`.
+        confidence_level, n_resamples, random_state, bootstrap: bootstrap intervals, as in `keyword_prf`.
         return_per_example: also return `per_example` (nDCG / MAP are None for
             examples without gold keywords).
 
@@ -214,7 +224,7 @@ def weighted_keyword_prf(
         >>> round(result["ndcg@5"], 4)
         0.7295
     """
-    level = check_interval_options(confidence_level, n_resamples, random_state)
+    level = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
     return_per_example = check_flag(return_per_example, "return_per_example")
     statistics, values, has_gold = weighted_statistics(
         predictions,
@@ -234,7 +244,12 @@ def weighted_keyword_prf(
         zero_division=zero_division,
     )
     result: dict[str, Any] = summarize(
-        statistics, values, confidence_level=level, n_resamples=n_resamples, random_state=random_state
+        statistics,
+        values,
+        confidence_level=level,
+        n_resamples=n_resamples,
+        random_state=random_state,
+        bootstrap=bootstrap,
     )
     if return_per_example:
         k = check_positive_int(k, "k")

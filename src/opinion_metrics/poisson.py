@@ -1,0 +1,228 @@
+"""Counter-based Poisson(1) bootstrap weights and swap signs (docs/definitions.md section 12).
+
+Resample `r` gives the example with key `k` the weight `w(r, k) ~ Poisson(1)` and the swap
+sign `s(r, k)` (1 with probability 1/2), both read from one 64-bit word
+`splitmix64(mix(random_state, k) ^ mix(random_state, r))`: its top 53 bits are a uniform
+number turned into a weight by the inverse CDF of Poisson(1), its lowest bit is the swap
+sign. Nothing but `(random_state, r, key)` enters, so the same key gets the same weights in
+whatever batch, process or machine it is processed, and the sums over examples are
+independent of how examples are split and merged.
+
+Keys are 64-bit words: an integer key is used as given (two's complement for negative ones),
+so position keys 0..n-1 equal a user id column 0..n-1; a string key is hashed from its UTF-8
+bytes (stable across processes, unlike Python's `hash`), vectorized over a whole column.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .validation import describe
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX_2 = np.uint64(0x94D049BB133111EB)
+_MASK = 2**64 - 1
+_KEY_SALT = 0x6B65795F73616C74  # separate streams for keys, resamples, string positions, lengths
+_RESAMPLE_SALT = 0x726573616D706C65
+_POSITION_SALT = 0x706F736974696F6E
+_LENGTH_SALT = 0x6C656E6774687321
+# Cells of the (resamples x examples) weight matrix drawn at once (2 MiB as uint64: the
+# passes over it stay in the CPU cache).
+BLOCK_ELEMENTS = 2**18
+_LITTLE_ENDIAN = sys.byteorder == "little"
+
+
+def _poisson_cdf() -> np.ndarray:
+    """P(W <= k) for W ~ Poisson(1), k = 0, 1, ... until it reaches 1 in float64."""
+    terms, k = [math.exp(-1.0)], 0
+    while math.fsum(terms) < 1.0 and k < 40:
+        k += 1
+        terms.append(terms[-1] / k)
+    return np.array([math.fsum(terms[: j + 1]) for j in range(len(terms))])
+
+
+POISSON_CDF = _poisson_cdf()
+
+
+def _weight_table(bits: int = 16) -> np.ndarray:
+    """The weight of every word by its top `bits` bits, 255 where the CDF crosses the cell
+    (those few words are looked up exactly)."""
+    cells = np.arange(2**bits, dtype=np.float64)
+    low = np.searchsorted(POISSON_CDF, cells * 2.0**-bits, side="right")
+    high = np.searchsorted(POISSON_CDF, (cells + 1) * 2.0**-bits - 2.0**-53, side="right")
+    return np.where(low == high, low, 255).astype(np.uint8)
+
+
+_WEIGHT_TABLE = _weight_table()
+
+
+def _mix_in_place(z: np.ndarray) -> np.ndarray:
+    shifted = np.empty_like(z)
+    z += _GOLDEN
+    for shift, multiplier in ((30, _MIX_1), (27, _MIX_2)):
+        np.right_shift(z, np.uint64(shift), out=shifted)
+        z ^= shifted
+        z *= multiplier
+    np.right_shift(z, np.uint64(31), out=shifted)
+    z ^= shifted
+    return z
+
+
+def splitmix64(words: np.ndarray) -> np.ndarray:
+    """The splitmix64 finalizer of each uint64 word (a bijection that mixes every bit)."""
+    return _mix_in_place(np.array(words, dtype=np.uint64))
+
+
+def _word(value: int) -> np.ndarray:
+    return np.asarray(value & _MASK, dtype=np.uint64)
+
+
+def seed_word(random_state: int) -> int:
+    """A non-negative integer seed folded into one 64-bit word (seeds >= 2**64 included)."""
+    word = 0
+    while True:
+        word = int(splitmix64(_word(word ^ (random_state & _MASK))))
+        random_state >>= 64
+        if not random_state:
+            return word
+
+
+def _string_hashes(array: Any) -> np.ndarray:
+    """uint64 hashes of an Arrow large_string array (no nulls), vectorized over its bytes:
+    the sum of (byte + 1) x mix(position), then mixed with the length."""
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[array.offset : array.offset + len(array) + 1]
+    first, last = int(offsets[0]), int(offsets[-1])
+    buffer = array.buffers()[2]
+    data = np.frombuffer(buffer, dtype=np.uint8)[first:last] if buffer is not None else np.zeros(0, np.uint8)
+    lengths = np.diff(offsets)
+    starts = offsets[:-1] - first
+    positions = np.arange(last - first, dtype=np.int64) - np.repeat(starts, lengths)
+    with np.errstate(over="ignore"):
+        multipliers = splitmix64(positions.astype(np.uint64) ^ _word(_POSITION_SALT))
+        terms = (data.astype(np.uint64) + np.uint64(1)) * multipliers
+        sums = np.zeros(len(array), dtype=np.uint64)
+        filled = lengths > 0
+        if filled.any():
+            sums[filled] = np.add.reduceat(terms, starts[filled])
+    return splitmix64(sums ^ splitmix64(lengths.astype(np.uint64) ^ _word(_LENGTH_SALT)))
+
+
+def _first_not(values: list[Any], kind: type | tuple[type, ...], name: str) -> None:
+    for index, value in enumerate(values):
+        if value is None or isinstance(value, bool) or not isinstance(value, kind):
+            raise TypeError(f"{name}: example {index} must be an int or a str like the others, got {describe(value)}")
+
+
+def key_hashes(keys: Any, name: str = "keys") -> np.ndarray:
+    """One uint64 word per key: integers as given, strings hashed from their UTF-8 bytes.
+
+    `keys` is a sequence of ints or of strs (not mixed), a numpy array, or an Arrow array.
+    """
+    import pyarrow as pa
+
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    if isinstance(keys, pa.Array):
+        if keys.null_count:
+            index = int(np.flatnonzero(np.asarray(keys.is_null()))[0])
+            raise ValueError(f"{name}: example {index} has no key (null)")
+        if pa.types.is_integer(keys.type):
+            return np.asarray(keys.cast(pa.int64() if pa.types.is_signed_integer(keys.type) else pa.uint64())).view(
+                np.uint64
+            )
+        if pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type) or pa.types.is_string_view(keys.type):
+            return _string_hashes(keys.cast(pa.large_string()))
+        raise TypeError(f"{name} must be integers or strings, got an Arrow column of {keys.type}")
+    if not isinstance(keys, (list, tuple)) and hasattr(keys, "__array__"):  # numpy, pandas
+        keys = np.asarray(keys)
+    if isinstance(keys, np.ndarray):
+        if keys.dtype.kind in "iu":
+            return keys.astype(np.int64 if keys.dtype.kind == "i" else np.uint64).reshape(-1).view(np.uint64)
+        keys = keys.tolist()
+    values = list(keys)
+    if not values:
+        return np.zeros(0, dtype=np.uint64)
+    if isinstance(values[0], str):
+        try:
+            return _string_hashes(pa.array(values, type=pa.large_string()))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            _first_not(values, str, name)
+            raise
+    try:
+        array = np.array(values)
+    except OverflowError:  # beyond int64
+        array = np.array(values, dtype=object)
+    if array.dtype.kind in "iu":
+        return array.astype(np.int64 if array.dtype.kind == "i" else np.uint64).view(np.uint64)
+    _first_not(values, numbers.Integral, name)
+    try:
+        return np.array(
+            [int(value) & _MASK if -(2**63) <= value < 2**64 else None for value in values], dtype=np.uint64
+        )
+    except TypeError:
+        raise ValueError(f"{name}: integer keys must fit in 64 bits") from None
+
+
+def key_fingerprint(hashes: np.ndarray) -> tuple[int, int]:
+    """(count, sum of mixed hashes mod 2**64): equal for equal multisets of keys; adds on merge."""
+    with np.errstate(over="ignore"):
+        total = int(splitmix64(hashes ^ _word(_KEY_SALT)).sum(dtype=np.uint64)) if len(hashes) else 0
+    return len(hashes), total
+
+
+def _streams(hashes: np.ndarray, seed: int, n_resamples: int) -> tuple[np.ndarray, np.ndarray]:
+    seed_mix = splitmix64(_word(seed_word(seed)))
+    key_words = splitmix64(np.asarray(hashes, dtype=np.uint64) ^ seed_mix ^ _word(_KEY_SALT))
+    resample_words = splitmix64(np.arange(n_resamples, dtype=np.uint64) + splitmix64(seed_mix ^ _word(_RESAMPLE_SALT)))
+    return key_words, resample_words
+
+
+def draws(hashes: np.ndarray, seed: int, n_resamples: int) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """Per block of resamples: (first resample, Poisson(1) weights, 0/1 swap signs), each a
+    (block x examples) uint8 matrix."""
+    key_words, resample_words = _streams(hashes, seed, n_resamples)
+    block = max(1, min(n_resamples, BLOCK_ELEMENTS // max(len(hashes), 1)))
+    for start in range(0, n_resamples, block):
+        words = _mix_in_place(resample_words[start : start + block, None] ^ key_words[None, :])
+        # Inverse CDF of the uniform (top 53 bits) / 2**53: by table, exactly where it is ambiguous.
+        top = words.view(np.uint16)[:, 3::4] if _LITTLE_ENDIAN else (words >> np.uint64(48)).astype(np.uint16)
+        weights = _WEIGHT_TABLE[top]
+        crossing = weights == 255
+        if crossing.any():
+            uniform = (words[crossing] >> np.uint64(11)).astype(np.float64) * 2.0**-53
+            weights[crossing] = np.searchsorted(POISSON_CDF, uniform, side="right")
+        low = words.view(np.uint8)[:, 0::8] if _LITTLE_ENDIAN else (words & np.uint64(255)).astype(np.uint8)
+        yield start, weights, low & np.uint8(1)
+
+
+def poisson_weights(keys: Any, n_resamples: int, random_state: int) -> tuple[np.ndarray, np.ndarray]:
+    """(weights, swap signs) of the given keys, each (n_resamples x examples): the draws the
+    Poisson bootstrap uses (for inspection and tests)."""
+    hashes = key_hashes(keys)
+    weights = np.empty((n_resamples, len(hashes)), dtype=np.uint8)
+    signs = np.empty_like(weights)
+    for start, block_weights, block_signs in draws(hashes, random_state, n_resamples):
+        weights[start : start + len(block_weights)] = block_weights
+        signs[start : start + len(block_signs)] = block_signs
+    return weights, signs
+
+
+def resample_sums(
+    statistics: np.ndarray, hashes: np.ndarray, seed: int, n_resamples: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per resample, the Poisson-weighted and the swap-sign-weighted column sums of the
+    (examples x statistics) matrix: two (n_resamples x statistics) float64 arrays."""
+    weighted = np.zeros((n_resamples, statistics.shape[1]))
+    swapped = np.zeros_like(weighted)
+    for start, weights, signs in draws(hashes, seed, n_resamples):
+        stop = start + len(weights)
+        weighted[start:stop] = weights.astype(np.float64) @ statistics
+        swapped[start:stop] = signs.astype(np.float64) @ statistics
+    return weighted, swapped

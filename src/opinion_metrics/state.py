@@ -1,0 +1,611 @@
+"""Mergeable metric state for every family (docs/definitions.md section 12).
+
+A `MetricState` holds what a family's values need from the examples it has seen: the column
+sums of their per-example statistics (docs/definitions.md section 11) and, with intervals and
+`bootstrap="poisson"`, per resample the Poisson-weighted and swap-sign-weighted column sums
+(constant memory in the number of examples). States of the same family and options merge by
+addition, in any order; `compute()` gives the dict the family function gives on all the
+examples. With `bootstrap="multinomial"` intervals the state keeps every example's
+statistics row (the multinomial bootstrap draws from all of them at once).
+
+`to_bytes()` writes a declared, versioned layout (no pickle):
+
+    magic b"\\x93OMSTATE" | version (uint16 LE) | header length (uint32 LE) | header (UTF-8
+    JSON: family, canonical options, counts, key fingerprint, array names and shapes) |
+    the arrays as little-endian float64, in header order | SHA-256 of all the above
+
+and `MetricState.from_bytes` checks every part before it allocates anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import numbers
+import struct
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from .families import INTERVAL_OPTIONS, Family, Reducer, get_family
+from .poisson import key_fingerprint, key_hashes, resample_sums
+from .resampling import add_intervals, bootstrap_intervals, poisson_seed, resampled_intervals
+
+MAGIC = b"\x93OMSTATE"
+FORMAT_VERSION = 1
+_PREFIX = struct.Struct("<HI")  # version, header length
+_DIGEST_SIZE = 32
+_MAX_HEADER_BYTES = 1 << 24
+_HEADER_KEYS = {"family", "options", "n_examples", "fingerprint", "arrays"}
+# Columns of a table given to `update` by name: each family input, plus the keys and groups.
+_EXTRA_COLUMNS = ("key", "groups")
+
+
+class ObjectOption:
+    """An option that was an object (a callable, a model) in the process that wrote a state:
+    only its description travels; a state holding it merges and computes, but cannot update."""
+
+    def __init__(self, description: str) -> None:
+        self.description = description
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ObjectOption) and other.description == self.description
+
+    def __hash__(self) -> int:
+        return hash(self.description)
+
+    def __repr__(self) -> str:
+        return f"<object {self.description}>"
+
+
+def _describe_object(value: Any) -> str:
+    kind = value if callable(value) and hasattr(value, "__qualname__") else type(value)
+    return f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', repr(kind))}"
+
+
+def _canonical_value(value: Any) -> Any:
+    """A JSON value standing for an option value; objects by their type or function name."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        return list(value)
+    if isinstance(value, ObjectOption):
+        return {"object": value.description}
+    name = getattr(value, "canonical_name", None)
+    if isinstance(name, str):  # e.g. PrecomputedEncoder: stands for the model that made its vectors
+        return name
+    return {"object": _describe_object(value)}
+
+
+def _from_canonical(value: Any) -> Any:
+    if isinstance(value, dict):
+        return ObjectOption(value["object"])
+    return value
+
+
+def _value_names(family: Family) -> list[str]:
+    """The options that decide a family's values: all but `return_per_example` and resources."""
+    return [o.name for o in family.options if o.name != "return_per_example" and not o.resource]
+
+
+def statistics(family: str, options: Mapping[str, Any] | None = None, **columns: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per-example statistics of `family` (docs/definitions.md section 11) on the given input columns.
+
+    Args:
+        family: a family name.
+        options: the family's options (interval options and `return_per_example` are ignored).
+        **columns: the family's inputs by name (predictions, references, texts, scores, ...).
+
+    Returns:
+        `(statistics, included)`: the (examples x statistics) float64 matrix whose column sums
+        `Family.reducer(options)` maps to the values, and a bool mask of the examples that add
+        to some sum (an example left out of every value, e.g. by `presence`, has a row of zeros).
+
+    Example:
+        >>> matrix, included = statistics("keyword_prf", {"match": "exact"}, predictions=[["a", "b"]],
+        ...                               references=[["a"]])
+        >>> matrix[0, :4].tolist(), included.tolist()
+        ([1.0, 0.5, 1.0, 0.6666666666666666], [True])
+    """
+    spec = get_family(family)
+    options = {k: v for k, v in (options or {}).items() if k not in INTERVAL_OPTIONS and k != "return_per_example"}
+    spec.check_options(options)
+    inputs = {item.name for item in spec.inputs}
+    unknown = sorted(set(columns) - inputs)
+    if unknown:
+        raise ValueError(f"{family} takes no input {unknown[0]!r}; its inputs: {', '.join(sorted(inputs))}")
+    matrix = np.asarray(spec.statistics_function(**columns, **options)[0], dtype=np.float64)
+    return matrix, matrix.any(axis=1)
+
+
+class MetricState:
+    """The mergeable state of one metric family under fixed options (docs/definitions.md section 12).
+
+    Args:
+        family: "keyword_prf", "weighted_keyword_prf", "semantic_keyword_prf",
+            "sentiment_appropriateness", "aspect_sentiment_score" or "keyword_diversity".
+        **options: the family function's options (checked now, before any data), except
+            `return_per_example`; `bootstrap` is "multinomial" (default; with intervals the
+            state keeps every example's statistics) or "poisson" (constant memory; intervals
+            and paired tests independent of how the examples are split).
+
+    Example:
+        >>> from opinion_metrics import keyword_prf
+        >>> a = MetricState("keyword_prf", match="exact").update(predictions=[["a"]], references=[["a", "b"]])
+        >>> b = MetricState("keyword_prf", match="exact").update(predictions=[["c"]], references=[["c"]])
+        >>> (a + b).compute() == keyword_prf([["a"], ["c"]], [["a", "b"], ["c"]], match="exact")
+        True
+    """
+
+    def __init__(self, family: str, **options: Any) -> None:
+        spec = get_family(family)
+        if "return_per_example" in options:
+            raise ValueError("a MetricState returns no per-example values: leave out return_per_example")
+        spec.check_options(options)
+        defaults = {name: value for name, value in spec.defaults.items() if name != "return_per_example"}
+        self.family = family
+        self.options: dict[str, Any] = {**defaults, **options}
+        if self.poisson:  # one integer seed, so that states made apart draw the same weights
+            self.options["random_state"] = poisson_seed(self.options["random_state"])
+        self.n_examples = 0
+        self.fingerprint = (0, 0)  # (count, sum of mixed key hashes mod 2**64): the keys seen
+        self.sums: np.ndarray | None = None
+        self.weighted: np.ndarray | None = None  # (n_resamples x m) Poisson-weighted sums
+        self.swapped: np.ndarray | None = None  # (n_resamples x m) swap-sign-weighted sums
+        self.rows: list[np.ndarray] = []  # multinomial intervals: every example's statistics
+        self._reducer: Reducer | None = None
+
+    # -- options ---------------------------------------------------------------------------
+
+    @property
+    def level(self) -> float | None:
+        return self.options["confidence_level"]
+
+    @property
+    def poisson(self) -> bool:
+        return self.options["bootstrap"] == "poisson" and self.options["confidence_level"] is not None
+
+    @property
+    def keeps_rows(self) -> bool:
+        return self.options["bootstrap"] == "multinomial" and self.options["confidence_level"] is not None
+
+    @property
+    def canonical_options(self) -> dict[str, Any]:
+        """The options that decide the values, as JSON values (objects by their name)."""
+        spec = get_family(self.family)
+        return {name: _canonical_value(self.options[name]) for name in _value_names(spec)}
+
+    @property
+    def reducer(self) -> Reducer:
+        """Column sums -> values (picklable, built from the family and options alone)."""
+        if self._reducer is None:
+            self._reducer = get_family(self.family).reducer(self.canonical_options)
+        return self._reducer
+
+    @classmethod
+    def empty_like(cls, state: MetricState) -> MetricState:
+        """A state of the same family and options, without examples."""
+        empty = cls.__new__(cls)
+        empty.__dict__.update(
+            family=state.family,
+            options=dict(state.options),
+            n_examples=0,
+            fingerprint=(0, 0),
+            sums=None,
+            weighted=None,
+            swapped=None,
+            rows=[],
+            _reducer=None,
+        )
+        return empty
+
+    @classmethod
+    def from_dataset(
+        cls,
+        dataset: Any,
+        family: str,
+        *,
+        predictions: str = "predictions",
+        references: str | None = "references",
+        key: str | None = None,
+        groups: str | None = None,
+        num_proc: int | None = None,
+        batch_size: int = 1000,
+        **options: Any,
+    ) -> MetricState:
+        """The state of a Hugging Face `datasets.Dataset`, computed batch by batch by
+        `dataset.map(batched=True, num_proc=num_proc)` (each batch becomes a serialized
+        state; the states are merged in order), so one machine's cores share the work.
+
+        Column names: `predictions`, `references` (None for a family without them), `key`
+        (None: the row index, so the result equals the family function on the whole
+        dataset), `groups`, and the family's other inputs through `options` by their input
+        name (`texts="review"`, `scores="confidences"`); the rest of `options` are the
+        family's options.
+
+        Example:
+            >>> import datasets
+            >>> data = datasets.Dataset.from_dict({"predictions": [["a"], ["b"]], "references": [["a"], ["c"]]})
+            >>> MetricState.from_dataset(data, "keyword_prf", match="exact", batch_size=1).compute()["f1"]
+            0.5
+        """
+        from datasets import Features, Value
+
+        spec = get_family(family)
+        inputs = [item.name for item in spec.inputs]
+        names = {"predictions": predictions, "references": references}
+        names.update({name: options.pop(name) for name in inputs if name in options})
+        names = {name: column for name, column in names.items() if name in inputs and column is not None}
+        template = cls(family, **options)
+        index_column = "__opinion_metrics_index__"
+
+        def batch_state(batch: Any, indices: list[int]) -> dict[str, list[bytes]]:
+            import pyarrow as pa
+
+            table = batch.append_column(index_column, pa.array(indices, type=pa.int64()))
+            state = MetricState.empty_like(template)
+            state.update_arrow(table, key=key or index_column, groups=groups, **names)
+            return {"state": [state.to_bytes()]}
+
+        states = dataset.with_format("arrow").map(
+            batch_state,
+            batched=True,
+            batch_size=batch_size,
+            with_indices=True,
+            num_proc=num_proc,
+            remove_columns=dataset.column_names,
+            features=Features({"state": Value("binary")}),
+            keep_in_memory=True,
+            desc=f"{family} states",
+        )
+        merged = template
+        for data in states.with_format("arrow")["state"].to_pylist():
+            merged = merged.merge(cls.from_bytes(data))
+        return merged
+
+    # -- adding examples -------------------------------------------------------------------
+
+    def update(self, table: Any = None, /, *, keys: Any = None, groups: Any = None, **columns: Any) -> MetricState:
+        """Add examples; returns the state itself.
+
+        Columns are given by value (`predictions=[...]`, `references=...`, `texts=...`,
+        `scores=...`, whatever the family takes), or, with an Arrow `RecordBatch` / `Table` or
+        a pandas `DataFrame` as first argument, by column name (see `update_arrow`).
+
+        `keys` (ints or strs, one per example) identify examples for the Poisson bootstrap;
+        by default the examples are numbered on from the examples already seen, so a single
+        state fed in order equals the family function. With `groups`, an example's key is
+        its group: a group's examples share their weights.
+        """
+        if table is not None:
+            return self.update_arrow(table, key=keys, groups=groups, **columns)
+        return self._add(columns, keys, groups)
+
+    def update_arrow(self, table: Any, *, key: Any = None, groups: Any = None, **names: Any) -> MetricState:
+        """Add the rows of an Arrow `RecordBatch` or `Table` (or a pandas `DataFrame`):
+        `names` maps each family input to its column name (`predictions="pred_col"`);
+        `key` and `groups` name the key and group columns (None: position keys)."""
+        import pyarrow as pa
+
+        from .evaluate_support import arrow_to_lists, arrow_to_ratings
+
+        if not isinstance(table, (pa.RecordBatch, pa.Table)):
+            if hasattr(table, "to_arrow"):  # datasets.Dataset, polars
+                table = table.to_arrow()
+            elif hasattr(table, "columns") and hasattr(table, "iloc"):  # pandas
+                table = pa.Table.from_pandas(table, preserve_index=False)
+            else:
+                raise TypeError(f"update_arrow takes an Arrow RecordBatch or Table, got {type(table).__name__}")
+        spec = get_family(self.family)
+        kinds = {item.name: item.kind for item in spec.inputs}
+
+        def column(name: str, role: str) -> Any:
+            if not isinstance(name, str):
+                raise TypeError(f"{role} must name a column (a str), got {name!r}")
+            if name not in table.column_names:
+                raise ValueError(f"{role}={name!r}: no such column; the columns: {', '.join(table.column_names)}")
+            return table.column(name)
+
+        values: dict[str, Any] = {}
+        for name, column_name in names.items():
+            if name not in kinds:
+                raise ValueError(f"{self.family} takes no input {name!r}; its inputs: {', '.join(kinds)}")
+            if column_name is None:
+                continue
+            data = column(column_name, name)
+            if kinds[name] == "ratings":
+                values[name] = arrow_to_ratings(data)
+            elif kinds[name] == "texts":
+                values[name] = data.to_pylist()
+            else:
+                values[name] = arrow_to_lists(data, share_duplicates=name == "references")
+        keys = None if key is None else column(key, "key")
+        group_column = None if groups is None else column(groups, "groups")
+        return self._add(values, keys, group_column)
+
+    def _add(self, columns: dict[str, Any], keys: Any, groups: Any) -> MetricState:
+        if any(isinstance(value, ObjectOption) for value in self.options.values()):
+            raise ValueError(
+                "this state was loaded from bytes with an object option (a function or a model): "
+                "it can merge and compute, but not add examples"
+            )
+        if keys is not None and groups is not None:
+            raise ValueError("give keys or groups, not both: with groups, an example's key is its group")
+        given = [value for value in (*columns.values(), keys, groups) if value is not None]
+        if "predictions" in columns and all(_length(value) == 0 for value in given):
+            return self  # an empty batch (an engine's empty partition) adds nothing
+        matrix, _ = statistics(self.family, self.options, **columns)
+        count = matrix.shape[0]
+        if self.sums is not None and matrix.shape[1] != self.sums.shape[0]:
+            raise ValueError(f"these examples have {matrix.shape[1]} statistics, the state {self.sums.shape[0]}")
+        if self.poisson:
+            given = groups if groups is not None else keys
+            if given is None:
+                hashes = np.arange(self.n_examples, self.n_examples + count, dtype=np.uint64)
+            else:
+                hashes = key_hashes(given, "groups" if groups is not None else "keys")
+                if len(hashes) != count:
+                    name = "groups" if groups is not None else "keys"
+                    raise ValueError(f"{name} has {len(hashes)} entries but there are {count} examples")
+            weighted, swapped = resample_sums(matrix, hashes, self.options["random_state"], self.options["n_resamples"])
+            self.weighted = weighted if self.weighted is None else self.weighted + weighted
+            self.swapped = swapped if self.swapped is None else self.swapped + swapped
+            count_seen, total = key_fingerprint(hashes)
+            self.fingerprint = (self.fingerprint[0] + count_seen, (self.fingerprint[1] + total) % 2**64)
+        else:
+            for name, given in (("keys", keys), ("groups", groups)):
+                if given is not None and len(given) != count:
+                    raise ValueError(f"{name} has {len(given)} entries but there are {count} examples")
+        if self.keeps_rows:
+            self.rows.append(matrix)
+        sums = matrix.sum(axis=0)
+        self.sums = sums if self.sums is None else self.sums + sums
+        self.n_examples += count
+        return self
+
+    # -- merging ---------------------------------------------------------------------------
+
+    def check_mergeable(self, other: Any) -> None:
+        """Raise `ValueError` naming what differs unless `other` is a state of the same
+        family and options."""
+        if not isinstance(other, MetricState):
+            raise TypeError(f"a MetricState merges with another MetricState, got {type(other).__name__}")
+        if other.family != self.family:
+            raise ValueError(f"cannot merge a {self.family} state with a {other.family} state")
+        mine, theirs = self.canonical_options, other.canonical_options
+        differing = [f"{name} ({mine[name]!r} vs {theirs[name]!r})" for name in mine if mine[name] != theirs[name]]
+        if differing:
+            raise ValueError(f"cannot merge {self.family} states with different options: {', '.join(differing)}")
+        if self.sums is not None and other.sums is not None and self.sums.shape != other.sums.shape:
+            raise ValueError(f"cannot merge states of {self.sums.shape[0]} and {other.sums.shape[0]} statistics")
+
+    def merge(self, other: MetricState) -> MetricState:
+        """A new state holding the examples of both (the order matters only for the
+        multinomial bootstrap, which draws from the rows in order)."""
+        self.check_mergeable(other)
+        merged = MetricState.empty_like(self)
+        merged.n_examples = self.n_examples + other.n_examples
+        merged.fingerprint = (
+            self.fingerprint[0] + other.fingerprint[0],
+            (self.fingerprint[1] + other.fingerprint[1]) % 2**64,
+        )
+        for name in ("sums", "weighted", "swapped"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            parts = [part for part in (mine, theirs) if part is not None]
+            setattr(merged, name, None if not parts else parts[0] + parts[1] if len(parts) == 2 else parts[0].copy())
+        merged.rows = [*self.rows, *other.rows]
+        return merged
+
+    def __add__(self, other: Any) -> MetricState:
+        return self.merge(other)
+
+    def __radd__(self, other: Any) -> MetricState:
+        if isinstance(other, numbers.Integral) and other == 0:  # sum(states)
+            return self.merge(MetricState.empty_like(self))
+        return self.merge(other)
+
+    # -- values ----------------------------------------------------------------------------
+
+    def compute(self) -> dict[str, float]:
+        """The dict the family function returns on every example this state has seen
+        (the options' intervals included)."""
+        if self.sums is None:
+            raise ValueError(f"this {self.family} state has no examples: update it first")
+        reducer = self.reducer
+        if self.keeps_rows:
+            if isinstance(self.options["random_state"], ObjectOption):
+                raise ValueError("this state's random_state was an object in the process that wrote it")
+            statistics_rows = np.asfortranarray(np.vstack(self.rows))
+            result = _point(reducer, statistics_rows.sum(axis=0))
+            intervals = bootstrap_intervals(
+                statistics_rows,
+                reducer,
+                confidence_level=self.level,
+                n_resamples=self.options["n_resamples"],
+                random_state=self.options["random_state"],
+            )
+            return add_intervals(result, intervals)
+        result = _point(reducer, self.sums)
+        if not self.poisson:
+            return result
+        return add_intervals(result, resampled_intervals(self.sums, [self.weighted], reducer, self.level))
+
+    # -- bytes -----------------------------------------------------------------------------
+
+    def _arrays(self) -> list[tuple[str, np.ndarray]]:
+        if self.sums is None:
+            return []
+        if self.keeps_rows:
+            return [("rows", np.vstack(self.rows))]
+        arrays = [("sums", self.sums)]
+        if self.poisson:
+            arrays += [("weighted", self.weighted), ("swapped", self.swapped)]
+        return arrays
+
+    def to_bytes(self) -> bytes:
+        """The state in the declared layout of this module's docstring (no pickle)."""
+        arrays = self._arrays()
+        header = {
+            "family": self.family,
+            "options": self.canonical_options,
+            "n_examples": self.n_examples,
+            "fingerprint": list(self.fingerprint),
+            "arrays": [{"name": name, "shape": list(array.shape)} for name, array in arrays],
+        }
+        encoded = json.dumps(header, sort_keys=True, allow_nan=False).encode("utf-8")
+        body = b"".join(
+            [MAGIC, _PREFIX.pack(FORMAT_VERSION, len(encoded)), encoded]
+            + [np.ascontiguousarray(array, dtype="<f8").tobytes() for _, array in arrays]
+        )
+        return body + hashlib.sha256(body).digest()
+
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray | memoryview, **objects: Any) -> MetricState:
+        """A state from `to_bytes` output; `ValueError` for anything else (corrupted,
+        truncated, foreign, another version, or a header that does not fit its arrays).
+        Object options (functions, models) can be given again by name in `objects`."""
+        data = bytes(data)
+        if len(data) < len(MAGIC) + _PREFIX.size + _DIGEST_SIZE or not data.startswith(MAGIC):
+            raise ValueError("not a MetricState: the bytes do not start with the MetricState magic header")
+        version, header_size = _PREFIX.unpack_from(data, len(MAGIC))
+        if version != FORMAT_VERSION:
+            raise ValueError(f"MetricState format version {version} is not supported (this library reads version 1)")
+        body, digest = data[:-_DIGEST_SIZE], data[-_DIGEST_SIZE:]
+        if hashlib.sha256(body).digest() != digest:
+            raise ValueError("corrupted or truncated MetricState: its checksum does not match its contents")
+        start = len(MAGIC) + _PREFIX.size
+        if header_size > min(_MAX_HEADER_BYTES, len(body) - start):
+            raise ValueError(f"corrupted MetricState: its header claims {header_size} bytes")
+        try:
+            header = json.loads(body[start : start + header_size].decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"corrupted MetricState: unreadable header ({error})") from None
+        state = cls._from_header(header, objects)
+        payload = memoryview(body)[start + header_size :]
+        state._load_arrays(header["arrays"], payload)
+        return state
+
+    @classmethod
+    def _from_header(cls, header: Any, objects: Mapping[str, Any]) -> MetricState:
+        if not isinstance(header, dict) or set(header) != _HEADER_KEYS:
+            raise ValueError(f"corrupted MetricState: the header must have exactly the keys {sorted(_HEADER_KEYS)}")
+        family = header["family"]
+        if not isinstance(family, str):
+            raise ValueError(f"corrupted MetricState: family {family!r}")
+        spec = get_family(family)
+        options = header["options"]
+        names = _value_names(spec)
+        if not isinstance(options, dict) or sorted(options) != sorted(names):
+            raise ValueError(f"corrupted MetricState: the options of {family} are {', '.join(names)}")
+        decoded = {name: _from_canonical(value) for name, value in options.items()}
+        for name, value in objects.items():
+            if name not in decoded:
+                raise ValueError(f"{family} has no option {name!r}")
+            if _canonical_value(value) != options[name]:
+                raise ValueError(f"{name}: the given object is {_canonical_value(value)}, the state's {options[name]}")
+            decoded[name] = value
+        try:
+            state = cls(family, **{k: v for k, v in decoded.items() if not isinstance(v, ObjectOption)})
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"corrupted MetricState: {error}") from None
+        state.options.update(decoded)
+        count, fingerprint = header["n_examples"], header["fingerprint"]
+        if not _is_count(count):
+            raise ValueError(f"corrupted MetricState: n_examples {count!r}")
+        if (
+            not isinstance(fingerprint, list)
+            or len(fingerprint) != 2
+            or not all(_is_count(value) for value in fingerprint)
+            or fingerprint[1] >= 2**64
+        ):
+            raise ValueError(f"corrupted MetricState: fingerprint {fingerprint!r}")
+        state.n_examples, state.fingerprint = count, (fingerprint[0], fingerprint[1])
+        return state
+
+    def _load_arrays(self, declared: Any, payload: memoryview) -> None:
+        n_resamples = self.options["n_resamples"]
+        expected = ["rows"] if self.keeps_rows else ["sums", "weighted", "swapped"] if self.poisson else ["sums"]
+        if not isinstance(declared, list) or not all(
+            isinstance(entry, dict)
+            and set(entry) == {"name", "shape"}
+            and isinstance(entry["shape"], list)
+            and all(_is_count(size) for size in entry["shape"])
+            for entry in declared
+        ):
+            raise ValueError("corrupted MetricState: the arrays must be declared as {name, shape} entries")
+        names = [entry["name"] for entry in declared]
+        if names != ([] if self.n_examples == 0 else expected):
+            raise ValueError(f"corrupted MetricState: arrays {names}, expected {expected} for these options")
+        shapes = [tuple(entry["shape"]) for entry in declared]
+        if shapes:
+            width = shapes[0][-1]
+            wanted = {
+                "rows": (self.n_examples, width),
+                "sums": (width,),
+                "weighted": (n_resamples, width),
+                "swapped": (n_resamples, width),
+            }
+            for name, shape in zip(names, shapes):
+                if shape != wanted[name]:
+                    raise ValueError(f"corrupted MetricState: array {name} has shape {shape}, expected {wanted[name]}")
+        sizes = [math.prod(shape) for shape in shapes]
+        if 8 * sum(sizes) != len(payload):
+            raise ValueError(
+                f"corrupted MetricState: the header declares {8 * sum(sizes)} bytes of arrays, there are {len(payload)}"
+            )
+        offset = 0
+        for name, shape, size in zip(names, shapes, sizes):
+            array = np.frombuffer(payload, dtype="<f8", count=size, offset=offset).astype(np.float64).reshape(shape)
+            offset += 8 * size
+            if not np.isfinite(array).all():
+                raise ValueError(f"corrupted MetricState: array {name} has non-finite values")
+            if name == "rows":
+                self.rows = [array]
+                self.sums = array.sum(axis=0)
+            else:
+                setattr(self, name, array)
+
+    # -- pickling --------------------------------------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_reducer": None}
+
+    def __repr__(self) -> str:
+        return f"MetricState({self.family!r}, n_examples={self.n_examples}, options={self.canonical_options})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MetricState):
+            return NotImplemented
+        mine, theirs = self._arrays(), other._arrays()
+        return (
+            self.family == other.family
+            and self.canonical_options == other.canonical_options
+            and self.n_examples == other.n_examples
+            and self.fingerprint == other.fingerprint
+            and len(mine) == len(theirs)
+            and all(a[0] == b[0] and np.array_equal(a[1], b[1]) for a, b in zip(mine, theirs))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _length(value: Any) -> int | None:
+    try:
+        return len(value)
+    except TypeError:  # e.g. a generator: the family function checks it
+        return None
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _point(reducer: Callable[[np.ndarray], Mapping[str, Any]], sums: np.ndarray) -> dict[str, float]:
+    """Each defined value as a plain float (NaN: undefined, absent), as the family functions give them."""
+    return {key: float(value) for key, value in reducer(sums).items() if np.isfinite(value)}
