@@ -28,7 +28,7 @@ def _porter_stem(token):
 
 @functools.lru_cache(maxsize=1 << 16)
 def normalize(text, mode="default", stemmer=None):
-    """docs/definitions.md section 1.1: "default", "ascii", "none" or a callable, then optional Porter stemming."""
+    """SPEC section 1.1: "default", "ascii", "none" or a callable, then optional Porter stemming."""
     if callable(mode):
         text = mode(text)
     elif mode == "default":
@@ -62,7 +62,7 @@ def prepare(keywords, scores=None, normalize_mode="default", stemmer=None):
 
 
 def related(a, b, match="substring"):
-    """docs/definitions.md section 2."""
+    """SPEC section 2."""
     if match == "exact":
         return a == b
     if match == "substring":
@@ -94,7 +94,7 @@ def f1(p, r):
 
 
 def keyword_counts(predicted, gold, match="substring", one_to_one=True):
-    """(matched predictions, matched gold keywords) of one example (docs/definitions.md section 3)."""
+    """(matched predictions, matched gold keywords) of one example (SPEC section 3)."""
     adjacent = adjacency(predicted, gold, match)
     if one_to_one:
         m = matching_size(adjacent, len(gold))
@@ -104,7 +104,7 @@ def keyword_counts(predicted, gold, match="substring", one_to_one=True):
 
 
 def weighted_counts(predicted, scores, gold, match="substring", one_to_one=True):
-    """Matched score of one example (docs/definitions.md section 4): maximum-weight matching, or every hit."""
+    """Matched score of one example (SPEC section 4): maximum-weight matching, or every hit."""
     adjacent = adjacency(predicted, gold, match)
     if not one_to_one:
         return math.fsum(s for s, js in zip(scores, adjacent) if js)
@@ -118,7 +118,7 @@ def weighted_counts(predicted, scores, gold, match="substring", one_to_one=True)
 
 
 def ndcg_ap(predicted, gold, k=5, graded=True, match="substring"):
-    """nDCG@k and AP@k of one example with gold keywords (docs/definitions.md section 4's claiming rule)."""
+    """nDCG@k and AP@k of one example with gold keywords (SPEC section 4's claiming rule)."""
     claimed, gains, hits = set(), [], []
     for p in predicted[:k]:
         gain, hit = 0.0, False
@@ -138,7 +138,7 @@ def ndcg_ap(predicted, gold, k=5, graded=True, match="substring"):
 
 
 def cut(predicted, gold, top_k):
-    """docs/definitions.md section 3 cut-offs: (kept predictions, precision denominator)."""
+    """SPEC section 3 cut-offs: (kept predictions, precision denominator)."""
     if top_k is None or top_k == "M":
         return predicted, len(predicted)
     if top_k == "O":
@@ -167,7 +167,7 @@ def _prf(rows, average, zero_division, names):
 
 
 def present(keyword, text_tokens):
-    """docs/definitions.md section 9: the keyword's tokens are a contiguous run of the text's tokens."""
+    """SPEC section 9: the keyword's tokens are a contiguous run of the text's tokens."""
     tokens = keyword.split()
     n = len(tokens)
     return any(text_tokens[i : i + n] == tokens for i in range(len(text_tokens) - n + 1))
@@ -302,7 +302,7 @@ def semantic_keyword_prf(
     stemmer=None,
     zero_division=0.0,
 ):
-    """docs/definitions.md section 5 (and 3, 9) with `embed(text) -> vector` for the prepared keywords;
+    """SPEC section 5 (and 3, 9) with `embed(text) -> vector` for the prepared keywords;
     `per_example` always returned."""
     rows, soft_rows, included = [], [], []
     no_scores = [None] * len(predictions)
@@ -354,7 +354,7 @@ def sentiment_appropriateness(
     normalize="default",
     stemmer=None,
 ):
-    """docs/definitions.md section 6 with a `sentiment(str) -> [0, 1]` function; `per_example` always
+    """SPEC section 6 with a `sentiment(str) -> [0, 1]` function; `per_example` always
     returned (None for every example left out, or every example when that input is absent)."""
     from_keywords, from_text = [], []
     for i, predicted in enumerate(predictions):
@@ -385,7 +385,7 @@ def _non_empty(keywords, normalize_mode, stemmer):
 
 
 def keyword_diversity(predictions, *, normalize="default", stemmer=None, embed=None, zero_division=0.0):
-    """docs/definitions.md section 10 (`embed(text) -> vector` for self_similarity); `per_example` always returned."""
+    """SPEC section 10 (`embed(text) -> vector` for self_similarity); `per_example` always returned."""
     keyword_ratios, token_ratios, self_similarities = [], [], []
     for predicted in predictions:
         keywords = _non_empty(predicted, normalize, stemmer)
@@ -405,7 +405,7 @@ def keyword_diversity(predictions, *, normalize="default", stemmer=None, embed=N
 
 
 def pool_by_group(predictions, references, groups, *, scores=None, normalize="default", stemmer=None):
-    """docs/definitions.md section 3, corpus level: per group (in order of first appearance), its examples'
+    """SPEC section 3, corpus level: per group (in order of first appearance), its examples'
     predictions prepared by section 1 and merged in first-occurrence order, each keeping
     its maximum score, and the union of its references; the first occurrence's stripped
     original is kept. Returns (groups, predictions, references, scores or None)."""
@@ -432,7 +432,7 @@ def pool_by_group(predictions, references, groups, *, scores=None, normalize="de
 
 
 def merge_references(annotations, mode="union", *, normalize="default", stemmer=None):
-    """docs/definitions.md section 8: per example, the union (first occurrence over annotators) or the
+    """SPEC section 8: per example, the union (first occurrence over annotators) or the
     intersection (in the first annotator's order) of the annotators' keywords."""
     merged = []
     for example in annotations:
@@ -451,7 +451,7 @@ def merge_references(annotations, mode="union", *, normalize="default", stemmer=
 
 
 def agreement(annotations, *, average="micro", normalize="default", stemmer=None, zero_division=0.0):
-    """docs/definitions.md section 8: pairwise Dice 2|A & B| / (|A| + |B|) of normalized keyword sets;
+    """SPEC section 8: pairwise Dice 2|A & B| / (|A| + |B|) of normalized keyword sets;
     micro pools the counts over examples, macro averages per-example coefficients."""
     n = len(annotations[0])
     sets = [[set(prepare(keywords, None, normalize, stemmer)[0]) for keywords in example] for example in annotations]
@@ -470,7 +470,7 @@ ASPECTS = ("entertainment", "accommodation", "restaurant", "food_and_beverage", 
 
 
 def aspect_sentiment_score(predictions, references, *, aspects=ASPECTS, min_rating=1, max_rating=5, zero_division=1.0):
-    """docs/definitions.md section 7: per aspect presence F1 times rating R2, and their mean."""
+    """SPEC section 7: per aspect presence F1 times rating R2, and their mean."""
     result = {}
     products = []
     for j, aspect in enumerate(aspects):

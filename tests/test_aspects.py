@@ -1,4 +1,4 @@
-"""Family 5 (docs/definitions.md section 7): hand-computed rules, the real train set, the bad-input table."""
+"""Family 5 (SPEC section 7): hand-computed rules, the real train set, the bad-input table."""
 
 import csv
 

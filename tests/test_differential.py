@@ -381,7 +381,7 @@ def test_strategy_shapes_equal_spec(shape, match, monkeypatch):
 
 def test_inner_white_space_with_lookup_issue_10(monkeypatch):
     """Issue 10 item 1: "a b" and "a  b" are distinct keywords under "ascii" / "none", and
-    both token-match "a b c" (docs/definitions.md section 2), whichever strategy runs."""
+    both token-match "a b c" (SPEC section 2), whichever strategy runs."""
     fillers = [[f"filler{i}"] for i in range(3000)]
     for normalize in ("ascii", "none"):
         for name in STRATEGIES:

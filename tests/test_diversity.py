@@ -1,4 +1,4 @@
-"""Keyword diversity (docs/definitions.md section 10): hand-computed values, KPEval's formulas, encoders."""
+"""Keyword diversity (SPEC section 10): hand-computed values, KPEval's formulas, encoders."""
 
 import doctest
 import importlib.util

@@ -1,4 +1,4 @@
-"""pool_by_group (docs/definitions.md section 3) and multiple annotators (docs/definitions.md section 8)."""
+"""pool_by_group (SPEC section 3) and multiple annotators (SPEC section 8)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Intervals and paired comparisons of every family (docs/definitions.md section 11) against plain loops that
+"""Intervals and paired comparisons of every family (SPEC section 11) against plain loops that
 resample the examples and call the metric itself."""
 
 import numpy as np

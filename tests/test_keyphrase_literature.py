@@ -1,4 +1,4 @@
-"""Hand-computed cases from the keyphrase and IR literature (issue 11, docs/definitions.md section 3 cut-offs).
+"""Hand-computed cases from the keyphrase and IR literature (issue 11, SPEC section 3 cut-offs).
 
 - F1@5 (Chan et al. 2019; Meng et al. 2017 and after): the first 5 predictions, precision
   over 5 even when fewer were predicted (the missing ones count as wrong).

@@ -1,4 +1,4 @@
-"""Family 1 (docs/definitions.md section 3): hand-computed cases, properties, and the real movie data."""
+"""Family 1 (SPEC section 3): hand-computed cases, properties, and the real movie data."""
 
 import pytest
 from hypothesis import given, settings
@@ -181,7 +181,7 @@ def test_real_movie_reviews_equal_a_straightforward_implementation(movie_reviews
 
 
 def test_precision_at_k_divides_by_k_and_at_o_by_the_gold_count():
-    # docs/definitions.md section 3 (trec_eval P_k / Rprec): 3 correct predictions of 3 -> P@5 = 3/5, P@M = 1;
+    # SPEC section 3 (trec_eval P_k / Rprec): 3 correct predictions of 3 -> P@5 = 3/5, P@M = 1;
     # 3 correct of 6, all within the first 5 -> P@5 = 3/5, P@M = 3/6.
     gold = [["a", "b", "c", "d"]]
     assert prf([["a", "b", "c"]], gold, match="exact", top_k=5)[0] == pytest.approx(3 / 5)
@@ -213,7 +213,7 @@ def test_pandas_series_are_read_by_position():
 
 
 def test_format_characters_are_removed_by_default_normalization():
-    # docs/definitions.md section 1: Cf (BOM, zero-width, bidi marks) removed; a lone zero-width space is empty.
+    # SPEC section 1: Cf (BOM, zero-width, bidi marks) removed; a lone zero-width space is empty.
     assert prf([["\ufeffwar", "\u200fwar\u200b", "\u200b"]], [["war"]], match="exact") == pytest.approx((1.0, 1.0, 1.0))
 
 

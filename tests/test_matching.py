@@ -1,4 +1,4 @@
-"""docs/definitions.md section 2 relations and the one-to-one matchings, against brute force and scipy."""
+"""SPEC section 2 relations and the one-to-one matchings, against brute force and scipy."""
 
 from contextlib import contextmanager
 from unittest import mock

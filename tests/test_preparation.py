@@ -1,4 +1,4 @@
-"""docs/definitions.md section 1: normalization, empty and duplicate keywords, types and scores."""
+"""SPEC section 1: normalization, empty and duplicate keywords, types and scores."""
 
 import math
 import re

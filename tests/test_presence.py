@@ -1,4 +1,4 @@
-"""Present and absent keywords (docs/definitions.md section 9): hand cases and a brute force on the movie data."""
+"""Present and absent keywords (SPEC section 9): hand cases and a brute force on the movie data."""
 
 import unicodedata
 

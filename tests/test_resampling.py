@@ -1,4 +1,4 @@
-"""The resampling engine (docs/definitions.md section 11): coverage, null p-values, equality with a plain
+"""The resampling engine (SPEC section 11): coverage, null p-values, equality with a plain
 loop over the same resamples, exact permutation enumeration, real movie data, bad options."""
 
 from __future__ import annotations

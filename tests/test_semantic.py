@@ -1,4 +1,4 @@
-"""Family 3 (docs/definitions.md section 5) against sentence-transformers called directly."""
+"""Family 3 (SPEC section 5) against sentence-transformers called directly."""
 
 import numpy as np
 import pytest
@@ -216,7 +216,7 @@ def test_zero_or_non_finite_embeddings_are_errors(bad, word):
 
 
 def test_equal_normalized_keywords_have_similarity_one():
-    # docs/definitions.md section 5: S = 1 for equal normalized strings. This embedding's float32 cosine with
+    # SPEC section 5: S = 1 for equal normalized strings. This embedding's float32 cosine with
     # itself is 0.9999999, which made threshold=1.0 miss identical keywords.
     encoder = FixedModel({"empire": [0.13, -0.13, 0.64], "pizza": [1.0, 0.0, 0.0]})
     vector = np.array([0.13, -0.13, 0.64], dtype=np.float32)

@@ -1,4 +1,4 @@
-"""Family 4 (docs/definitions.md section 6) against VADER called directly."""
+"""Family 4 (SPEC section 6) against VADER called directly."""
 
 import pytest
 
@@ -56,7 +56,7 @@ def test_examples_left_out_and_absent_keys():
     assert sentiment_appropriateness([[]], [["a"]]) == {}
     texts_with_gaps = sentiment_appropriateness([["good"], ["bad"]], texts=["Fine.", None], return_per_example=True)
     assert texts_with_gaps["per_example"]["sas_from_text"][1] is None
-    # docs/definitions.md section 6: an empty or white-space text is left out (VADER would read it as negative).
+    # SPEC section 6: an empty or white-space text is left out (VADER would read it as negative).
     blank = sentiment_appropriateness([["good"], ["bad"], ["ok"]], texts=["Fine.", "", " \n"], return_per_example=True)
     assert blank["per_example"]["sas_from_text"][1:] == [None, None]
     assert blank["sas_from_text"] == pytest.approx(1 - abs(weighted("good") - weighted("Fine.")))

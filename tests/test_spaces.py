@@ -885,7 +885,7 @@ def test_the_prefilled_examples_give_the_librarys_values():
     expected = weighted_keyword_prf(scored[0], scored[1], lists(references), return_per_example=True)
     summary, rows = results("weighted_keyword_prf")
     assert summary == {k: round(v, 4) for k, v in expected.items() if k != "per_example"}
-    assert rows["ndcg@5"].tolist() == [0.7295, 1.0]  # docs/definitions.md section 4's worked example, then the ideal order
+    assert rows["ndcg@5"].tolist() == [0.7295, 1.0]  # SPEC section 4's worked example, then the ideal order
 
 
 # --- controls from the declarations (issue 12 item 1) ------------------------------------

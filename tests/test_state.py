@@ -1,4 +1,4 @@
-"""MetricState and the Poisson bootstrap (docs/definitions.md section 12): states fed in random batches and
+"""MetricState and the Poisson bootstrap (SPEC section 12): states fed in random batches and
 merged in random orders equal the family functions; Poisson intervals and paired tests do not
 depend on the partitioning; the counter-based weights against a pure-Python generator; the
 declared byte layout and its refusals; merging refusals; Hugging Face datasets."""

@@ -8,7 +8,7 @@ scores by rank; where scores tie, the prediction order is trec_eval's own tie or
 trec_eval skips a query that has no judgment or no retrieved document, and gives 0 to every
 measure of a query with judgments but no relevant document. The library gives P@k = 0
 (hits / k), R-precision `zero_division` (denominator |G| = 0), and leaves such examples out
-of nDCG and MAP (None per example, docs/definitions.md section 4); an empty prediction list scores 0
+of nDCG and MAP (None per example, SPEC section 4); an empty prediction list scores 0
 everywhere, as trec_eval -c counts a query missing from the run.
 """
 

@@ -1,4 +1,4 @@
-"""Family 2 (docs/definitions.md section 4): the worked nDCG example, trec_eval, hand cases, real data."""
+"""Family 2 (SPEC section 4): the worked nDCG example, trec_eval, hand cases, real data."""
 
 import math
 import random
