@@ -145,13 +145,14 @@ def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str,
     return records
 
 
-def _sentiment(predictions: Any, references: Any, texts: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
+def _sentiment(
+    predictions: Any, references: Any, texts: Any, given: Any, options: dict[str, Any]
+) -> list[dict[str, Any]]:
     from .sentiment import _CachedSentiment, vader_sentiment
 
     defaults = get_family("sentiment_appropriateness").defaults
     function = options.get("sentiment") or vader_sentiment(options.get("mapping", defaults["mapping"]))
     score = _CachedSentiment(function)
-    given = options.get("prediction_sentiments")
     if references is None:
         references = [[] for _ in predictions]
     corpus = prepare_corpus(
@@ -201,6 +202,7 @@ def explain(
     *,
     scores: Sequence[Any] | None = None,
     texts: Sequence[Any] | None = None,
+    prediction_sentiments: Sequence[Any] | None = None,
     **options: Any,
 ) -> list[dict[str, Any]]:
     """Per example, the family's per-example `values` and what produced them.
@@ -212,7 +214,8 @@ def explain(
     - sentiment_appropriateness: each keyword's sentiment, their means and the review's;
     - keyword_diversity: the keywords written differently that normalize alike (`repeated`).
 
-    `options` are the family's options (as its function takes them); the aspect score is
+    `options` are the family's options (as its function takes them); `prediction_sentiments`
+    the sentiment family's optional input. The aspect score is
     corpus-level and has no per-example explanation.
 
     Example:
@@ -233,6 +236,10 @@ def explain(
         raise ValueError(f"{family} takes no scores")
     if texts is not None:
         arguments["texts"] = texts
+    if prediction_sentiments is not None:
+        if family != "sentiment_appropriateness":
+            raise ValueError(f"{family} takes no prediction_sentiments")
+        arguments["prediction_sentiments"] = prediction_sentiments
     shaping = {name: value for name, value in options.items() if name not in _NOT_EXPLAINED}
     values = _values(family, arguments, shaping)
     if family in ("keyword_prf", "weighted_keyword_prf"):
@@ -240,7 +247,7 @@ def explain(
     elif family == "semantic_keyword_prf":
         records = _semantic(_prepared(predictions, references, shaping, texts), shaping)
     elif family == "sentiment_appropriateness":
-        records = _sentiment(predictions, references, texts, shaping)
+        records = _sentiment(predictions, references, texts, prediction_sentiments, shaping)
     else:
         records = _diversity(predictions, shaping)
     for record, example_values in zip(records, values):
