@@ -268,13 +268,12 @@ def test_each_space_opens_with_its_example_computed_and_readable(browser, name, 
         expect(tables).to_have_count(expected_tables + (1 if combined else 0), timeout=30_000)
         page.wait_for_timeout(1500)  # the outputs fade in
         for index in range(expected_tables):  # results, per example (per aspect), why
-            expect(tables.nth(index).locator("tbody tr").first).to_be_visible()
+            expect(tables.nth(index).locator('[role="gridcell"]').first).to_be_visible()
         results = tables.first
-        names = results.locator("tbody tr td:nth-child(2)" if combined else "tbody tr td:first-child")
+        names = results.locator(f'[role="gridcell"][data-col="{int(combined)}"] span')
         for cell in names.all():  # metric names never break mid-word
             assert _one_line(cell), cell.inner_text()
-        value_column = 3 if combined else 2
-        values = results.locator(f"tbody tr td:nth-child({value_column})").all_inner_texts()
+        values = results.locator(f'[role="gridcell"][data-col="{1 + combined}"]').all_inner_texts()
         assert values and all(FOUR_DECIMALS.match(value.strip()) for value in values), values
         assert page.locator("div.plot-container, .js-plotly-plot, img").first.is_visible()
         for info in page.locator(".info-text").all()[:3]:
@@ -306,7 +305,7 @@ def test_an_error_stays_in_the_status_line_and_two_systems_get_a_row_each_and_a_
         # an error: one gold line for two prediction lines
         page.get_by_label("references").fill("satire")
         page.get_by_role("button", name="Compute").click()
-        status = page.locator(".om-status")
+        status = page.locator('[data-testid="markdown"].om-status')
         expect(status).to_contain_text("Not computed:", timeout=30_000)
         expect(status).to_contain_text("references")
         page.wait_for_timeout(11_000)  # longer than a toast stays
@@ -314,19 +313,21 @@ def test_an_error_stays_in_the_status_line_and_two_systems_get_a_row_each_and_a_
         page.screenshot(path=str(tmp_path / "keyword_prf-error.png"))
         # an upload with a model column: one row per system, a selector for the per-example view
         page.get_by_text("or upload a file").click()
-        page.locator("input[type=file]").first.set_input_files(str(EXAMPLE))
+        page.locator(".om-upload input[type=file]").set_input_files(str(EXAMPLE))
+        expect(page.locator(".om-upload")).to_contain_text("reviews.jsonl", timeout=30_000)  # uploaded
         page.get_by_role("button", name="Compute").click()
-        expect(status).to_contain_text("2 systems of its `model` column", timeout=30_000)
+        expect(status).to_contain_text("2 systems of its model column", timeout=30_000)
         results = page.locator("div.table-wrap").first
         expect(results).to_contain_text("baseline")
         expect(results).to_contain_text("sentiment")
         selector = page.get_by_label("system shown per example")
         expect(selector).to_be_visible()
         rows = page.locator("div.table-wrap").nth(1)
-        expect(rows.locator("tbody tr td").first).to_have_text("1")  # baseline: lines 1, 3, ...
+        first_line = rows.locator('[data-testid="cell-0-0"]')
+        expect(first_line).to_have_text("1")  # baseline: lines 1, 3, ...
         selector.click()
         page.get_by_role("option", name="sentiment").click()
-        expect(rows.locator("tbody tr td").first).to_have_text("2", timeout=30_000)  # sentiment: lines 2, 4, ...
+        expect(first_line).to_have_text("2", timeout=30_000)  # sentiment: lines 2, 4, ...
         page.wait_for_timeout(1000)
         page.screenshot(path=str(tmp_path / "keyword_prf-two-systems.png"), full_page=True)
     finally:

@@ -403,6 +403,7 @@ def _upload_box() -> Any:
         label=f"CSV / TSV / JSONL / JSON / Parquet, optionally .gz ({UPLOAD_LIMITS}); replaces the text boxes",
         file_types=UPLOAD_TYPES,
         type="filepath",
+        elem_classes=["om-upload"],
     )
 
 
@@ -455,14 +456,14 @@ def _named(handler: Callable[..., Any], names: Sequence[str], slot: str = "compu
 # Readable tables (names never broken mid-word, no inner scroll box for short results) and
 # helper text with enough contrast; the status line stands out, an error in red.
 CSS = """
-.table-wrap td, .table-wrap th, .table-wrap .cell-wrap {
+.table-wrap td, .table-wrap th, .table-wrap .cell-wrap, .table-wrap [role="gridcell"] span {
     word-break: normal !important; overflow-wrap: normal !important; hyphens: manual !important;
     font-family: var(--font) !important;
 }
 .info-text, [data-testid="block-info"] + .info-text { color: #4b5563 !important; opacity: 1 !important; }
 .dark .info-text { color: #d1d5db !important; }
-.om-status { padding: 6px 10px; border-left: 4px solid #2563eb; background: rgba(37, 99, 235, 0.06); }
-.om-status:has(strong:first-child) { border-left-color: #b91c1c; background: rgba(185, 28, 28, 0.07); }
+.block.om-status { padding: 6px 10px; border-left: 4px solid #2563eb; background: rgba(37, 99, 235, 0.06); }
+.block.om-status:has(strong:first-child) { border-left-color: #b91c1c; background: rgba(185, 28, 28, 0.07); }
 """
 
 
@@ -506,15 +507,18 @@ def _after(name: str) -> Callable[..., Any]:
 
     def after(request: gr.Request) -> tuple[Any, ...]:
         recalled = _recalled(request, "compute")
-        if isinstance(recalled, str):
-            hidden = gr.update(choices=[], value=None, visible=False)
-            return (error_status(recalled), None, None, None, *([None] * _explains(name)), hidden)
+        hidden = gr.update(visible=False)
+        if isinstance(recalled, str):  # the results of an earlier input are hidden, not shown as these
+            selector = gr.update(choices=[], value=None, visible=False)
+            return (error_status(recalled), *([hidden] * (3 + _explains(name))), selector)
         if not isinstance(recalled, Outcome):
             return (gr.skip(),) * (5 + _explains(name))
         systems = list(recalled.systems)
         selector = gr.update(choices=systems, value=systems[0], visible=len(systems) > 1)
-        why = [_styled(_explanation(name, recalled, systems[0]))] if _explains(name) else []
-        return (gr.skip(),) * 4 + (*why, selector)
+        widths = _WIDTHS if len(systems) == 1 else _fitted_widths(recalled.summary)
+        why = [gr.update(value=_styled(_explanation(name, recalled, systems[0])), visible=True)][: _explains(name)]
+        shown = gr.update(visible=True)
+        return (gr.skip(), gr.update(visible=True, column_widths=widths), shown, shown, *why, selector)
 
     after.__annotations__ = {"request": gr.Request}  # a class, not a string: gradio passes the request
     return after
@@ -527,12 +531,35 @@ def _error_shown(slot: str, count: int) -> Callable[..., Any]:
 
     def after(request: gr.Request) -> tuple[Any, ...]:
         recalled = _recalled(request, slot)
-        if isinstance(recalled, str):
-            return (error_status(recalled), *([None] * (count - 1)))
-        return (gr.skip(),) * count
+        if isinstance(recalled, str):  # the results of an earlier input are hidden, not shown as these
+            return (error_status(recalled), *([gr.update(visible=False)] * (count - 1)))
+        return (gr.skip(), *([gr.update(visible=True)] * (count - 1)))
 
     after.__annotations__ = {"request": gr.Request}
     return after
+
+
+def _fitted_widths(frame: Any) -> list[str]:
+    """Column widths in proportion to each column's longest text (header or 4-decimal value)."""
+    sizes = [max([len(str(column)), 6, *(len(str(value)) for value in frame[column])]) for column in frame.columns]
+    return [f"{100 * size / sum(sizes):.1f}%" for size in sizes]
+
+
+# The explanation table's column widths, per family (the line first).
+_WHY_WIDTHS = {
+    "keyword_prf": ["6%", "40%", "24%", "30%"],
+    "weighted_keyword_prf": ["6%", "40%", "24%", "30%"],
+    "semantic_keyword_prf": ["6%", "50%", "44%"],
+    "sentiment_appropriateness": ["6%", "28%", "10%", "28%", "12%", "16%"],
+    "keyword_diversity": ["6%", "94%"],
+}
+
+
+def _follow(event: Any, after: Callable[..., Any], outputs: Sequence[Any]) -> None:
+    """Run `after` once `event` ends, whether it succeeded or failed (a failure triggers only
+    `.failure` listeners)."""
+    event.then(after, None, outputs, api_visibility="private")
+    event.failure(after, None, outputs, api_visibility="private")
 
 
 def _explains(name: str) -> int:
@@ -623,7 +650,15 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
             gr.Markdown(ASPECT_NOTE)
             why = []
         else:
-            why = [gr.Dataframe(label="why: per example", interactive=False, wrap=True, max_height=_TALL)]
+            why = [
+                gr.Dataframe(
+                    label="why: per example",
+                    interactive=False,
+                    wrap=True,
+                    max_height=_TALL,
+                    column_widths=_WHY_WIDTHS[name],
+                )
+            ]
         gr.Markdown(metric_card(name, card))
 
         extra_name = next((box for box in family.inputs if box in ("texts", "aspects")), None)
@@ -645,12 +680,8 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
         compute = _named(handler, names)
         outputs = [status, summary, rows, figure]
         after = _after(name)
-        button.click(compute, inputs, outputs, api_name="compute").then(
-            after, None, [*outputs, *why, system], api_visibility="private"
-        )
-        app.load(compute, inputs, outputs, api_visibility="private").then(
-            after, None, [*outputs, *why, system], api_visibility="private"
-        )
+        _follow(button.click(compute, inputs, outputs, api_name="compute"), after, [*outputs, *why, system])
+        _follow(app.load(compute, inputs, outputs, api_visibility="private"), after, [*outputs, *why, system])
         system.input(_select(name), [system], [rows, *why], api_visibility="private")
     return app
 
@@ -864,7 +895,7 @@ def _combined_tab() -> tuple[Any, ...]:
     compute = _named(compare_families, ["predictions", "references", "texts", "upload", "confidence_level"], "compare")
     inputs, outputs = [predictions, references, texts, upload, intervals], [status, table, figure]
     after = _error_shown("compare", len(outputs))
-    button.click(compute, inputs, outputs, api_name="compare").then(after, None, outputs, api_visibility="private")
+    _follow(button.click(compute, inputs, outputs, api_name="compare"), after, outputs)
     return compute, inputs, outputs, after
 
 
@@ -925,9 +956,7 @@ def _comparison_tab() -> tuple[Any, ...]:
     inputs = [family, system_a, system_b, gold, reviews, presence, method, level, upload]
     outputs = [status, table, figure]
     after = _error_shown("compare_systems", len(outputs))
-    button.click(compute, inputs, outputs, api_name="compare_systems").then(
-        after, None, outputs, api_visibility="private"
-    )
+    _follow(button.click(compute, inputs, outputs, api_name="compare_systems"), after, outputs)
     return compute, inputs, outputs, after
 
 
@@ -950,7 +979,5 @@ def build_combined_app(card: str | Path | None = None) -> Any:
                 paired = _comparison_tab()
         gr.Markdown(metric_card("opinion_metrics", card))
         for compute, inputs, outputs, after in (every, paired):  # the prefilled examples, when the page loads
-            app.load(compute, inputs, outputs, api_visibility="private").then(
-                after, None, outputs, api_visibility="private"
-            )
+            _follow(app.load(compute, inputs, outputs, api_visibility="private"), after, outputs)
     return app
