@@ -456,7 +456,7 @@ def _named(handler: Callable[..., Any], names: Sequence[str], slot: str = "compu
 # Readable tables (names never broken mid-word, no inner scroll box for short results) and
 # helper text with enough contrast; the status line stands out, an error in red.
 CSS = """
-.table-wrap td, .table-wrap th, .table-wrap .cell-wrap, .table-wrap [role="gridcell"] span {
+.table-wrap td, .table-wrap th, .table-wrap th *, .table-wrap .cell-wrap, .table-wrap [role="gridcell"] span {
     word-break: normal !important; overflow-wrap: normal !important; hyphens: manual !important;
     font-family: var(--font) !important;
 }
@@ -947,7 +947,7 @@ def _comparison_tab() -> tuple[Any, ...]:
                 label="comparison",
                 interactive=False,
                 wrap=True,
-                column_widths=["21%", "10%", "10%", "13%", "22%", "11%", "13%"],
+                column_widths=["16%", "9%", "9%", "17%", "22%", "12%", "15%"],
                 max_height=_TALL,
             )
             figure = gr.Plot(label="differences")
