@@ -157,3 +157,11 @@ def test_model_loading_prints_no_third_party_progress_and_quiet_prints_nothing(t
     assert "evaluating" in shown.stderr
     quiet = subprocess.run([*lexical, "--quiet"], capture_output=True, text=True, env=environment, timeout=600)
     assert quiet.returncode == 0 and quiet.stderr == "" and quiet.stdout == shown.stdout
+
+
+def test_the_plot_says_which_bar_is_lower_is_better():
+    from opinion_metrics.cli import results_figure
+
+    results = {"m": {"keyword_diversity": {"unique_keyword_ratio": 0.9, "self_similarity": 0.3}}}
+    ticks = [label.get_text() for label in results_figure(results).axes[0].get_xticklabels()]
+    assert ticks == ["unique\nkeyword_ratio", "self\nsimilarity\n(lower is better)"]

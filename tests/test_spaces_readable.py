@@ -49,6 +49,24 @@ def test_an_upload_with_a_model_column_is_scored_one_row_per_system():
     assert rows["f1"].tolist() == [round(value, 4) for value in expected["per_example"]["f1"]]
 
 
+def test_typed_lines_that_name_their_system_are_scored_one_row_per_system():
+    predictions = "[A] satire; pizza\n[B] satire\n[A] jedi\n[B] empire; space"
+    references = "satire\nsatire\njedi; empire\njedi; empire"
+    status, summary, rows, _ = run("keyword_prf", predictions, references, "", None, *_defaults("keyword_prf"))
+    expected = {
+        "A": keyword_prf([["satire", "pizza"], ["jedi"]], [["satire"], ["jedi", "empire"]]),
+        "B": keyword_prf([["satire"], ["empire", "space"]], [["satire"], ["jedi", "empire"]]),
+    }
+    assert summary["system"].tolist() == ["A", "B"]
+    for system, values in expected.items():
+        row = summary[summary["system"] == system].iloc[0]
+        assert {key: row[key] for key in values} == {key: round(value, 4) for key, value in values.items()}
+    assert rows["line"].tolist() == [1, 3]  # system A's lines
+    assert status.startswith(
+        "Computed on the text boxes: 2 systems named [like this], one row each (examples: A 2, B 2)"
+    )
+
+
 def test_the_weighted_family_scores_each_system_with_its_scores():
     _, summary, _, _ = run("weighted_keyword_prf", "", "", "", str(EXAMPLE), *_defaults("weighted_keyword_prf"))
     data = _system("sentiment")

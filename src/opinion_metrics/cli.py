@@ -669,6 +669,8 @@ def results_figure(results: Results, title: str = "") -> Any:
             labels = [_value_label(value) for value in values]
             axis.bar_label(bars, labels, padding=2, fontsize="x-small", rotation=rotation)
         ticks = [name.replace("_", "\n", 1) if len(name) > 10 else name for name in names]  # no overlap
+        lower = [(output := output_for(family, name)) is not None and not output.higher_is_better for name in names]
+        ticks = [tick + "\n(lower is better)" if flag else tick for tick, flag in zip(ticks, lower)]
         axis.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], ticks)
         axis.set_ylim(0, top * (1.25 if len(subsets) > 2 else 1.12))
         axis.set_ylabel("value")

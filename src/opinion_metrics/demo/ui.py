@@ -44,7 +44,8 @@ _REPO = Path(__file__).resolve().parents[3]
 _EXAMPLE = re.compile(r"\bexample (\d+)\b")
 _FLAG = re.compile(r"\b(?:pass )?(\w+)=True\b")
 _PLACEHOLDERS = {
-    "predictions": "one example per line; keywords separated by ';'; optional score: keyword (0.8)",
+    "predictions": "one example per line; keywords separated by ';'; optional score: keyword (0.8); "
+    "several systems: start each line with [its name]",
     "references": "one example per line; gold keywords separated by ';', most important first",
     "texts": "optional: the review of each example, one per line (needed by presence)",
     "aspects": "aspect names, comma-separated (default: the six tourism aspects)",
@@ -178,6 +179,32 @@ def _system_rows(table: Table | None, text: str) -> tuple[str | None, dict[str, 
     return column, rows
 
 
+# "[system] keyword; keyword": a typed line of one system (every line must name its system).
+_SYSTEM_PREFIX = re.compile(r"^\s*\[([^\[\]]+)\]\s*")
+TYPED_SOURCE = "the text boxes"
+
+
+def typed_systems(inputs: Sequence[str], predictions: str, references: str, extra: str) -> Table | None:
+    """The text boxes as a table with a `system` column when every prediction line starts with
+    "[name] " (several systems typed in, one line per example of a system), else None."""
+    from .parsing import lines, parse_keyword_lines, same_count
+
+    found = lines(predictions)
+    named = [_SYSTEM_PREFIX.match(line) for line in found]
+    if "aspects" in inputs or not found or not all(named):
+        return None
+    keywords, scores = parse_keyword_lines("\n".join(_SYSTEM_PREFIX.sub("", line, count=1) for line in found))
+    columns: dict[str, list[Any]] = {"system": [match[1].strip() for match in named], "predictions": keywords}  # type: ignore[index]
+    if scores is not None:
+        columns["scores"] = scores
+    if "references" in inputs:
+        columns["references"] = parse_keyword_lines(references, "references")[0]
+    if "texts" in inputs and lines(extra):
+        columns["texts"] = lines(extra)
+    same_count(**columns)
+    return Table(Path(TYPED_SOURCE), columns, list(range(1, len(found) + 1)))
+
+
 def _subtable(table: Table, rows: list[int]) -> Table:
     columns = {name: [values[i] for i in rows] for name, values in table.columns.items()}
     return Table(table.path, columns, None if table.lines is None else [table.lines[i] for i in rows])
@@ -199,6 +226,11 @@ def _evaluate(
     family = FAMILIES[name]
     options = {option.name: value for option, value in zip(family.options, values)}
     table = _read(upload)
+    if table is None:
+        try:
+            table = typed_systems(family.inputs, predictions, references, extra)
+        except ValueError as error:
+            raise _fail(error) from None
     column, by_system = _system_rows(table, predictions)
     parts = {system: _subtable(table, rows) for system, rows in by_system.items()} if column else {"": table}
     results, systems = {}, {}
@@ -223,10 +255,13 @@ def _evaluate(
         status = f"Computed on {systems[first][0].source}: {_examples(count)} · {shown}"
         return Outcome(status, _summary_table(family, results[first][0]), rows, figure, options, systems)
     sizes = ", ".join(f"{system} {len(inputs.data['predictions'])}" for system, (inputs, _) in systems.items())
-    status = (
-        f"Computed on {systems[first][0].source}: {len(systems)} systems of its `{column}` column, one row each "
-        f"(examples: {sizes}) · {shown}"
+    typed = table is not None and table.path.name == TYPED_SOURCE and not upload
+    where = (
+        f"{TYPED_SOURCE}: {len(systems)} systems named [like this]"
+        if typed
+        else (f"{systems[first][0].source}: {len(systems)} systems of its `{column}` column")
     )
+    status = f"Computed on {where}, one row each (examples: {sizes}) · {shown}"
     return Outcome(status, _systems_table(family, results), rows, figure, options, systems)
 
 
