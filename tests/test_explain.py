@@ -94,20 +94,21 @@ def test_the_semantic_explanation_gives_each_pairs_cosine_and_the_metrics_counts
     assert [r["matched_predictions"] for r in records] == statistics[:, MATCHED].astype(int).tolist()
     assert [r["matched_references"] for r in records] == statistics[:, MATCHED_GOLD].astype(int).tolist()
     first = records[0]
-    assert first["threshold"] == 0.6 and len(first["similarities"]) == 9
+    assert first["threshold"] == 0.6 and len(first["closest_references"]) == 3
     from opinion_metrics.semantic import KeywordEncoder
 
-    vectors = KeywordEncoder().encode(["scary movie", "horror film"])
-    cosine = next(
-        s for s in first["similarities"] if s["prediction"] == "scary movie" and s["reference"] == "horror film"
-    )
-    assert cosine["similarity"] == pytest.approx(float(vectors[0] @ vectors[1]), abs=1e-5)
-    # soft precision: mean over predictions of the best cosine (clipped at 0)
-    best = [
-        max(0.0, max(s["similarity"] for s in first["similarities"] if s["prediction"] == p))
-        for p in first["predictions"]
-    ]
+    vectors = KeywordEncoder().encode(first["predictions"] + first["references"])
+    cosines = vectors[:3] @ vectors[3:].T  # by hand: every pair, then the best of each row and column
+    for i, closest in enumerate(first["closest_references"]):
+        j = int(cosines[i].argmax())
+        assert (closest["prediction"], closest["reference"]) == (first["predictions"][i], first["references"][j])
+        assert closest["similarity"] == pytest.approx(float(cosines[i, j]), abs=1e-5)
+    best_gold = [max(0.0, float(cosines[:, j].max())) for j in range(3)]
+    assert [max(0.0, c["similarity"]) for c in first["closest_predictions"]] == pytest.approx(best_gold, abs=1e-5)
+    # soft precision / recall: the mean of the best cosines (clipped at 0)
+    best = [max(0.0, float(cosines[i].max())) for i in range(3)]
     assert first["values"]["soft_precision"] == pytest.approx(sum(best) / 3, abs=1e-6)
+    assert first["values"]["soft_recall"] == pytest.approx(sum(best_gold) / 3, abs=1e-6)
 
 
 def test_the_sentiment_explanation_gives_each_keywords_and_the_reviews_sentiment():

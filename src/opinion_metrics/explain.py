@@ -107,6 +107,10 @@ def _lexical(family: str, corpus: PreparedCorpus, options: dict[str, Any]) -> li
     return records
 
 
+def _pair(prediction: str, reference: str, similarity: float) -> dict[str, Any]:
+    return {"prediction": prediction, "reference": reference, "similarity": float(similarity)}
+
+
 def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str, Any]]:
     from .semantic import KeywordEncoder
 
@@ -126,19 +130,21 @@ def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str,
             vectors = encoder.encode([corpus.strings[i] for i in (*predicted_ids, *gold_ids)])
             similarity = np.clip(vectors[: len(predicted_ids)] @ vectors[len(predicted_ids) :].T, -1.0, 1.0)
             similarity[np.asarray(predicted_ids)[:, None] == np.asarray(gold_ids)[None, :]] = 1.0
-        record["similarities"] = [
-            {"prediction": predicted[i], "reference": gold[j], "similarity": float(similarity[i, j])}
-            for i in range(len(predicted))
-            for j in range(len(gold))
-        ]
+        if predicted and gold:  # what soft precision and soft recall average (before clipping at 0)
+            record["closest_references"] = [
+                _pair(predicted[i], gold[j], similarity[i, j]) for i, j in enumerate(similarity.argmax(axis=1))
+            ]
+            record["closest_predictions"] = [
+                _pair(predicted[i], gold[j], similarity[i, j]) for j, i in enumerate(similarity.argmax(axis=0))
+            ]
+        else:
+            record["closest_references"], record["closest_predictions"] = [], []
         above = [np.flatnonzero(row >= threshold).tolist() for row in similarity]
         if one_to_one:
             pairs = matching_pairs(above)
         else:  # each prediction with its most similar gold keyword, when that reaches the threshold
             pairs = [(i, int(np.argmax(similarity[i]))) for i in range(len(above)) if above[i]]
-        record["matches"] = [
-            {"prediction": predicted[i], "reference": gold[j], "similarity": float(similarity[i, j])} for i, j in pairs
-        ]
+        record["matches"] = [_pair(predicted[i], gold[j], similarity[i, j]) for i, j in pairs]
         record["matched_predictions"] = len(pairs)
         record["matched_references"] = len(pairs) if one_to_one else int((similarity >= threshold).any(axis=0).sum())
         records.append(record)
@@ -210,7 +216,9 @@ def explain(
     - keyword_prf, weighted_keyword_prf: the kept `predictions` and `references` (after
       presence and top_k), the `matches` (prediction -> gold keyword; with its `score` for the
       weighted family), `matched_predictions`, `matched_references` (`matched_score`);
-    - semantic_keyword_prf: also every pair's cosine (`similarities`) and the `threshold`;
+    - semantic_keyword_prf: the cosine of each matched pair, the `threshold`, and for each
+      prediction (gold keyword) its most similar gold keyword (prediction) with their cosine
+      (`closest_references`, `closest_predictions`: what the soft scores average);
     - sentiment_appropriateness: each keyword's sentiment, their means and the review's;
     - keyword_diversity: the keywords written differently that normalize alike (`repeated`).
 

@@ -358,12 +358,9 @@ def explanation_table(name: str, data: dict[str, Any], options: dict[str, Any], 
         closest = []
         for record in records:
             matched = {m["prediction"] for m in record["matches"]}
-            best: dict[str, dict[str, Any]] = {}
-            for pair in record["similarities"]:
-                known = best.get(pair["prediction"])
-                if pair["prediction"] not in matched and (known is None or pair["similarity"] > known["similarity"]):
-                    best[pair["prediction"]] = pair
-            closest.append(_pairs(list(best.values()), "similarity"))
+            closest.append(
+                _pairs([p for p in record["closest_references"] if p["prediction"] not in matched], "similarity")
+            )
         frame[f"unmatched: closest gold keyword (cosine < {threshold:g})"] = closest
     elif name == "sentiment_appropriateness":
         frame["predicted keywords (sentiment)"] = [_sentiments(r["predictions"]) for r in records]
@@ -380,7 +377,7 @@ def explanation_table(name: str, data: dict[str, Any], options: dict[str, Any], 
 
 # Each browser session's last outcome (or error), for the per-system view and the status line.
 _SESSIONS: OrderedDict[str, Any] = OrderedDict()
-MAX_SESSIONS = 256
+MAX_SESSIONS = 32  # each holds a parsed upload: few, for the per-system view of recent pages
 # The running event's progress display (model loading reports there).
 _PROGRESS: contextvars.ContextVar[Any] = contextvars.ContextVar("progress", default=None)
 
