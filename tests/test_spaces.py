@@ -753,7 +753,7 @@ def test_a_staged_space_installs_from_its_own_requirements_and_serves(tmp_path):
         )
         predictions, references = (parse_keyword_lines(text)[0] for text in family.example[:2])
         expected = keyword_prf(predictions, references)
-        assert status == "Computed on the text boxes: 2 examples."
+        assert status.startswith("Computed on the text boxes: 2 examples · presence all · match substring")
         assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
         assert all(row[3] for row in summary["data"])  # each value with its meaning
     finally:

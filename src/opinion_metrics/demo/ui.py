@@ -712,8 +712,10 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
         compute = _named(handler, names)
         outputs = [status, summary, rows, figure]
         after = _after(name)
-        _follow(button.click(compute, inputs, outputs, api_name="compute"), after, [*outputs, *why, system])
-        _follow(app.load(compute, inputs, outputs, api_visibility="private"), after, [*outputs, *why, system])
+        # One queue for the page load and Compute: a slow load never lands after a later click.
+        queue = {"concurrency_id": f"{name}-compute"}
+        _follow(button.click(compute, inputs, outputs, api_name="compute", **queue), after, [*outputs, *why, system])
+        _follow(app.load(compute, inputs, outputs, api_visibility="private", **queue), after, [*outputs, *why, system])
         system.input(_select(name), [system], [rows, *why], api_visibility="private")
     return app
 
@@ -927,7 +929,7 @@ def _combined_tab() -> tuple[Any, ...]:
     compute = _named(compare_families, ["predictions", "references", "texts", "upload", "confidence_level"], "compare")
     inputs, outputs = [predictions, references, texts, upload, intervals], [status, table, figure]
     after = _error_shown("compare", len(outputs))
-    _follow(button.click(compute, inputs, outputs, api_name="compare"), after, outputs)
+    _follow(button.click(compute, inputs, outputs, api_name="compare", concurrency_id="compare"), after, outputs)
     return compute, inputs, outputs, after
 
 
@@ -988,7 +990,11 @@ def _comparison_tab() -> tuple[Any, ...]:
     inputs = [family, system_a, system_b, gold, reviews, presence, method, level, upload]
     outputs = [status, table, figure]
     after = _error_shown("compare_systems", len(outputs))
-    _follow(button.click(compute, inputs, outputs, api_name="compare_systems"), after, outputs)
+    _follow(
+        button.click(compute, inputs, outputs, api_name="compare_systems", concurrency_id="compare_systems"),
+        after,
+        outputs,
+    )
     return compute, inputs, outputs, after
 
 
@@ -1010,6 +1016,7 @@ def build_combined_app(card: str | Path | None = None) -> Any:
             with gr.Tab("compare two systems"):
                 paired = _comparison_tab()
         gr.Markdown(metric_card("opinion_metrics", card))
-        for compute, inputs, outputs, after in (every, paired):  # the prefilled examples, when the page loads
-            _follow(app.load(compute, inputs, outputs, api_visibility="private"), after, outputs)
+        for (compute, inputs, outputs, after), queue in ((every, "compare"), (paired, "compare_systems")):
+            # the prefilled examples when the page loads, in the queue of their button
+            _follow(app.load(compute, inputs, outputs, api_visibility="private", concurrency_id=queue), after, outputs)
     return app
