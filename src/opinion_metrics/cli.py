@@ -5,6 +5,13 @@
         --gold-key movie --gold-column keywords --metrics keyword_prf semantic_keyword_prf --plot results.png
     opinion-metrics ratings.csv --metrics aspect_sentiment_score --aspects giai_tri,luu_tru --prediction-prefix pred_
     opinion-metrics examples/reviews.jsonl --by model --ci 0.95 --compare baseline --presence all,present,absent
+    opinion-metrics examples/reviews.jsonl --by model --explain --per-example errors.jsonl
+
+Under each table: the examples each row covers and the options used; --explain adds one line
+per column (meaning, range, whether higher is better). --per-example FILE (.jsonl or .csv)
+writes every example's values with what produced them: the matched pairs (prediction -> gold
+keyword), their cosine similarity (semantic), each keyword's sentiment (sentiment). Progress
+goes to stderr (none with --quiet); the tables to stdout.
 
 --ci 0.95 prints each value with its 95% bootstrap interval, `value [low, high]` (error bars in
 --plot; the --output JSON has flat <key>_ci_low / <key>_ci_high keys). --compare BASE prints, per
@@ -191,7 +198,7 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
     prediction_column, score_column = subset.columns
     predictions = [_column(table, prediction_column, "--predictions")[i] for i in rows]
     if family == "keyword_diversity":  # no references; self_similarity whenever the semantic extra is there
-        if "model" not in options and importlib.util.find_spec("sentence_transformers") is not None:
+        if "model" not in options and _semantic_installed():
             options["model"] = DEFAULT_MODEL
         return {"predictions": predictions, "options": options}
     references = [_column(table, args.references, "--references")[i] for i in rows]
@@ -734,7 +741,13 @@ def _declared_options() -> dict[Option, dict[str, Any]]:
         for option in family.options:
             if option.name not in NO_FLAG and option.kind != "object":
                 found.setdefault(option.name, (option, {}))[1][family.name] = family.defaults[option.name]
+    if _semantic_installed():  # keyword_diversity then shows self_similarity with the default model
+        found["model"][1]["keyword_diversity"] = DEFAULT_MODEL
     return dict(found.values())
+
+
+def _semantic_installed() -> bool:
+    return importlib.util.find_spec("sentence_transformers") is not None
 
 
 def _shown(value: Any) -> str:
