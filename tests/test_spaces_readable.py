@@ -344,7 +344,7 @@ def test_an_error_stays_in_the_status_line_and_two_systems_get_a_row_each_and_a_
         results = page.locator("div.table-wrap").first
         expect(results).to_contain_text("baseline")
         expect(results).to_contain_text("sentiment")
-        selector = page.get_by_label("system shown per example")
+        selector = page.get_by_label("system shown per example and in the plot")
         expect(selector).to_be_visible()
         rows = page.locator("div.table-wrap").nth(1)
         first_line = rows.locator('[data-testid="cell-0-0"]')

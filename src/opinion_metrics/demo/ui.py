@@ -608,17 +608,18 @@ def _explanation(name: str, outcome: Outcome, system: str) -> Any:
 
 
 def _select(name: str) -> Callable[..., Any]:
-    """The per-example table (and explanation) of the system chosen in the selector."""
+    """The per-example table, the plot (and the explanation) of the system chosen in the selector."""
     import gradio as gr
 
     def select(system: str, request: gr.Request) -> tuple[Any, ...]:
         recalled = _recalled(request, "compute")
         if not isinstance(recalled, Outcome) or system not in recalled.systems:
-            return (gr.skip(),) * (1 + _explains(name))
+            return (gr.skip(),) * (2 + _explains(name))
         inputs, part = recalled.systems[system]
-        _, per_example = evaluate_family(name, inputs.data, recalled.options)
+        summary, per_example = evaluate_family(name, inputs.data, recalled.options)
         rows = _styled(_rows_table(per_example, part))
-        return (rows, _styled(_explanation(name, recalled, system))) if _explains(name) else (rows,)
+        figure = plot_for(name, inputs.data, recalled.options, summary, per_example)
+        return (rows, figure, _styled(_explanation(name, recalled, system)))[: 2 + _explains(name)]
 
     select.__annotations__ = {"system": str, "request": gr.Request}
     return select
@@ -676,7 +677,7 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
                 )
                 figure = gr.Plot(label="plot")
         rows_label = "per aspect" if ratings else "per example (its line in the text boxes or the file)"
-        system = gr.Dropdown([], label="system shown per example", visible=False, interactive=True)
+        system = gr.Dropdown([], label="system shown per example and in the plot", visible=False, interactive=True)
         rows = gr.Dataframe(label=rows_label, interactive=False, wrap=True, max_height=_TALL)
         if ratings:
             gr.Markdown(ASPECT_NOTE)
@@ -716,7 +717,7 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
         queue = {"concurrency_id": f"{name}-compute"}
         _follow(button.click(compute, inputs, outputs, api_name="compute", **queue), after, [*outputs, *why, system])
         _follow(app.load(compute, inputs, outputs, api_visibility="private", **queue), after, [*outputs, *why, system])
-        system.input(_select(name), [system], [rows, *why], api_visibility="private")
+        system.input(_select(name), [system], [rows, figure, *why], api_visibility="private")
     return app
 
 
