@@ -189,6 +189,16 @@ def test_the_comparison_tab_accepts_one_file_with_a_model_column_or_two_files(fa
     assert "a = baseline, b = sentiment" in compare_two_systems(family, "", "", "", "", upload=str(EXAMPLE))[0]
 
 
+def test_plots_say_where_lower_is_better():
+    from opinion_metrics.demo.plots import plot_comparison, plot_differences
+
+    rows = [("keyword_diversity", "unique_keyword_ratio", 0.9), ("keyword_diversity", "self_similarity", 0.3)]
+    labels = [label.get_text() for label in plot_comparison(rows).axes[0].get_yticklabels()]
+    assert labels == ["keyword_diversity: unique_keyword_ratio", "keyword_diversity: self_similarity (lower is better)"]
+    labels = [label.get_text() for label in plot_differences(rows, [(0, 1), (0, 1)]).axes[0].get_yticklabels()]
+    assert labels == ["unique_keyword_ratio", "self_similarity (lower is better)"]
+
+
 def test_the_comparison_tab_refuses_a_file_without_two_systems(tmp_path):
     import gradio
 

@@ -215,14 +215,19 @@ def plot_comparison(
 
 def plot_differences(rows: Sequence[tuple[str, str, float]], intervals: Sequence[tuple[float, float]]) -> Any:
     """One horizontal bar per metric: the difference b - a, its interval as an error bar, and
-    the line of no difference."""
+    the line of no difference; a metric where lower is better (a negative difference is an
+    improvement) says so."""
     figure, axes = _figure(7.0, 0.9 + 0.35 * len(rows))
     positions = list(range(len(rows)))
     values = [value for *_, value in rows]
     bars = axes.barh(positions, values, xerr=_error(values, intervals), capsize=3, color=_ORANGE)
     axes.bar_label(bars, [f"{value:+.3f}" for value in values], padding=4, fontsize=8)
     axes.axvline(0, color="grey", linewidth=1)
-    axes.set_yticks(positions, [metric for _, metric, _ in rows], fontsize=8)
+    from ..families import output_for
+
+    lower = [(output := output_for(f, m)) is not None and not output.higher_is_better for f, m, _ in rows]
+    labels = [f"{metric} (lower is better)" if flag else metric for (_, metric, _), flag in zip(rows, lower)]
+    axes.set_yticks(positions, labels, fontsize=8)
     axes.invert_yaxis()
     axes.set_xlim(-1.15, 1.15)
     axes.set_xlabel("difference b - a (error bar: its interval)")
