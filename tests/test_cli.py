@@ -1,6 +1,7 @@
 """The opinion-metrics command line, on the bundled example and on the real shared files."""
 
 import csv
+import importlib.util
 import json
 import re
 import shlex
@@ -15,6 +16,10 @@ from opinion_metrics.cli import main
 from opinion_metrics.tables import load_table
 
 EXAMPLE = REPO / "examples" / "reviews.jsonl"
+# keyword_diversity adds self_similarity (the default model) whenever the semantic extra is installed
+DIVERSITY_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+if importlib.util.find_spec("sentence_transformers") is None:
+    DIVERSITY_MODEL = None
 
 
 def test_bundled_example_prints_one_table_per_family_and_writes_json(tmp_path, capsys):
@@ -467,7 +472,7 @@ def test_declared_options_reach_their_families(tmp_path, capsys):
     )
     assert poisson != expected and results["weighted_keyword_prf"] == pytest.approx(poisson)
     results = run("--metrics", "keyword_diversity", "sentiment_appropriateness", "--mapping", "compound")
-    assert results["keyword_diversity"] == pytest.approx(keyword_diversity(predictions))
+    assert results["keyword_diversity"] == pytest.approx(keyword_diversity(predictions, model=DIVERSITY_MODEL))
     expected = sentiment_appropriateness(predictions, references, texts=texts, mapping="compound")
     assert results["sentiment_appropriateness"] == pytest.approx(expected)
 
@@ -709,7 +714,8 @@ def test_presence_list_prints_the_views_side_by_side(tmp_path, capsys):
             assert results[f"{model}/{presence}"]["keyword_prf"] == pytest.approx(expected)
             cells = _row_of(printed, "keyword_prf", f"{model}/{presence}").split()[1:]
             assert cells == [f"{expected[key]:.4f}" if expected[key] is not None else "n/a" for key in expected]
-        assert results[model]["keyword_diversity"] == pytest.approx(keyword_diversity(predictions))  # no views
+        diversity = keyword_diversity(predictions, model=DIVERSITY_MODEL)
+        assert results[model]["keyword_diversity"] == pytest.approx(diversity)  # no views
     assert printed.splitlines()[1].split()[0] == "model/presence"
     assert results["baseline/present"] != results["baseline/absent"]
     with pytest.raises(SystemExit):

@@ -277,10 +277,8 @@ def test_each_space_in_headless_chromium_explains_itself(browser, name, tmp_path
         box = button.bounding_box()
         assert box["y"] + box["height"] <= VIEWPORT["height"]
         page.screenshot(path=str(tmp_path / f"{name}-opened.png"))
-        button.click()
-        if name == "semantic_keyword_prf":  # the first call says that the model is loading
-            expect(page.get_by_text("Loading the model all-MiniLM-L6-v2")).to_be_visible(timeout=30_000)
-        expect(page.get_by_text("Computed on the text boxes")).to_be_visible(timeout=120_000)
+        button.click()  # (the model loads with the page: tests/test_spaces_readable.py checks its notice)
+        expect(page.get_by_text("Computed on the text boxes").first).to_be_visible(timeout=120_000)
         results = page.locator("div.table-wrap").first
         expected = FAMILIES["keyword_prf" if combined else name]
         first_key = "precision" if combined else next(iter(expected.meanings))
@@ -373,7 +371,7 @@ def test_space_apps_import_and_build():
 
 
 def test_ndcg_by_rank_plot_shows_ndcg_at_each_cut_off_of_the_slider_and_marks_k():
-    from opinion_metrics import ndcg_at_k
+    from opinion_metrics import map_at_k, ndcg_at_k
     from opinion_metrics.demo import plot_ndcg_by_rank
 
     data = {
@@ -383,12 +381,16 @@ def test_ndcg_by_rank_plot_shows_ndcg_at_each_cut_off_of_the_slider_and_marks_k(
     options = {"match": "token", "normalize": "default", "stemmer": "none", "relevance": "binary", "k": 3}
     slider = next(option for option in FAMILIES["weighted_keyword_prf"].options if option.name == "k")
     axes = plot_ndcg_by_rank(data, options, max_k=int(slider.bounds[1])).axes[0]
-    curve, marker = axes.lines
+    curve, marker, map_curve = axes.lines
     expected = [ndcg_at_k(**data, k=k, match="token", relevance="binary") for k in range(1, 21)]
     assert list(curve.get_xdata()) == list(range(1, 21))
     assert list(curve.get_ydata()) == pytest.approx(expected)
+    expected = [map_at_k(**data, k=k, match="token") for k in range(1, 21)]
+    assert list(map_curve.get_ydata()) == pytest.approx(expected)
     assert list(marker.get_xdata()) == [3, 3]  # the chosen k, dashed
-    assert axes.get_xlabel() == "rank cut-off k" and axes.get_ylabel() == "mean nDCG@k"
+    assert axes.get_xlabel() == "rank cut-off k" and axes.get_ylabel() == "mean (higher is better)"
+    # by default, up to the longest prediction list (5 here)
+    assert list(plot_ndcg_by_rank(data, options).axes[0].lines[0].get_xdata()) == [1, 2, 3, 4, 5]
 
 
 def test_combined_app_never_passes_keyword_scores_as_sentiments(clients):
@@ -477,7 +479,7 @@ def test_the_combined_app_reads_an_upload_once(tmp_path, monkeypatch):
     status, frame, _ = compare_families("", "", "", str(path))
     assert len(reads) == 1
     assert set(frame["family"]) == set(FAMILIES) - {"aspect_sentiment_score"}
-    assert status == "Computed on the uploaded file `rows.jsonl`."
+    assert status == "Computed on the uploaded file `rows.jsonl`: 1 example · every family with its default options."
 
 
 # --- the semantic Space's models (issue 10 item 14) -----------------------------------
@@ -584,7 +586,9 @@ def test_an_upload_and_typed_text_never_override_each_other_silently(tmp_path):
     status, summary, rows, _ = run("keyword_prf", "a", "b", "", str(path), *defaults)
     assert rows["line"].tolist() == [2]  # the file's line (after the header)
     assert status == (
-        "Computed on the uploaded file `rows.csv` (the text boxes are not used while a file is uploaded): 1 example."
+        "Computed on the uploaded file `rows.csv` (the text boxes are not used while a file is uploaded): 1 example"
+        " · presence all · match substring · normalize default · stemmer none · one_to_one on · average macro"
+        " · top_k M · zero_division 0"
     )
     expected = keyword_prf([["x", "y"]], [["x"]])
     assert dict(zip(summary["metric"], summary["value"])) == {k: round(v, 4) for k, v in expected.items()}
@@ -749,7 +753,7 @@ def test_a_staged_space_installs_from_its_own_requirements_and_serves(tmp_path):
         )
         predictions, references = (parse_keyword_lines(text)[0] for text in family.example[:2])
         expected = keyword_prf(predictions, references)
-        assert status == "Computed on the text boxes: 2 examples."
+        assert status.startswith("Computed on the text boxes: 2 examples · presence all · match substring")
         assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
         assert all(row[3] for row in summary["data"])  # each value with its meaning
     finally:

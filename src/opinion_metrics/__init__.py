@@ -4,6 +4,7 @@ from .annotators import agreement, merge_references
 from .aspects import aspect_sentiment_score
 from .comparison import compare_systems
 from .diversity import keyword_diversity
+from .explain import explain
 from .grouping import PooledCorpus, pool_by_group
 from .keyword_prf import keyword_prf
 from .preparation import make_normalizer, normalize_keyword
@@ -22,6 +23,7 @@ __all__ = [
     "agreement",
     "aspect_sentiment_score",
     "compare_systems",
+    "explain",
     "keyword_diversity",
     "keyword_prf",
     "make_normalizer",

@@ -5,6 +5,13 @@
         --gold-key movie --gold-column keywords --metrics keyword_prf semantic_keyword_prf --plot results.png
     opinion-metrics ratings.csv --metrics aspect_sentiment_score --aspects giai_tri,luu_tru --prediction-prefix pred_
     opinion-metrics examples/reviews.jsonl --by model --ci 0.95 --compare baseline --presence all,present,absent
+    opinion-metrics examples/reviews.jsonl --by model --explain --per-example errors.jsonl
+
+Under each table: the examples each row covers and the options used; --explain adds one line
+per column (meaning, range, whether higher is better). --per-example FILE (.jsonl or .csv)
+writes every example's values with what produced them: the matched pairs (prediction -> gold
+keyword), their cosine similarity (semantic), each keyword's sentiment (sentiment). Progress
+goes to stderr (none with --quiet); the tables to stdout.
 
 --ci 0.95 prints each value with its 95% bootstrap interval, `value [low, high]` (error bars in
 --plot; the --output JSON has flat <key>_ci_low / <key>_ci_high keys). --compare BASE prints, per
@@ -17,7 +24,10 @@ Exit status: 0 done, 1 the data cannot be evaluated, 2 a mistake in the command 
 from __future__ import annotations
 
 import argparse
+import csv
+import importlib.util
 import json
+import logging
 import math
 import os
 import re
@@ -25,7 +35,7 @@ import secrets
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,8 +43,9 @@ from typing import Any
 from . import DEFINITIONS_URL, __version__
 from .aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from .families import FAMILIES as DECLARATIONS
-from .families import Option
+from .families import Option, output_for
 from .grouping import pool_by_group
+from .semantic import DEFAULT_MODEL
 from .tables import Table, rating_rows, read_table
 from .validation import PRESENCES, parse_top_k
 
@@ -212,7 +223,9 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
         return {"predictions": [predicted[i] for i in rows], "references": [gold[i] for i in rows], "options": options}
     prediction_column, score_column = subset.columns
     predictions = [_column(table, prediction_column, "--predictions")[i] for i in rows]
-    if family == "keyword_diversity":  # no references
+    if family == "keyword_diversity":  # no references; self_similarity whenever the semantic extra is there
+        if "model" not in options and _semantic_installed():
+            options["model"] = DEFAULT_MODEL
         return {"predictions": predictions, "options": options}
     references = [_column(table, args.references, "--references")[i] for i in rows]
     scores = None  # only the weighted family reads scores (pooling checks them)
@@ -299,6 +312,8 @@ class Evaluation:
 
     results: Results
     comparisons: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
+    # per (subset, family): the library's arguments and where its examples are in the files
+    inputs: dict[tuple[str, str], tuple[dict[str, Any], _Examples]] = field(default_factory=dict)
 
 
 def _presences(args: argparse.Namespace) -> list[str]:
@@ -346,7 +361,7 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
                         subset = _Subset(model, value, presence, columns, rows)
                         runs.append((subset.name(_takes_presence(family) and len(presences) > 1), family, subset))
     evaluation = Evaluation({name: {} for name, _, _ in runs})
-    inputs = {}
+    inputs = evaluation.inputs
     progress = tqdm(runs, desc="evaluating", unit="metric", disable=len(runs) < 2 or n < 1000, leave=False)
     for name, family, subset in progress:
         progress.set_postfix_str(f"{family} {name}")
@@ -354,8 +369,7 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
         with _spoken(speak, args, gold, subset, examples):
             given = _inputs(family, examples, args, subset)
             evaluation.results[name][family] = _compute(family, given)
-        if compare is not None:
-            inputs[name, family] = (given, examples)
+        inputs[name, family] = (given, examples)
     if compare is not None:
         dimension, base = compare
         for name, family, subset in runs:
@@ -565,9 +579,100 @@ def _cells(values: dict[str, Any]) -> dict[str, str]:
     return cells
 
 
-def format_tables(results: Results, label: str | dict[str, str]) -> str:
+# Options that never change a value (resources, output shape) or that the rows already name.
+_NOT_SHOWN = {
+    "sentiment",
+    "device",
+    "batch_size",
+    "block_elements",
+    "show_progress",
+    "workers",
+    "return_per_example",
+    "aspects",
+}
+_UNDEFINED_INTERVALS = ("n_resamples", "random_state", "bootstrap")
+
+
+def _option_text(name: str, value: Any) -> str:
+    if name == "top_k" and value is None:
+        return "top_k all"
+    if name == "confidence_level":
+        return "no intervals" if value is None else f"{value:g} intervals"
+    if isinstance(value, float):
+        return f"{name} {value:g}"
+    if not isinstance(value, (str, int, bool, type(None))):
+        value = getattr(value, "name_or_path", None) or type(value).__name__
+    return f"{name} {_shown(value)}"
+
+
+def options_used(family: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The options a family ran with: its defaults, overridden by those given (inputs such as
+    texts left out; resampling settings only with intervals)."""
+    defaults = DECLARATIONS[family].defaults
+    used = {name: given.get(name, value) for name, value in defaults.items() if name not in _NOT_SHOWN}
+    if used.get("confidence_level") is None:
+        for name in _UNDEFINED_INTERVALS:
+            used.pop(name, None)
+    return used
+
+
+def run_details(evaluation: Evaluation) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, dict[str, Any]]]]:
+    """Per subset and family: the number of examples (groups, once pooled) and the options used."""
+    counts: dict[str, dict[str, int]] = {}
+    options: dict[str, dict[str, dict[str, Any]]] = {}
+    for (name, family), (given, _) in evaluation.inputs.items():
+        counts.setdefault(name, {})[family] = len(given["predictions"])
+        options.setdefault(name, {})[family] = options_used(family, given["options"])
+    return counts, options
+
+
+def _footer(
+    family: str,
+    subsets: list[str],
+    counts: dict[str, dict[str, int]] | None,
+    options: dict[str, dict[str, dict[str, Any]]] | None,
+) -> list[str]:
+    """How many examples each row covers, and the options common to every row (those that
+    differ, such as a --presence view, are in the row names)."""
+    lines = []
+    if counts is not None:
+        found = [counts.get(subset, {}).get(family) for subset in subsets]
+        if None not in found:
+            if len(set(found)) == 1:
+                lines.append(f"examples per row: {found[0]}")
+            else:
+                lines.append("examples per row: " + ", ".join(f"{s} {n}" for s, n in zip(subsets, found)))
+    if options is not None:
+        used = [options.get(subset, {}).get(family, {}) for subset in subsets]
+        common = {name: value for name, value in used[0].items() if all(other.get(name) == value for other in used)}
+        if common:
+            lines.append("options: " + " · ".join(_option_text(name, value) for name, value in common.items()))
+    return lines
+
+
+def legend(family: str, keys: Sequence[str]) -> list[str]:
+    """One line per column: its meaning, range and direction, from the family's declaration."""
+    found = [(key, output_for(family, key)) for key in keys]
+    width = max((len(key) for key, output in found if output is not None), default=0)
+    lines = []
+    for key, output in found:
+        if output is not None:
+            direction = "higher is better" if output.higher_is_better else "lower is better"
+            lines.append(f"  {key.ljust(width)}  {output.range}, {direction}: {output.meaning}")
+    return lines
+
+
+def format_tables(
+    results: Results,
+    label: str | dict[str, str],
+    counts: dict[str, dict[str, int]] | None = None,
+    options: dict[str, dict[str, dict[str, Any]]] | None = None,
+    explain: bool = False,
+) -> str:
     """One table per metric family: a row per subset, a column per metric (`label`, per family
-    where it differs, names the subsets' column); intervals as `value [low, high]`."""
+    where it differs, names the subsets' column); intervals as `value [low, high]`. Under each
+    table, with `counts` and `options` (`run_details`): the examples per row and the options
+    used; with `explain`, one line per column (meaning, range, whether higher is better)."""
     blocks = []
     families = list(dict.fromkeys(family for by_family in results.values() for family in by_family))
     for family in families:
@@ -581,13 +686,20 @@ def format_tables(results: Results, label: str | dict[str, str]) -> str:
             lines.append(
                 "  ".join([subset.ljust(width), *(cells.get(name, "-").rjust(widths[name]) for name in names)])
             )
+        lines += _footer(family, [subset for subset, _ in rows], counts, options)
+        if explain:
+            lines += legend(family, names)
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
 
-def format_comparisons(evaluation: Evaluation, base: str, labels: dict[str, str], method: str, level: float) -> str:
+def format_comparisons(
+    evaluation: Evaluation, base: str, labels: dict[str, str], method: str, level: float, explain: bool = False
+) -> str:
     """Per family, a row per compared subset and key: the base's value, the subset's, their
-    difference with its interval and p-value; `*` marks p < 1 - level, explained below."""
+    difference with its interval and p-value; `*` marks p < 1 - level, explained below. Under
+    each table: the paired examples of each subset (when known), and with `explain` the
+    meaning and direction of each key (a positive difference is better where higher is)."""
     alpha = round(1 - level, 10)
     blocks = []
     families = list(dict.fromkeys(family for by_family in evaluation.comparisons.values() for family in by_family))
@@ -608,9 +720,16 @@ def format_comparisons(evaluation: Evaluation, base: str, labels: dict[str, str]
         for row in rows:
             cells = [cell.ljust(size) if i < 2 else cell.rjust(size) for i, (cell, size) in enumerate(zip(row, widths))]
             lines.append("  ".join(cells).rstrip())
+        paired = [(subset, evaluation.inputs.get((subset, family))) for subset in compared]
+        if paired and all(found is not None for _, found in paired):
+            sizes = [len(found[0]["predictions"]) for _, found in paired]  # type: ignore[index]
+            shown = str(sizes[0]) if len(set(sizes)) == 1 else ", ".join(f"{s} {n}" for (s, _), n in zip(paired, sizes))
+            lines.append(f"examples paired per row: {shown}")
+        if explain:
+            lines += legend(family, list(dict.fromkeys(row[1] for row in rows[1:])))
         blocks.append("\n".join(lines))
-    legend = f"* significant at the {alpha:g} level (p-value < {alpha:g} = 1 - confidence level {level:g})"
-    return "\n\n".join(blocks) + "\n\n" + legend
+    note = f"* significant at the {alpha:g} level (p-value < {alpha:g} = 1 - confidence level {level:g})"
+    return "\n\n".join(blocks) + "\n\n" + note
 
 
 def _value_label(value: float) -> str:
@@ -665,6 +784,8 @@ def results_figure(results: Results, title: str = "") -> Any:
             labels = [_value_label(value) for value in values]
             axis.bar_label(bars, labels, padding=2, fontsize="x-small", rotation=rotation)
         ticks = [name.replace("_", "\n", 1) if len(name) > 10 else name for name in names]  # no overlap
+        lower = [(output := output_for(family, name)) is not None and not output.higher_is_better for name in names]
+        ticks = [tick + "\n(lower is better)" if flag else tick for tick, flag in zip(ticks, lower)]
         axis.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], ticks)
         axis.set_ylim(0, top * (1.25 if len(subsets) > 2 else 1.12))
         axis.set_ylabel("value")
@@ -728,7 +849,13 @@ def _declared_options() -> dict[Option, dict[str, Any]]:
         for option in family.options:
             if option.name not in NO_FLAG and option.kind != "object":
                 found.setdefault(option.name, (option, {}))[1][family.name] = family.defaults[option.name]
+    if _semantic_installed():  # keyword_diversity then shows self_similarity with the default model
+        found["model"][1]["keyword_diversity"] = DEFAULT_MODEL
     return dict(found.values())
+
+
+def _semantic_installed() -> bool:
+    return importlib.util.find_spec("sentence_transformers") is not None
 
 
 def _shown(value: Any) -> str:
@@ -883,7 +1010,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="the test: permutation (approximate randomization) or paired bootstrap (default: permutation)",
     )
     output = parser.add_argument_group("output")
+    output.add_argument(
+        "--explain",
+        action="store_true",
+        help="under each table, one line per column: its meaning, range and whether higher is better",
+    )
     output.add_argument("--output", type=Path, metavar="FILE", help="also write the results as JSON")
+    output.add_argument(
+        "--per-example",
+        type=Path,
+        metavar="FILE",
+        help="also write each example's values with what produced them (matched pairs, cosine similarities, "
+        "sentiments) for error analysis: JSON Lines (.jsonl) or CSV (.csv)",
+    )
+    output.add_argument("--quiet", action="store_true", help="no progress display on stderr (errors are still printed)")
     output.add_argument(
         "--plot", type=Path, metavar="FILE", help="also draw the results: .png, .svg, .pdf, ... (needs matplotlib)"
     )
@@ -958,19 +1098,119 @@ def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
         temporary.unlink(missing_ok=True)
 
 
+PER_EXAMPLE_FORMATS = (".jsonl", ".csv")
+
+
+def per_example_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:
+    """Per subset, family and example (as its place in the files): the per-example values and
+    the detail of `opinion_metrics.explain` under "detail". The aspect score is corpus-level:
+    it has none."""
+    from .explain import explain
+
+    for (name, family), (given, examples) in evaluation.inputs.items():
+        if family == "aspect_sentiment_score":
+            continue
+        options = dict(given["options"])
+        texts = options.pop("texts", None)
+        sentiments = options.pop("prediction_sentiments", None)
+        records = explain(
+            family,
+            given["predictions"],
+            given.get("references"),
+            scores=given.get("scores"),
+            texts=texts,
+            prediction_sentiments=sentiments,
+            **options,
+        )
+        for index, record in enumerate(records):
+            values = record.pop("values")
+            yield {"subset": name, "family": family, "example": examples.locate("predictions", index), **values,
+                   "detail": record}  # fmt: skip
+
+
+def _flat(value: Any) -> Any:
+    """A detail as one CSV cell: pairs as "prediction -> gold (cosine)", keywords with their
+    sentiment, lists joined by "; "."""
+    if isinstance(value, list):
+        return "; ".join(str(_flat(item)) for item in value)
+    if isinstance(value, dict):
+        if "prediction" in value:
+            extra = [f"{value[key]:.4f}" for key in ("similarity", "score") if key in value]
+            return f"{value['prediction']} -> {value['reference']}" + (f" ({', '.join(extra)})" if extra else "")
+        if "keyword" in value:
+            return f"{value['keyword']} ({value['sentiment']:.4f})"
+    if isinstance(value, (list, tuple)):
+        return " = ".join(map(str, value))
+    return value
+
+
+def write_per_example(records: list[dict[str, Any]], path: Path) -> None:
+    """Records of `per_example_records` as JSON Lines, or as CSV (a column per value and per
+    detail), by the extension of `path`."""
+    with open(path, "w", encoding="utf-8", newline="") as stream:
+        if path.suffix.lower() == ".jsonl":
+            for record in records:
+                stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+            return
+        rows = []
+        for record in records:
+            row = {key: value for key, value in record.items() if key != "detail"}
+            for key, value in record["detail"].items():
+                if key == "repeated":
+                    value = ["=".join(group) for group in value]
+                row[key] = _flat(value)
+            rows.append(row)
+        columns = list(dict.fromkeys(key for row in rows for key in row))
+        writer = csv.DictWriter(stream, columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _quiet_third_party() -> None:
+    """No progress bars or log lines from the model libraries (weights loading, downloads):
+    the CLI's own progress display is the only one on stderr."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    for name in ("transformers", "sentence_transformers", "huggingface_hub", "datasets", "evaluate"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    if "huggingface_hub" in sys.modules:  # imported before the settings above: switch them off now
+        sys.modules["huggingface_hub"].utils.disable_progress_bars()
+    if "transformers" in sys.modules:
+        sys.modules["transformers"].utils.logging.disable_progress_bar()
+
+
+@contextmanager
+def _progress_display(quiet: bool) -> Iterator[None]:
+    """With `quiet`, nothing on stderr while it runs (progress bars write there when they
+    start); errors are reported after it."""
+    if not quiet:
+        yield
+        return
+    with open(os.devnull, "w", encoding="utf-8") as sink, redirect_stderr(sink):
+        yield
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _quiet_third_party()
     try:
         if args.output is not None and args.plot is not None and _same_file(args.output, args.plot):
             raise UsageError(f"--output and --plot name the same file {args.output}; give two files")
+        if args.per_example is not None and args.per_example.suffix.lower() not in PER_EXAMPLE_FORMATS:
+            raise UsageError(f"--per-example {args.per_example}: give a .jsonl or a .csv file")
+        files = [(args.output, "--output"), (args.plot, "--plot"), (args.per_example, "--per-example")]
+        named = [path.resolve() for path, _ in files if path is not None]
+        if len(set(named)) < len(named):
+            raise UsageError("--output, --plot and --per-example name the same file; give one file each")
         if args.plot is not None:
             try:
                 formats = plot_formats()
             except ImportError:
                 raise UsageError("--plot needs matplotlib: pip install matplotlib") from None
         inputs = [(args.file, "file")] + ([(args.gold, "--gold file")] if args.gold is not None else [])
-        for path, option in ((args.output, "--output"), (args.plot, "--plot")):
+        for path, option in files:
             if path is not None:
                 check_not_input(path, option, inputs)
                 check_output(path, option)
@@ -980,7 +1220,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         scores = args.scores or ("scores_*" if "*" in args.predictions else "scores")  # as _models reads them
         numbers = [scores, *([args.prediction_sentiments] if args.prediction_sentiments else [])]
         table = read_table(args.file, [args.predictions, args.references], numbers)
-        evaluation = evaluate_table(table, args, _Speaker(parser))
+        with _progress_display(args.quiet):
+            evaluation = evaluate_table(table, args, _Speaker(parser))
+            if args.per_example is not None:
+                per_example = list(per_example_records(evaluation))
     except (ValueError, ImportError) as error:
         return _report(error)
     results = evaluation.results
@@ -988,26 +1231,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     labels = dict.fromkeys(DECLARATIONS, label)
     if len(_presences(args)) > 1:
         labels.update({family: f"{label}/presence".lstrip("/") for family in DECLARATIONS if _takes_presence(family)})
-    print(format_tables(results, labels))
+    print(format_tables(results, labels, *run_details(evaluation), explain=args.explain))
     written: dict[str, Any] = results
     if args.compare is not None:
         level = getattr(args, "confidence_level", None) or COMPARE_LEVEL
-        print("\n" + format_comparisons(evaluation, args.compare, labels, args.compare_method, level))
+        print("\n" + format_comparisons(evaluation, args.compare, labels, args.compare_method, level, args.explain))
         comparison = {"base": args.compare, "method": args.compare_method, "confidence_level": level}
         written = {"results": results, "comparison": {**comparison, "differences": evaluation.comparisons}}
-    outputs = []  # (path, write)
+    outputs = []  # (path, write, what it wrote)
     if args.output:
         text = json.dumps(written, indent=2) + "\n"
-        outputs.append((args.output, lambda path: path.write_text(text, encoding="utf-8")))
+        outputs.append((args.output, lambda path: path.write_text(text, encoding="utf-8"), ""))
+    if args.per_example:
+        rows = f" ({len(per_example)} rows: one per example, subset and family)"
+        outputs.append((args.per_example, lambda path: write_per_example(per_example, path), rows))
     if args.plot:
         subsets = f" ({label}: {', '.join(results)})" if label else ""
-        outputs.append((args.plot, lambda path: plot_results(results, path, f"{args.file.name}{subsets}")))
-    for target, write in outputs:
+        outputs.append((args.plot, lambda path: plot_results(results, path, f"{args.file.name}{subsets}"), ""))
+    for target, write, what in outputs:
         try:
             write_atomically(target, write)
         except OSError as error:  # the folder vanished or filled up since the check
             return _report(ValueError(f"cannot write {target}: {error.strerror}"))
-        print(("\n" if target is args.output else "") + f"wrote {target}")
+        print(("\n" if target is args.output else "") + f"wrote {target}{what}")
     return 0
 
 

@@ -12,6 +12,7 @@ import difflib
 import importlib
 import inspect
 import numbers
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -77,6 +78,7 @@ class Output:
     key: str
     range: str
     meaning: str
+    higher_is_better: bool = True
 
 
 def _load(path: str) -> Callable[..., Any]:
@@ -511,7 +513,12 @@ FAMILIES: dict[str, Family] = {
             (
                 Output("unique_keyword_ratio", "[0, 1]", "distinct keywords / keywords: 1 means no repeats"),
                 Output("unique_token_ratio", "[0, 1]", "distinct tokens / tokens over an example's keywords"),
-                Output("self_similarity", "[-1, 1]", "mean cosine between an example's keywords (lower: more diverse)"),
+                Output(
+                    "self_similarity",
+                    "[-1, 1]",
+                    "mean cosine between an example's keywords (lower: more diverse)",
+                    higher_is_better=False,
+                ),
             ),
             "histogram of per-example unique keyword ratio",
             statistics_path="diversity:diversity_statistics",
@@ -532,6 +539,16 @@ def get_family(name: str) -> Family:
 def check_options(family: str, options: Mapping[str, Any]) -> None:
     """Check option names and values of `family` (see `Family.check_options`)."""
     get_family(family).check_options(options)
+
+
+def output_for(family: str, key: str) -> Output | None:
+    """The declared output that `key` is ("ndcg@5" is "ndcg@{k}", "f1_food" is "f1_{aspect}"),
+    or None (an interval bound, an unknown key)."""
+    for output in get_family(family).outputs:
+        pattern = re.escape(output.key).replace(r"\{k\}", r"\d+").replace(r"\{aspect\}", ".+")
+        if re.fullmatch(pattern, key):
+            return output
+    return None
 
 
 def output_meanings(family: str) -> dict[str, str]:

@@ -312,7 +312,8 @@ def _semantic_counts(
                 start += 1
             rows = [p for index in chunk for p in prediction_ids[index]]
             # (slots, |gold|) in float64: a similarity does not depend on the batch it is computed
-            # in (to 1e-16), so states of any batches merge to the whole corpus' values (docs/definitions.md section 12).
+            # in (to 1e-16), so states of any batches merge to the whole corpus' values
+            # (docs/definitions.md section 12).
             similarity = embeddings[rows].astype(np.float64) @ gold.T
             offsets = np.cumsum([0] + [len(prediction_ids[index]) for index in chunk[:-1]])
             np.clip(similarity, -1.0, 1.0, out=similarity)  # rounding can pass 1

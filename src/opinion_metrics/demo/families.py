@@ -55,6 +55,7 @@ NOT_IN_THE_SPACES = frozenset(
         "workers",
         "n_resamples",
         "random_state",
+        "bootstrap",
         "aspects",
     }
 )

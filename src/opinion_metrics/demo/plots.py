@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .families import FAMILIES, keyword_options, split_intervals
+from .families import keyword_options, split_intervals
 
 _BLUE, _ORANGE = "#4c72b0", "#dd8452"
 
@@ -48,9 +48,9 @@ def plot_distribution(
     return figure
 
 
-def ndcg_by_rank(data: dict[str, Any], options: dict[str, Any], max_k: int) -> list[float]:
-    """Mean nDCG@k for k = 1..max_k. The corpus is prepared and matched once; only the
-    cut-off changes (with presence other than "all", the library is called per cut-off)."""
+def ranking_by_rank(data: dict[str, Any], options: dict[str, Any], max_k: int) -> tuple[list[float], list[float]]:
+    """Mean nDCG@k and MAP@k for k = 1..max_k. The corpus is prepared and matched once; only
+    the cut-off changes (with presence other than "all", the library is called per cut-off)."""
     from ..averaging import mean_or
     from ..matching import corpus_neighbors
     from ..preparation import prepare_corpus
@@ -58,50 +58,70 @@ def ndcg_by_rank(data: dict[str, Any], options: dict[str, Any], max_k: int) -> l
 
     preparation = keyword_options({key: options[key] for key in ("normalize", "stemmer") if key in options})
     if options.get("presence", "all") != "all":
-        from ..weighted_keyword_prf import ndcg_at_k
+        from ..weighted_keyword_prf import map_at_k, ndcg_at_k
 
         chosen = {key: options[key] for key in ("match", "relevance", "zero_division", "presence") if key in options}
-        return [
-            ndcg_at_k(data["predictions"], data["references"], k=k, texts=data.get("texts"), **chosen, **preparation)
-            for k in range(1, max_k + 1)
-        ]
+        given = {"texts": data.get("texts"), **chosen, **preparation}
+        without_relevance = {key: value for key, value in given.items() if key != "relevance"}  # MAP is binary
+        ks = range(1, max_k + 1)
+        return (
+            [ndcg_at_k(data["predictions"], data["references"], k=k, **given) for k in ks],
+            [map_at_k(data["predictions"], data["references"], k=k, **without_relevance) for k in ks],
+        )
     corpus = prepare_corpus(data["predictions"], data["references"], **preparation)
     neighbors = corpus_neighbors(corpus, options.get("match", "substring"))
     n_gold = corpus.references.sizes.tolist()
     relevance, zero_division = options.get("relevance", "graded"), float(options.get("zero_division", 0.0))
-    return [
-        mean_or([v for v in ranking_scores(neighbors, n_gold, k, relevance)[0] if v is not None], zero_division)
-        for k in range(1, max_k + 1)
-    ]
+    ndcg, average_precision = [], []
+    for k in range(1, max_k + 1):
+        by_example = ranking_scores(neighbors, n_gold, k, relevance)
+        ndcg.append(mean_or([v for v in by_example[0] if v is not None], zero_division))
+        average_precision.append(mean_or([v for v in by_example[1] if v is not None], zero_division))
+    return ndcg, average_precision
+
+
+def ndcg_by_rank(data: dict[str, Any], options: dict[str, Any], max_k: int) -> list[float]:
+    """Mean nDCG@k for k = 1..max_k (see `ranking_by_rank`)."""
+    return ranking_by_rank(data, options, max_k)[0]
 
 
 def plot_ndcg_by_rank(
-    data: dict[str, Any], options: dict[str, Any], max_k: int = 20, interval: tuple[float, float] | None = None
+    data: dict[str, Any],
+    options: dict[str, Any],
+    max_k: int | None = None,
+    interval: tuple[float, float] | None = None,
 ) -> Any:
-    """Mean nDCG@k for k = 1..max_k (the k slider's range), the chosen k marked (with an
-    error bar when its `interval` is given)."""
-    ks = list(range(1, max_k + 1))
-    values = ndcg_by_rank(data, options, max_k)
-    figure, axes = _figure()
-    axes.plot(ks, values, marker="o", color=_ORANGE)
+    """Mean nDCG@k and MAP@k for k = 1..max_k (default: the longest prediction list, at
+    least the chosen k), the chosen k marked (with an error bar on nDCG when its `interval`
+    is given). Both are higher-is-better values in [0, 1], on one axis."""
     chosen = int(options.get("k", 5))
+    if max_k is None:
+        max_k = max([chosen, *(len(keywords) for keywords in data["predictions"])])
+    ks = list(range(1, max_k + 1))
+    values, average_precision = ranking_by_rank(data, options, max_k)
+    figure, axes = _figure()
+    axes.plot(ks, values, marker="o", color=_ORANGE, label="nDCG@k")
     if 1 <= chosen <= max_k:
         axes.axvline(chosen, color="grey", linestyle="--", linewidth=1)
         if interval is not None:
             value = values[chosen - 1]
             axes.errorbar([chosen], [value], yerr=_error([value], [interval]), color="black", capsize=4, linewidth=1.5)
+        right = chosen > (max_k + 1) / 2  # the label on the side with room
         axes.annotate(
             f"nDCG@{chosen} = {values[chosen - 1]:.3f}",
             (chosen, values[chosen - 1]),
-            xytext=(6, -14),
+            xytext=(-6 if right else 6, -14),
             textcoords="offset points",
+            ha="right" if right else "left",
         )
+    axes.plot(ks, average_precision, marker="s", color=_BLUE, label="MAP@k")
     axes.set_ylim(0, 1.05)
     axes.set_xlim(0.5, max_k + 0.5)
     _integer_axis(axes.xaxis)
     axes.set_xlabel("rank cut-off k")
-    axes.set_ylabel("mean nDCG@k")
-    axes.set_title("nDCG by rank cut-off (dashed: the chosen k)")
+    axes.set_ylabel("mean (higher is better)")
+    axes.legend(loc="lower right", fontsize=8)
+    axes.set_title("nDCG@k and MAP@k by rank cut-off (dashed: the chosen k)", fontsize=10)
     return figure
 
 
@@ -172,9 +192,16 @@ def plot_aspects(per_aspect: dict[str, list], score: float, interval: tuple[floa
 def plot_comparison(
     rows: Sequence[tuple[str, str, float]], intervals: Sequence[tuple[float, float] | None] | None = None
 ) -> Any:
-    """One horizontal bar per (family, metric), values labelled, error bars for `intervals`."""
+    """One horizontal bar per (family, metric), values labelled, error bars for `intervals`; a
+    value where lower is better (self_similarity) says so in its label."""
+    from ..families import output_for
+
     figure, axes = _figure(7.0, 0.9 + 0.28 * len(rows))
-    labels = [f"{family}: {metric}" for family, metric, _ in rows]
+    lower = {(f, m) for f, m, _ in rows if (output := output_for(f, m)) is not None and not output.higher_is_better}
+    labels = [
+        f"{family}: {metric}" + (" (lower is better)" if (family, metric) in lower else "")
+        for family, metric, _ in rows
+    ]
     positions = range(len(rows))
     values = [value for *_, value in rows]
     bars = axes.barh(list(positions), values, xerr=_error(values, intervals), capsize=3, color=_BLUE)
@@ -182,20 +209,25 @@ def plot_comparison(
     axes.set_yticks(list(positions), labels, fontsize=8)
     axes.invert_yaxis()
     axes.set_xlim(0, 1.12)
-    axes.set_xlabel("value")
+    axes.set_xlabel("value (higher is better, unless the label says lower)" if lower else "value (higher is better)")
     return figure
 
 
 def plot_differences(rows: Sequence[tuple[str, str, float]], intervals: Sequence[tuple[float, float]]) -> Any:
     """One horizontal bar per metric: the difference b - a, its interval as an error bar, and
-    the line of no difference."""
+    the line of no difference; a metric where lower is better (a negative difference is an
+    improvement) says so."""
     figure, axes = _figure(7.0, 0.9 + 0.35 * len(rows))
     positions = list(range(len(rows)))
     values = [value for *_, value in rows]
     bars = axes.barh(positions, values, xerr=_error(values, intervals), capsize=3, color=_ORANGE)
     axes.bar_label(bars, [f"{value:+.3f}" for value in values], padding=4, fontsize=8)
     axes.axvline(0, color="grey", linewidth=1)
-    axes.set_yticks(positions, [metric for _, metric, _ in rows], fontsize=8)
+    from ..families import output_for
+
+    lower = [(output := output_for(f, m)) is not None and not output.higher_is_better for f, m, _ in rows]
+    labels = [f"{metric} (lower is better)" if flag else metric for (_, metric, _), flag in zip(rows, lower)]
+    axes.set_yticks(positions, labels, fontsize=8)
     axes.invert_yaxis()
     axes.set_xlim(-1.15, 1.15)
     axes.set_xlabel("difference b - a (error bar: its interval)")
@@ -208,9 +240,8 @@ def plot_for(name: str, data: dict[str, Any], options: dict[str, Any], summary: 
     if name == "aspect_sentiment_score":
         return plot_aspects(per_example, summary["score"], intervals.get("score"))
     if name == "weighted_keyword_prf":
-        k_slider = next(option for option in FAMILIES[name].options if option.name == "k")
         interval = intervals.get(f"ndcg@{int(options['k'])}")
-        return plot_ndcg_by_rank(data, options, max_k=int(k_slider.bounds[1]), interval=interval)
+        return plot_ndcg_by_rank(data, options, interval=interval)
     key = {
         "keyword_prf": "f1",
         "semantic_keyword_prf": "semantic_f1",

@@ -4,10 +4,13 @@ on the left, results with their meanings and the plot on the right, the metric c
 
 from __future__ import annotations
 
+import contextvars
 import html
 import inspect
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,9 @@ from .parsing import (
     Inputs,
     collect_inputs,
     read_upload,
+    split_systems,
+    system_column,
+    whole_number,
 )
 from .plots import plot_comparison, plot_differences, plot_for
 
@@ -41,15 +47,18 @@ _REPO = Path(__file__).resolve().parents[3]
 _EXAMPLE = re.compile(r"\bexample (\d+)\b")
 _FLAG = re.compile(r"\b(?:pass )?(\w+)=True\b")
 _PLACEHOLDERS = {
-    "predictions": "one example per line; keywords separated by ';'; optional score: keyword (0.8)",
+    "predictions": "one example per line; keywords separated by ';'; optional score: keyword (0.8); "
+    "several systems: start each line with [its name]",
     "references": "one example per line; gold keywords separated by ';', most important first",
     "texts": "optional: the review of each example, one per line (needed by presence)",
     "aspects": "aspect names, comma-separated (default: the six tourism aspects)",
 }
 INTERVAL_COLUMN = f"{INTERVAL_LEVEL:.0%} interval"
 # Column widths of the results tables (the interval column stays, empty while intervals are off).
-_WIDTHS = ["20%", "11%", "20%", "49%"]
-_COMBINED_WIDTHS = ["19%", "19%", "9%", "19%", "34%"]
+_WIDTHS = ["25%", "11%", "22%", "42%"]
+_COMBINED_WIDTHS = ["18%", "17%", "8%", "15%", "42%"]
+# Tables show their rows without an inner scroll box up to this height (pixels).
+_TALL = 2400
 # Options shown next to Compute rather than in the options accordion.
 _PROMINENT = ("presence", "confidence_level")
 _RATING_PLACEHOLDER = "one review per line: one integer rating per aspect, 0 = absent"
@@ -124,6 +133,142 @@ def _read(upload: str | None) -> Table | None:
         raise _fail(error) from None
 
 
+@dataclass
+class Outcome:
+    """One computation of a family app: what the page shows, and each system's inputs (for
+    the per-example view and its explanation)."""
+
+    status: str
+    summary: Any
+    rows: Any
+    figure: Any
+    options: dict[str, Any]
+    systems: dict[str, tuple[Inputs, Table | None]] = field(default_factory=dict)
+
+
+def options_line(family: Family, options: dict[str, Any]) -> str:
+    """The options a result was computed with, as the status line says them."""
+    parts = []
+    for option in family.options:
+        value = options[option.name]
+        if option.name == "confidence_level":
+            parts += [f"{INTERVAL_LEVEL:.0%} intervals"] if value else []
+            continue
+        if option.kind == "model":
+            value = str(value).split("/")[-1]
+        elif isinstance(value, bool):
+            value = "on" if value else "off"
+        elif isinstance(value, float):
+            value = f"{value:g}"
+        parts.append(f"{option.name} {value}")
+    return " · ".join(parts)
+
+
+def _examples(count: int) -> str:
+    return f"{count} example{'s' * (count != 1)}"
+
+
+# "[system] keyword; keyword": a typed line of one system (every line must name its system).
+_SYSTEM_PREFIX = re.compile(r"^\s*\[([^\[\]]+)\]\s*")
+TYPED_SOURCE = "the text boxes"
+
+
+def typed_systems(name: str, predictions: str, references: str, extra: str) -> Table | None:
+    """The text boxes of family `name` as a table with a `system` column when every prediction
+    line starts with "[name] " (several systems typed in, one line per example of a system),
+    else None."""
+    from .parsing import lines, parse_keyword_lines, same_count, takes_scores
+
+    inputs = FAMILIES[name].inputs
+    found = lines(predictions, "predictions")
+    named = [_SYSTEM_PREFIX.match(line) for line in found]
+    if "aspects" in inputs or not found or not all(named):
+        return None
+    typed = "\n".join(_SYSTEM_PREFIX.sub("", line, count=1) for line in found)
+    keywords, scores = parse_keyword_lines(typed, "predictions", takes_scores(name))
+    columns: dict[str, list[Any]] = {"system": [match[1].strip() for match in named], "predictions": keywords}  # type: ignore[index]
+    if scores is not None:
+        columns["scores"] = scores
+    if "references" in inputs:
+        columns["references"] = parse_keyword_lines(references, "references", scored=False)[0]
+    if "texts" in inputs and lines(extra, "texts"):
+        columns["texts"] = lines(extra, "texts")
+    same_count(**columns)
+    return Table(Path(TYPED_SOURCE), columns, list(range(1, len(found) + 1)))
+
+
+def _evaluate(
+    name: str,
+    predictions: str,
+    references: str,
+    extra: str,
+    upload: str | None,
+    values: Sequence[Any],
+    prediction_prefix: str = PREDICTION_PREFIX,
+) -> Outcome:
+    """Parse, compute, tabulate, plot: one system, or one row per system of an upload's
+    system column (the per-example table and the plot then show the first system)."""
+    import gradio as gr
+
+    family = FAMILIES[name]
+    options = {option.name: value for option, value in zip(family.options, values)}
+    table = _read(upload)
+    if table is None:
+        try:
+            table = typed_systems(name, predictions, references, extra)
+        except ValueError as error:
+            raise _fail(error) from None
+    column = None if table is None else system_column(table.columns)
+    parts = {"": table} if table is None else split_systems(table)
+    results, systems = {}, {}
+    for system, part in parts.items():
+        inputs: Inputs | None = None
+        try:
+            inputs = collect_inputs(family.inputs, predictions, references, extra, part, prediction_prefix, name)
+            summary, per_example = evaluate_family(name, inputs.data, options)
+            if not results:
+                figure = plot_for(name, inputs.data, options, summary, per_example)
+        except (ValueError, ImportError) as error:
+            message = space_message(error, inputs.where if inputs else lambda index: f"line {index + 1}")
+            raise gr.Error(f"system {system!r}: {message}" if column else message, print_exception=False) from None
+        if not summary:
+            raise gr.Error("nothing to compute: no example has both predictions and something to compare them with")
+        results[system], systems[system] = (summary, per_example), (inputs, part)
+    shown = options_line(family, options)
+    first = next(iter(results))
+    count = len(systems[first][0].data["predictions"])
+    rows = _rows_table(results[first][1], systems[first][1])
+    if column is None:
+        status = f"Computed on {systems[first][0].source}: {_examples(count)} · {shown}"
+        return Outcome(status, _summary_table(family, results[first][0]), rows, figure, options, systems)
+    sizes = ", ".join(f"{system} {len(inputs.data['predictions'])}" for system, (inputs, _) in systems.items())
+    typed = table is not None and table.path.name == TYPED_SOURCE and not upload
+    where = (
+        f"{TYPED_SOURCE}: {len(systems)} systems named [like this]"
+        if typed
+        else (f"{systems[first][0].source}: {len(systems)} systems of its `{column}` column")
+    )
+    status = f"Computed on {where}, one row each (examples: {sizes}) · {shown}"
+    return Outcome(status, _systems_table(family, results), rows, figure, options, systems)
+
+
+def _systems_table(family: Family, results: dict[str, tuple[dict[str, Any], dict]]) -> Any:
+    """One row per system: its examples' count is in the status line; a column per value
+    (and per interval, when intervals are on)."""
+    import pandas as pd
+
+    rows = []
+    for system, (summary, _) in results.items():
+        values, intervals = split_intervals(summary)
+        row: dict[str, Any] = {"system": system}
+        for key, value in values.items():
+            row[key] = round(value, 4)
+            if key in intervals:
+                row[f"{key} {INTERVAL_COLUMN}"] = _interval(*intervals[key])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def run(
     name: str,
     predictions: str,
@@ -134,24 +279,120 @@ def run(
     prediction_prefix: str = PREDICTION_PREFIX,
 ) -> tuple[str, Any, Any, Any]:
     """A family app's event handler: parse, compute, tabulate, plot. Returns the status
-    line, the results with meanings, the per-example (per-aspect) table and the plot."""
-    import gradio as gr
+    line, the results with meanings (one row per system when the upload has a system column),
+    the per-example (per-aspect) table and the plot."""
+    outcome = _evaluate(name, predictions, references, extra, upload, values, prediction_prefix)
+    return outcome.status, outcome.summary, outcome.rows, outcome.figure
 
-    family = FAMILIES[name]
-    options = {option.name: value for option, value in zip(family.options, values)}
-    table = _read(upload)
-    inputs: Inputs | None = None
+
+def _pairs(matches: list[dict[str, Any]], detail: str = "") -> str:
+    shown = []
+    for match in matches:
+        extra = f" ({match[detail]:.4f})" if detail in match else ""
+        shown.append(f"{match['prediction']} → {match['reference']}{extra}")
+    return "; ".join(shown) or "none"
+
+
+def _sentiments(items: list[dict[str, Any]]) -> str:
+    return "; ".join(f"{item['keyword']} {item['sentiment']:.4f}" for item in items) or "none"
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def explanation_table(name: str, data: dict[str, Any], options: dict[str, Any], upload: Table | None) -> Any:
+    """Per example, why its values are what they are (`opinion_metrics.explain`): which
+    prediction matched which gold keyword (with the cosine for the semantic family, the score
+    for the weighted one), each keyword's and the review's sentiment, the repeated keywords."""
+    import pandas as pd
+
+    from ..explain import explain
+
+    library = keyword_options(options)
+    library.pop("confidence_level", None)
+    if "model" in library:
+        library["model"] = families.MODELS.get(library["model"])
+    if "k" in library:
+        library["k"] = whole_number(library["k"], "k")
+    given: dict[str, Any] = {"texts": data.get("texts")}
+    if name == "weighted_keyword_prf":
+        given["scores"] = data.get("scores")
+    if name == "sentiment_appropriateness":
+        given["prediction_sentiments"] = data.get("prediction_sentiments")
+    if name == "keyword_diversity":
+        given.pop("texts")
     try:
-        inputs = collect_inputs(family.inputs, predictions, references, extra, table, prediction_prefix, name)
-        summary, per_example = evaluate_family(name, inputs.data, options)
-        figure = plot_for(name, inputs.data, options, summary, per_example)
-    except (ValueError, ImportError) as error:
-        raise _fail(error, *([inputs.where] if inputs else [])) from None
-    if not summary:
-        raise gr.Error("nothing to compute: no example has both predictions and something to compare them with")
-    count = len(inputs.data["predictions"])
-    status = f"Computed on {inputs.source}: {count} example{'s' * (count != 1)}."
-    return status, _summary_table(family, summary), _rows_table(per_example, table), figure
+        records = explain(name, data["predictions"], data.get("references"), **given, **library)
+    finally:
+        families.clear_embedding_cache()
+    count = len(records)
+    lines = upload.lines if upload is not None and upload.lines is not None else range(1, 1 + count)
+    frame = pd.DataFrame({"line" if upload is None or upload.lines is not None else "row": list(lines)})
+    if name in ("keyword_prf", "weighted_keyword_prf"):
+        frame["matched: prediction → gold keyword" + (" (its score)" if name != "keyword_prf" else "")] = [
+            _pairs(r["matches"], "score") for r in records
+        ]
+        frame["unmatched predictions"] = [
+            "; ".join(p for p in r["predictions"] if p not in {m["prediction"] for m in r["matches"]}) for r in records
+        ]
+        frame["unmatched gold keywords"] = [
+            "; ".join(g for g in r["references"] if g not in {m["reference"] for m in r["matches"]}) for r in records
+        ]
+    elif name == "semantic_keyword_prf":
+        threshold = records[0]["threshold"] if records else library.get("threshold")
+        frame[f"matched (cosine ≥ {threshold:g})"] = [_pairs(r["matches"], "similarity") for r in records]
+        closest = []
+        for record in records:
+            matched = {m["prediction"] for m in record["matches"]}
+            closest.append(
+                _pairs([p for p in record["closest_references"] if p["prediction"] not in matched], "similarity")
+            )
+        frame[f"unmatched: closest gold keyword (cosine < {threshold:g})"] = closest
+    elif name == "sentiment_appropriateness":
+        frame["predicted keywords (sentiment)"] = [_sentiments(r["predictions"]) for r in records]
+        frame["their mean"] = [_number(r["prediction_sentiment"]) for r in records]
+        frame["gold keywords (sentiment)"] = [_sentiments(r["references"]) for r in records]
+        frame["gold mean"] = [_number(r["reference_sentiment"]) for r in records]
+        frame["review sentiment"] = [_number(r["text_sentiment"]) for r in records]
+    else:
+        frame["written differently, normalized alike (repeats)"] = [
+            "; ".join(" = ".join(group) for group in r["repeated"]) or "none" for r in records
+        ]
+    return frame
+
+
+# Each browser session's last outcome (or error), for the per-system view and the status line.
+_SESSIONS: OrderedDict[str, Any] = OrderedDict()
+MAX_SESSIONS = 32  # each holds a parsed upload: few, for the per-system view of recent pages
+# The running event's progress display (model loading reports there).
+_PROGRESS: contextvars.ContextVar[Any] = contextvars.ContextVar("progress", default=None)
+
+
+def _remember(request: Any, value: Any, slot: str) -> None:
+    session = getattr(request, "session_hash", None)
+    if session is None:
+        return
+    key = f"{session}/{slot}"
+    _SESSIONS[key] = value
+    _SESSIONS.move_to_end(key)
+    while len(_SESSIONS) > MAX_SESSIONS:
+        _SESSIONS.popitem(last=False)
+
+
+def _recalled(request: Any, slot: str) -> Any:
+    return _SESSIONS.get(f"{getattr(request, 'session_hash', None)}/{slot}")
+
+
+def _styled(frame: Any) -> Any:
+    """Every number with 4 decimals, whatever its value (the table's data keeps the number)."""
+    if frame is None:
+        return None
+    return frame.style.format(lambda value: f"{value:.4f}" if isinstance(value, float) else value).hide(axis="index")
+
+
+def error_status(message: str) -> str:
+    return f"**Not computed:** {message}"
 
 
 def _control(option: Option) -> Any:
@@ -181,42 +422,200 @@ def _upload_box() -> Any:
         label=f"CSV / TSV / JSONL / JSON / Parquet, optionally .gz ({UPLOAD_LIMITS}); replaces the text boxes",
         file_types=UPLOAD_TYPES,
         type="filepath",
+        elem_classes=["om-upload"],
     )
 
 
-def _named(handler: Callable[..., Any], names: Sequence[str]) -> Callable[..., Any]:
-    """The handler with named parameters, for the Space's API page and gradio_client."""
+def _named(handler: Callable[..., Any], names: Sequence[str], slot: str = "compute") -> Callable[..., Any]:
+    """The handler with named parameters, for the Space's API page and gradio_client. It
+    remembers the session's outcome or error (shown by `_after` in the status line), and
+    model loading reports in the event's progress display."""
+    import gradio as gr
+
+    count = len(names)
 
     def named(*args: Any) -> Any:
-        return handler(**dict(zip(names, args)))
+        request, progress = args[count : count + 2]
+        token = _PROGRESS.set(progress)
+        try:
+            result = handler(**dict(zip(names, args[:count])))
+        except gr.Error as error:
+            _remember(request, str(error.message), slot)
+            raise
+        finally:
+            _PROGRESS.reset(token)
+        _remember(request, result, slot)
+        if isinstance(result, Outcome):
+            return result.status, _styled(result.summary), _styled(result.rows), result.figure
+        return tuple(_styled(value) if hasattr(value, "style") else value for value in result)
 
-    named.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in names
+    defaults = {  # the handler's own defaults: optional API parameters (the trailing ones only)
+        name: parameter.default
+        for name, parameter in inspect.signature(handler).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+    optional = len(names)
+    while optional and names[optional - 1] in defaults:
+        optional -= 1
+    parameters = [
+        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        if index < optional
+        else inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=defaults[name])
+        for index, name in enumerate(names)
+    ]
+    parameters.append(
+        inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=gr.Request)
     )
+    parameters.append(inspect.Parameter("progress", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=gr.Progress()))
+    named.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    named.__annotations__ = {"request": gr.Request}
     return named
 
 
+# Readable tables (names never broken mid-word, no inner scroll box for short results) and
+# helper text with enough contrast; the status line stands out, an error in red.
+CSS = """
+.table-wrap td, .table-wrap th, .table-wrap th *, .table-wrap .cell-wrap, .table-wrap [role="gridcell"] span {
+    word-break: normal !important; overflow-wrap: normal !important; hyphens: manual !important;
+    font-family: var(--font) !important;
+}
+.info-text, [data-testid="block-info"] + .info-text { color: #4b5563 !important; opacity: 1 !important; }
+.dark .info-text { color: #d1d5db !important; }
+.block.om-status { padding: 6px 10px; border-left: 4px solid #2563eb; background: rgba(37, 99, 235, 0.06); }
+.block.om-status:has(strong:first-child) { border-left-color: #b91c1c; background: rgba(185, 28, 28, 0.07); }
+"""
+
+
 def _blocks() -> Any:
-    """gr.Blocks whose launch() caps uploads at MAX_UPLOAD_MB unless told otherwise."""
+    """gr.Blocks whose launch() caps uploads at MAX_UPLOAD_MB and adds the Spaces' CSS unless told otherwise."""
     import gradio as gr
 
     class SpaceBlocks(gr.Blocks):
         def launch(self, *args: Any, **kwargs: Any) -> Any:
             kwargs.setdefault("max_file_size", int(MAX_UPLOAD_MB * 1e6))
+            kwargs.setdefault("css", CSS)
             return super().launch(*args, **kwargs)
 
     return SpaceBlocks
 
 
+def loading_message(name: str) -> str:
+    return f"Loading the model {name.split('/')[-1]}: about 15 s on a CPU Space, only on first use"
+
+
 def _loading_notice(name: str) -> None:
+    """In the running event's progress display (over the results, never over the introduction)."""
+    progress = _PROGRESS.get()
+    if progress is not None:
+        progress(None, desc=loading_message(name))
+
+
+ASPECT_NOTE = (
+    "**Reading the per-aspect table.** *both*: the number of reviews in which the prediction and the gold "
+    "side both rate the aspect (a rating above 0); R2 is computed on those reviews only, so it is *n/a* "
+    "when there are none. The metric then takes R2 = 1, so the aspect's score is its presence F1: an "
+    "aspect absent from every review on both sides has F1 = zero_division (1 by default) and a score of 1, "
+    "although nothing was rated."
+)
+
+
+def _after(name: str) -> Callable[..., Any]:
+    """After a computation: an error stays in the status line (results cleared); a success
+    gets its explanation and the system selector."""
     import gradio as gr
 
-    gr.Info(f"Loading the model {name.split('/')[-1]}: about 15 s on a CPU Space, only on first use.")
+    def after(request: gr.Request) -> tuple[Any, ...]:
+        recalled = _recalled(request, "compute")
+        hidden = gr.update(visible=False)
+        if isinstance(recalled, str):  # the results of an earlier input are hidden, not shown as these
+            selector = gr.update(choices=[], value=None, visible=False)
+            return (error_status(recalled), *([hidden] * (3 + _explains(name))), selector)
+        if not isinstance(recalled, Outcome):
+            return (gr.skip(),) * (5 + _explains(name))
+        systems = list(recalled.systems)
+        selector = gr.update(choices=systems, value=systems[0], visible=len(systems) > 1)
+        widths = _WIDTHS if len(systems) == 1 else _fitted_widths(recalled.summary)
+        why = [gr.update(value=_styled(_explanation(name, recalled, systems[0])), visible=True)][: _explains(name)]
+        shown = gr.update(visible=True)
+        return (gr.skip(), gr.update(visible=True, column_widths=widths), shown, shown, *why, selector)
+
+    after.__annotations__ = {"request": gr.Request}  # a class, not a string: gradio passes the request
+    return after
+
+
+def _error_shown(slot: str, count: int) -> Callable[..., Any]:
+    """After a computation of `slot` with `count` outputs: an error stays in the status line
+    (the first output), the others cleared; after a success nothing changes."""
+    import gradio as gr
+
+    def after(request: gr.Request) -> tuple[Any, ...]:
+        recalled = _recalled(request, slot)
+        if isinstance(recalled, str):  # the results of an earlier input are hidden, not shown as these
+            return (error_status(recalled), *([gr.update(visible=False)] * (count - 1)))
+        return (gr.skip(), *([gr.update(visible=True)] * (count - 1)))
+
+    after.__annotations__ = {"request": gr.Request}
+    return after
+
+
+def _fitted_widths(frame: Any) -> list[str]:
+    """Column widths in proportion to each column's longest text (header or 4-decimal value)."""
+    sizes = [max([len(str(column)), 6, *(len(str(value)) for value in frame[column])]) for column in frame.columns]
+    return [f"{100 * size / sum(sizes):.1f}%" for size in sizes]
+
+
+# The explanation table's column widths, per family (the line first).
+_WHY_WIDTHS = {
+    "keyword_prf": ["6%", "40%", "24%", "30%"],
+    "weighted_keyword_prf": ["6%", "40%", "24%", "30%"],
+    "semantic_keyword_prf": ["6%", "50%", "44%"],
+    "sentiment_appropriateness": ["6%", "28%", "10%", "28%", "12%", "16%"],
+    "keyword_diversity": ["6%", "94%"],
+}
+
+
+def _follow(event: Any, after: Callable[..., Any], outputs: Sequence[Any]) -> None:
+    """Run `after` once `event` ends, whether it succeeded or failed (a failure triggers only
+    `.failure` listeners)."""
+    event.then(after, None, outputs, api_visibility="private")
+    event.failure(after, None, outputs, api_visibility="private")
+
+
+def _explains(name: str) -> int:
+    """1 when the family has a per-example explanation (the aspect score is corpus-level)."""
+    return int(name != "aspect_sentiment_score")
+
+
+def _explanation(name: str, outcome: Outcome, system: str) -> Any:
+    inputs, part = outcome.systems[system]
+    try:
+        return explanation_table(name, inputs.data, outcome.options, part)
+    except (ValueError, ImportError):
+        return None
+
+
+def _select(name: str) -> Callable[..., Any]:
+    """The per-example table, the plot (and the explanation) of the system chosen in the selector."""
+    import gradio as gr
+
+    def select(system: str, request: gr.Request) -> tuple[Any, ...]:
+        recalled = _recalled(request, "compute")
+        if not isinstance(recalled, Outcome) or system not in recalled.systems:
+            return (gr.skip(),) * (2 + _explains(name))
+        inputs, part = recalled.systems[system]
+        summary, per_example = evaluate_family(name, inputs.data, recalled.options)
+        rows = _styled(_rows_table(per_example, part))
+        figure = plot_for(name, inputs.data, recalled.options, summary, per_example)
+        return (rows, figure, _styled(_explanation(name, recalled, system)))[: 2 + _explains(name)]
+
+    select.__annotations__ = {"system": str, "request": gr.Request}
+    return select
 
 
 def build_app(name: str, card: str | Path | None = None) -> Any:
     """The Gradio app of one family (what spaces/<name>/app.py launches), with its metric
-    card (`card`: the README.md path; default: the repository's spaces/<name>/README.md)."""
+    card (`card`: the README.md path; default: the repository's spaces/<name>/README.md).
+    The prefilled example is computed when the page loads."""
     import gradio as gr
 
     family = FAMILIES[name]
@@ -259,11 +658,27 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
                         else None
                     )
             with gr.Column(scale=6):
-                status = gr.Markdown("Press **Compute** to score the example, or type your own.")
-                summary = gr.Dataframe(label="results", interactive=False, wrap=True, column_widths=_WIDTHS)
+                status = gr.Markdown("Computing the example…", elem_classes=["om-status"])
+                summary = gr.Dataframe(
+                    label="results", interactive=False, wrap=True, column_widths=_WIDTHS, max_height=_TALL
+                )
                 figure = gr.Plot(label="plot")
         rows_label = "per aspect" if ratings else "per example (its line in the text boxes or the file)"
-        rows = gr.Dataframe(label=rows_label, interactive=False)
+        system = gr.Dropdown([], label="system shown per example and in the plot", visible=False, interactive=True)
+        rows = gr.Dataframe(label=rows_label, interactive=False, wrap=True, max_height=_TALL)
+        if ratings:
+            gr.Markdown(ASPECT_NOTE)
+            why = []
+        else:
+            why = [
+                gr.Dataframe(
+                    label="why: per example",
+                    interactive=False,
+                    wrap=True,
+                    max_height=_TALL,
+                    column_widths=_WHY_WIDTHS[name],
+                )
+            ]
         gr.Markdown(metric_card(name, card))
 
         extra_name = next((box for box in family.inputs if box in ("texts", "aspects")), None)
@@ -271,19 +686,25 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
         inputs = [*boxes.values(), upload, *prefixes.values(), *controls]
         names = [*boxes, "upload", *prefixes, *(option.name for option in family.options)]
 
-        def handler(**values: Any) -> tuple[str, Any, Any, Any]:
-            status, table, rows, plot = run(
+        def handler(**values: Any) -> Outcome:
+            return _evaluate(
                 name,
                 values["predictions"],
                 values.get("references", ""),
                 values.get(extra_name, ""),
                 values["upload"],
-                *(values[option.name] for option in family.options),
+                [values[option.name] for option in family.options],
                 prediction_prefix=values.get("prediction_prefix", PREDICTION_PREFIX),
             )
-            return status, table, rows, plot
 
-        button.click(_named(handler, names), inputs, [status, summary, rows, figure], api_name="compute")
+        compute = _named(handler, names)
+        outputs = [status, summary, rows, figure]
+        after = _after(name)
+        # One queue for the page load and Compute: a slow load never lands after a later click.
+        queue = {"concurrency_id": f"{name}-compute"}
+        _follow(button.click(compute, inputs, outputs, api_name="compute", **queue), after, [*outputs, *why, system])
+        _follow(app.load(compute, inputs, outputs, api_visibility="private", **queue), after, [*outputs, *why, system])
+        system.input(_select(name), [system], [rows, figure, *why], api_visibility="private")
     return app
 
 
@@ -317,7 +738,9 @@ def compare_families(
         for key, value in values.items():
             rows.append((name, key, round(value, 4), meaning(family, key)))
             intervals.append(found.get(key))
-    status = f"Computed on {source}."
+    count = len(inputs.data["predictions"]) if inputs is not None else 0
+    status = f"Computed on {source}: {_examples(count)} · every family with its default options"
+    status += f" · {INTERVAL_LEVEL:.0%} intervals." if confidence_level else "."
     if skipped:
         status += " weighted_keyword_prf needs a score per keyword, as in `keyword (0.8)`: not shown."
     frame = pd.DataFrame(rows, columns=["family", "metric", "value", "meaning"])
@@ -353,23 +776,32 @@ def compare_two_systems(
     presence: str = "all",
     method: str = "permutation",
     confidence_level: float = INTERVAL_LEVEL,
+    upload: str | Sequence[str] | None = None,
 ) -> tuple[str, Any, Any]:
-    """Two systems' keywords on the same examples (paired by line), through
-    `opinion_metrics.compare_systems` with the family's default options: the status line, per
-    metric a, b, the difference b - a, its interval, the p-value and whether it is significant
-    at the level, and a plot of the differences with their intervals."""
+    """Two systems' keywords on the same examples (paired by line, or by row of `upload`: one
+    file with a system column, or two files), through `opinion_metrics.compare_systems` with
+    the family's default options: the status line, per metric a, b, the difference b - a, its
+    interval, the p-value and whether it is significant at the level, and a plot of the
+    differences with their intervals."""
     import pandas as pd
 
     from .. import compare_systems
     from .parsing import lines, parse_keyword_lines, same_count, takes_scores
 
     shown = FAMILIES[family]
+    names, source = ("A", "B"), "the text boxes"
     try:
-        a, scores_a = parse_keyword_lines(predictions_a, "predictions A", takes_scores(family))
-        b, scores_b = parse_keyword_lines(predictions_b, "predictions B", takes_scores(family))
-        typed_gold = "references" in shown.inputs and lines(references, "references")
-        gold = parse_keyword_lines(references, "references", scored=False)[0] if typed_gold else None
-        reviews = lines(texts, "texts") or None
+        paths = [upload] if isinstance(upload, (str, Path)) else list(upload or [])
+        if paths:
+            names, (a, scores_a), (b, scores_b), gold, reviews = _uploaded_systems(paths)
+            source = ", ".join(f"`{Path(path).name}`" for path in paths)
+            gold = gold if "references" in shown.inputs else None
+        else:
+            a, scores_a = parse_keyword_lines(predictions_a, "predictions A", takes_scores(family))
+            b, scores_b = parse_keyword_lines(predictions_b, "predictions B", takes_scores(family))
+            typed_gold = "references" in shown.inputs and lines(references, "references")
+            gold = parse_keyword_lines(references, "references", scored=False)[0] if typed_gold else None
+            reviews = lines(texts, "texts") or None
         same_count(**{"predictions A": a, "predictions B": b, "references": gold, "texts": reviews})
         options = keyword_options({o.name: o.default for o in shown.options})
         options.pop("confidence_level", None)
@@ -405,15 +837,51 @@ def compare_two_systems(
     )
     defaults = inspect.signature(compare_systems).parameters
     resampling = f"{defaults['n_resamples'].default} resamples, seed {defaults['random_state'].default}"
+    pairing = "line" if source == "the text boxes" else "row"
     status = (
-        f"Compared on {len(a)} examples paired by line ({method}, {resampling}): significant where p < {alpha:.2g}."
+        f"Compared on {len(a)} examples paired by {pairing} of {source}, a = {names[0]}, b = {names[1]} "
+        f"({family}, {method}, {resampling}): significant where p < {alpha:.2g}."
     )
     differences = [(family, key, row["difference"]) for key, row in result.items()]
     intervals = [(row["difference_ci_low"], row["difference_ci_high"]) for row in result.values()]
     return status, frame, plot_differences(differences, intervals)
 
 
-def _combined_tab() -> None:
+def _uploaded_systems(paths: Sequence[str | Path]) -> tuple[tuple[str, str], Any, Any, Any, Any]:
+    """((name a, name b), (a, scores a), (b, scores b), references, texts) from one file with
+    a system column (its first two systems, rows paired in order) or from two files."""
+    tables = [read_upload(path) for path in paths]
+    if len(tables) == 1:
+        by_system = split_systems(tables[0])
+        if len(by_system) < 2:
+            raise ValueError(
+                "one file compares two systems through a `model` or `system` column with two values; "
+                "or upload two files, one per system"
+            )
+        names = tuple(list(by_system)[:2])
+        parts = [by_system[name] for name in names]
+    elif len(tables) == 2:
+        names = tuple(f"`{table.path.name}`" for table in tables)
+        parts = tables
+    else:
+        raise ValueError(f"upload one file with a system column, or two files; got {len(tables)} files")
+    systems = []
+    for name, part in zip(names, parts):
+        if "predictions" not in part.columns:
+            raise ValueError(f"{name}: the file needs a `predictions` column (found: {', '.join(part.columns)})")
+        systems.append((part.columns["predictions"], part.columns.get("scores")))
+    gold = [part.columns.get("references") for part in parts]
+    differ = [i for i, (x, y) in enumerate(zip(gold[0] or [], gold[1] or [])) if x != y][:1]
+    if differ:  # (different counts are named by the count check)
+        index = differ[0]
+        raise ValueError(
+            f"the systems' references differ at {parts[1].location(index)}: the examples must be the same, in order"
+        )
+    reviews = parts[0].columns.get("texts", parts[0].columns.get("review"))
+    return names, systems[0], systems[1], gold[0] if gold[0] is not None else gold[1], reviews  # type: ignore[return-value]
+
+
+def _combined_tab() -> tuple[Any, ...]:
     import gradio as gr
 
     with gr.Row(equal_height=False):
@@ -441,23 +909,25 @@ def _combined_tab() -> None:
             with gr.Accordion(f"or upload a file ({UPLOAD_LIMITS})", open=False):
                 upload = _upload_box()
         with gr.Column(scale=6):
-            status = gr.Markdown("Press **Compute** to score the example, or type your own.")
-            table = gr.Dataframe(label="results", interactive=False, wrap=True, column_widths=_COMBINED_WIDTHS)
-    figure = gr.Plot(label="plot")
-    button.click(
-        _named(compare_families, ["predictions", "references", "texts", "upload", "confidence_level"]),
-        [predictions, references, texts, upload, intervals],
-        [status, table, figure],
-        api_name="compare",
+            status = gr.Markdown("Computing the example…", elem_classes=["om-status"])
+            figure = gr.Plot(label="plot")
+    table = gr.Dataframe(
+        label="results", interactive=False, wrap=True, column_widths=_COMBINED_WIDTHS, max_height=_TALL
     )
+    compute = _named(compare_families, ["predictions", "references", "texts", "upload", "confidence_level"], "compare")
+    inputs, outputs = [predictions, references, texts, upload, intervals], [status, table, figure]
+    after = _error_shown("compare", len(outputs))
+    _follow(button.click(compute, inputs, outputs, api_name="compare", concurrency_id="compare"), after, outputs)
+    return compute, inputs, outputs, after
 
 
-def _comparison_tab() -> None:
+def _comparison_tab() -> tuple[Any, ...]:
     import gradio as gr
 
     gr.Markdown(
         "Is system B better than system A, or is the difference chance? The same examples, one per line in "
-        "each box (paired by line). In the example, B finds most gold keywords of eight films and A "
+        "each box (paired by line), or uploaded: one file with a `model` (or `system`) column, or two files, "
+        "rows paired in order. In the example, B finds most gold keywords of eight films and A "
         "mostly generic words: every difference is significant."
     )
     with gr.Row(equal_height=False):
@@ -485,22 +955,35 @@ def _comparison_tab() -> None:
                 )
                 level = gr.Dropdown(list(LEVELS), value=INTERVAL_LEVEL, label="confidence level")
             button = gr.Button("Compare", variant="primary")
+            with gr.Accordion(f"or upload: one file with a model column, or two files ({UPLOAD_LIMITS})", open=False):
+                upload = gr.File(
+                    label=f"CSV / TSV / JSONL / JSON / Parquet, optionally .gz ({UPLOAD_LIMITS}): predictions "
+                    "(scores for the weighted family), references, texts; replaces the text boxes",
+                    file_types=UPLOAD_TYPES,
+                    file_count="multiple",
+                    type="filepath",
+                )
         with gr.Column(scale=6):
-            status = gr.Markdown("Press **Compare** to test the example, or type your own.")
+            status = gr.Markdown("Comparing the example…", elem_classes=["om-status"])
             table = gr.Dataframe(
                 label="comparison",
                 interactive=False,
                 wrap=True,
-                column_widths=["17%", "10%", "10%", "13%", "24%", "12%", "14%"],
+                column_widths=["16%", "9%", "9%", "17%", "22%", "12%", "15%"],
+                max_height=_TALL,
             )
             figure = gr.Plot(label="differences")
     names = ["family", "predictions_a", "predictions_b", "references", "texts", "presence", "method"]
-    button.click(
-        _named(compare_two_systems, [*names, "confidence_level"]),
-        [family, system_a, system_b, gold, reviews, presence, method, level],
-        [status, table, figure],
-        api_name="compare_systems",
+    compute = _named(compare_two_systems, [*names, "confidence_level", "upload"], "compare_systems")
+    inputs = [family, system_a, system_b, gold, reviews, presence, method, level, upload]
+    outputs = [status, table, figure]
+    after = _error_shown("compare_systems", len(outputs))
+    _follow(
+        button.click(compute, inputs, outputs, api_name="compare_systems", concurrency_id="compare_systems"),
+        after,
+        outputs,
     )
+    return compute, inputs, outputs, after
 
 
 def build_combined_app(card: str | Path | None = None) -> Any:
@@ -518,8 +1001,11 @@ def build_combined_app(card: str | Path | None = None) -> Any:
         )
         with gr.Tabs():
             with gr.Tab("all metrics"):
-                _combined_tab()
+                every = _combined_tab()
             with gr.Tab("compare two systems"):
-                _comparison_tab()
+                paired = _comparison_tab()
         gr.Markdown(metric_card("opinion_metrics", card))
+        for (compute, inputs, outputs, after), queue in ((every, "compare"), (paired, "compare_systems")):
+            # the prefilled examples when the page loads, in the queue of their button
+            _follow(app.load(compute, inputs, outputs, api_visibility="private", concurrency_id=queue), after, outputs)
     return app

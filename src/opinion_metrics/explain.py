@@ -1,0 +1,263 @@
+"""Why a value is what it is: per example, the matched pairs, similarities and sentiments
+behind a family's per-example values (the CLI's `--per-example`, the Spaces' explanations).
+
+The detail is computed by the metric's own steps (preparation, presence, top-k cut, match
+relation, encoder, sentiment function); only the choice of which pairs form the matching is
+made here, a matching of the size (and weight) that the metric counts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .families import get_family
+from .matching import corpus_neighbors
+from .preparation import PreparedCorpus, Vocabulary, apply_top_k, make_normalizer, prepare_corpus
+from .presence import select_presence
+
+# Options that shape a value but not its explanation (intervals) or that only the values take.
+_NOT_EXPLAINED = ("confidence_level", "n_resamples", "random_state", "return_per_example")
+
+
+def matching_pairs(neighbors: Sequence[Sequence[int]], order: Sequence[int] | None = None) -> list[tuple[int, int]]:
+    """The (left, right) pairs of a maximum bipartite matching, left vertices tried in `order`
+    (default: index order) by augmenting paths, so a vertex once matched stays matched: tried
+    by decreasing weight, the matching has maximum weight (as `matching.maximum_matching`)."""
+    owner: dict[int, int] = {}
+
+    def augment(left: int, seen: set[int]) -> bool:
+        for right in neighbors[left]:
+            if right not in seen:
+                seen.add(right)
+                if right not in owner or augment(owner[right], seen):
+                    owner[right] = left
+                    return True
+        return False
+
+    for left in range(len(neighbors)) if order is None else order:
+        if neighbors[left]:
+            augment(left, set())
+    return sorted((left, right) for right, left in owner.items())
+
+
+def _values(family: str, arguments: dict[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:
+    """The family's own per-example values, one dict per example."""
+    result = get_family(family).function(**arguments, **options, return_per_example=True)
+    columns = result["per_example"]
+    count = max((len(values) for values in columns.values()), default=0)
+    return [{key: values[index] for key, values in columns.items()} for index in range(count)]
+
+
+def _prepared(
+    predictions: Any, references: Any, options: dict[str, Any], texts: Any, scores: Any = None
+) -> PreparedCorpus:
+    """The corpus as the count-based families see it: prepared, presence applied, cut at top_k
+    (the weighted family cuts per example itself)."""
+    normalize, stemmer = options.get("normalize", "default"), options.get("stemmer")
+    corpus = prepare_corpus(
+        predictions,
+        references,
+        scores=scores,
+        normalize=normalize,
+        stemmer=stemmer,
+        clip_scores=options.get("clip_scores", False),
+        keep_originals=True,
+    )
+    corpus, _ = select_presence(corpus, texts, options.get("presence", "all"), normalize, stemmer)
+    return corpus
+
+
+def _lexical(family: str, corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str, Any]]:
+    defaults = get_family(family).defaults
+    one_to_one = options.get("one_to_one", defaults["one_to_one"])
+    top_k = options.get("top_k", defaults["top_k"])
+    if family == "keyword_prf":
+        corpus = apply_top_k(corpus, top_k)
+    neighbors = corpus_neighbors(corpus, options.get("match", defaults["match"]))
+    records = []
+    for index, example in enumerate(neighbors):
+        predicted, gold = corpus.predictions.originals[index], corpus.references.originals[index]
+        scores = corpus.predictions.scores[index] if corpus.predictions.scores is not None else None
+        if family == "weighted_keyword_prf" and top_k is not None:
+            cut = len(gold) if top_k == "O" else top_k
+            example, predicted, scores = example[:cut], predicted[:cut], scores[:cut]
+        if one_to_one:
+            order = sorted(range(len(example)), key=lambda i: -scores[i]) if scores is not None else None
+            pairs = matching_pairs(example, order)
+        else:
+            pairs = [(i, j) for i, js in enumerate(example) for j in js]
+        record: dict[str, Any] = {
+            "predictions": list(predicted),
+            "references": list(gold),
+            "matches": [{"prediction": predicted[i], "reference": gold[j]} for i, j in pairs],
+        }
+        matched = sorted({i for i, _ in pairs})
+        record["matched_predictions"] = len(matched)
+        record["matched_references"] = len({j for _, j in pairs})
+        if scores is not None:
+            for match, (i, _) in zip(record["matches"], pairs):
+                match["score"] = scores[i]
+            record["scores"] = list(scores)
+            record["matched_score"] = math.fsum(scores[i] for i in matched)
+        records.append(record)
+    return records
+
+
+def _pair(prediction: str, reference: str, similarity: float) -> dict[str, Any]:
+    return {"prediction": prediction, "reference": reference, "similarity": float(similarity)}
+
+
+def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str, Any]]:
+    from .semantic import KeywordEncoder
+
+    defaults = get_family("semantic_keyword_prf").defaults
+    settings = {name: options.get(name, defaults[name]) for name in ("model", "device", "batch_size", "show_progress")}
+    threshold = options.get("threshold", defaults["threshold"])
+    one_to_one = options.get("one_to_one", defaults["one_to_one"])
+    corpus = apply_top_k(corpus, options.get("top_k", defaults["top_k"]))
+    encoder = KeywordEncoder(settings.pop("model"), **settings)
+    records = []
+    for predicted_ids, gold_ids, predicted, gold in zip(
+        corpus.predictions.ids, corpus.references.ids, corpus.predictions.originals, corpus.references.originals
+    ):
+        record: dict[str, Any] = {"predictions": list(predicted), "references": list(gold), "threshold": threshold}
+        similarity = np.zeros((len(predicted_ids), len(gold_ids)))
+        if predicted_ids and gold_ids:
+            vectors = encoder.encode([corpus.strings[i] for i in (*predicted_ids, *gold_ids)])
+            similarity = np.clip(vectors[: len(predicted_ids)] @ vectors[len(predicted_ids) :].T, -1.0, 1.0)
+            similarity[np.asarray(predicted_ids)[:, None] == np.asarray(gold_ids)[None, :]] = 1.0
+        if predicted and gold:  # what soft precision and soft recall average (before clipping at 0)
+            record["closest_references"] = [
+                _pair(predicted[i], gold[j], similarity[i, j]) for i, j in enumerate(similarity.argmax(axis=1))
+            ]
+            record["closest_predictions"] = [
+                _pair(predicted[i], gold[j], similarity[i, j]) for j, i in enumerate(similarity.argmax(axis=0))
+            ]
+        else:
+            record["closest_references"], record["closest_predictions"] = [], []
+        above = [np.flatnonzero(row >= threshold).tolist() for row in similarity]
+        if one_to_one:
+            pairs = matching_pairs(above)
+        else:  # each prediction with its most similar gold keyword, when that reaches the threshold
+            pairs = [(i, int(np.argmax(similarity[i]))) for i in range(len(above)) if above[i]]
+        record["matches"] = [_pair(predicted[i], gold[j], similarity[i, j]) for i, j in pairs]
+        record["matched_predictions"] = len(pairs)
+        record["matched_references"] = len(pairs) if one_to_one else int((similarity >= threshold).any(axis=0).sum())
+        records.append(record)
+    return records
+
+
+def _sentiment(
+    predictions: Any, references: Any, texts: Any, given: Any, options: dict[str, Any]
+) -> list[dict[str, Any]]:
+    from .sentiment import _CachedSentiment, vader_sentiment
+
+    defaults = get_family("sentiment_appropriateness").defaults
+    function = options.get("sentiment") or vader_sentiment(options.get("mapping", defaults["mapping"]))
+    score = _CachedSentiment(function)
+    if references is None:
+        references = [[] for _ in predictions]
+    corpus = prepare_corpus(
+        predictions,
+        references,
+        scores=given,
+        normalize=options.get("normalize", "default"),
+        stemmer=options.get("stemmer"),
+        keep_originals=True,
+        scores_name="prediction_sentiments",
+    )
+    records = []
+    for index in range(len(corpus)):
+        predicted, gold = corpus.predictions.originals[index], corpus.references.originals[index]
+        own = corpus.predictions.scores
+        sentiments = list(own[index]) if own is not None else [score(keyword) for keyword in predicted]
+        text = None if texts is None else texts[index]
+        record: dict[str, Any] = {
+            "predictions": [{"keyword": k, "sentiment": s} for k, s in zip(predicted, sentiments)],
+            "references": [{"keyword": k, "sentiment": score(k)} for k in gold],
+            "prediction_sentiment": math.fsum(sentiments) / len(sentiments) if sentiments else None,
+            "reference_sentiment": score.mean(gold) if gold else None,
+            "text_sentiment": score(text) if text is not None and text.strip() else None,
+        }
+        records.append(record)
+    return records
+
+
+def _diversity(predictions: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
+    vocabulary = Vocabulary(make_normalizer(options.get("normalize", "default"), options.get("stemmer")))
+    records = []
+    for keywords in predictions:
+        forms: dict[int, list[str]] = {}
+        for keyword in keywords:
+            keyword_id = vocabulary.intern(keyword)
+            if keyword_id is not None and keyword_id >= 0:
+                forms.setdefault(keyword_id, []).append(keyword)
+        repeated = [written for written in forms.values() if len(written) > 1]
+        records.append({"predictions": list(keywords), "repeated": repeated})
+    return records
+
+
+def explain(
+    family: str,
+    predictions: Sequence[Any],
+    references: Sequence[Any] | None = None,
+    *,
+    scores: Sequence[Any] | None = None,
+    texts: Sequence[Any] | None = None,
+    prediction_sentiments: Sequence[Any] | None = None,
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """Per example, the family's per-example `values` and what produced them.
+
+    - keyword_prf, weighted_keyword_prf: the kept `predictions` and `references` (after
+      presence and top_k), the `matches` (prediction -> gold keyword; with its `score` for the
+      weighted family), `matched_predictions`, `matched_references` (`matched_score`);
+    - semantic_keyword_prf: the cosine of each matched pair, the `threshold`, and for each
+      prediction (gold keyword) its most similar gold keyword (prediction) with their cosine
+      (`closest_references`, `closest_predictions`: what the soft scores average);
+    - sentiment_appropriateness: each keyword's sentiment, their means and the review's;
+    - keyword_diversity: the keywords written differently that normalize alike (`repeated`).
+
+    `options` are the family's options (as its function takes them); `prediction_sentiments`
+    the sentiment family's optional input. The aspect score is
+    corpus-level and has no per-example explanation.
+
+    Example:
+        >>> record = explain("keyword_prf", [["social satire", "pizza"]], [["satire", "class"]])[0]
+        >>> record["matches"], record["values"]["precision"]
+        ([{'prediction': 'social satire', 'reference': 'satire'}], 0.5)
+    """
+    declaration = get_family(family)
+    if family == "aspect_sentiment_score":
+        raise ValueError("aspect_sentiment_score is corpus-level (per aspect): there is no per-example explanation")
+    declaration.check_options(options)
+    arguments: dict[str, Any] = {"predictions": predictions}
+    if family != "keyword_diversity":
+        arguments["references"] = references
+    if family == "weighted_keyword_prf":
+        arguments["scores"] = scores
+    elif scores is not None:
+        raise ValueError(f"{family} takes no scores")
+    if texts is not None:
+        arguments["texts"] = texts
+    if prediction_sentiments is not None:
+        if family != "sentiment_appropriateness":
+            raise ValueError(f"{family} takes no prediction_sentiments")
+        arguments["prediction_sentiments"] = prediction_sentiments
+    shaping = {name: value for name, value in options.items() if name not in _NOT_EXPLAINED}
+    values = _values(family, arguments, shaping)
+    if family in ("keyword_prf", "weighted_keyword_prf"):
+        records = _lexical(family, _prepared(predictions, references, shaping, texts, scores), shaping)
+    elif family == "semantic_keyword_prf":
+        records = _semantic(_prepared(predictions, references, shaping, texts), shaping)
+    elif family == "sentiment_appropriateness":
+        records = _sentiment(predictions, references, texts, prediction_sentiments, shaping)
+    else:
+        records = _diversity(predictions, shaping)
+    for record, example_values in zip(records, values):
+        record["values"] = example_values
+    return records

@@ -1,0 +1,146 @@
+"""`opinion_metrics.explain`: the matching detail agrees with the metric's own counts."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from opinion_metrics import explain
+from opinion_metrics.explain import matching_pairs
+from opinion_metrics.keyword_prf import keyword_prf_statistics
+from opinion_metrics.matching import maximum_matching
+from opinion_metrics.weighted_keyword_prf import weighted_statistics
+
+MATCHED, MATCHED_GOLD = 4, 6  # averaging.PRF_COLUMNS: matched predictions, matched gold keywords
+
+
+def _brute_force_matching_size(neighbors):
+    """The largest number of left vertices with distinct right partners (every assignment tried)."""
+    lefts = [i for i, row in enumerate(neighbors) if row]
+    best = 0
+    for size in range(len(lefts), 0, -1):
+        for chosen in itertools.combinations(lefts, size):
+            if any(len(set(rights)) == size for rights in itertools.product(*(neighbors[i] for i in chosen))):
+                return size
+    return best
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_matching_pairs_is_a_maximum_matching(seed):
+    rng = np.random.default_rng(seed)
+    neighbors = [sorted(set(rng.integers(0, 5, rng.integers(0, 4)).tolist())) for _ in range(rng.integers(1, 6))]
+    pairs = matching_pairs(neighbors)
+    assert all(right in neighbors[left] for left, right in pairs)
+    assert len({left for left, _ in pairs}) == len({right for _, right in pairs}) == len(pairs)
+    assert len(pairs) == _brute_force_matching_size(neighbors) == sum(maximum_matching(neighbors))
+
+
+def test_the_keyword_explanation_shows_which_prediction_matched_which_gold_keyword():
+    records = explain("keyword_prf", [["social satire", "dark comedy", "pizza"]], [["satire", "class", "comedy"]])
+    assert records[0]["matches"] == [
+        {"prediction": "social satire", "reference": "satire"},
+        {"prediction": "dark comedy", "reference": "comedy"},
+    ]
+    # 2 of 3 predictions, 2 of 3 gold keywords (SPEC's substring relation, by hand)
+    assert records[0]["values"] == pytest.approx({"precision": 2 / 3, "recall": 2 / 3, "f1": 2 / 3})
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"one_to_one": False}, {"match": "token", "top_k": 3}, {"presence": "present"}, {"top_k": "O"}],
+)
+def test_matched_counts_equal_the_metrics_on_the_movie_reviews(movie_reviews, options):
+    reviews = movie_reviews[::97]
+    predictions = [review["keywords_base"] for review in reviews]
+    references = [review["gold"][:40] for review in reviews]
+    texts = [review["review"] for review in reviews]
+    given = {**options, "texts": texts}
+    records = explain("keyword_prf", predictions, references, **given)
+    statistics, _, included = keyword_prf_statistics(predictions, references, **given)
+    assert [r["matched_predictions"] for r in records] == statistics[:, MATCHED].astype(int).tolist()
+    assert [r["matched_references"] for r in records] == statistics[:, MATCHED_GOLD].astype(int).tolist()
+    assert any(r["matches"] for r in records)
+    for record in records:  # every shown pair is in the relation
+        for match in record["matches"]:
+            assert match["prediction"] in record["predictions"] and match["reference"] in record["references"]
+    if included is not None:
+        assert [r["values"]["f1"] is None for r in records] == (~included).tolist()
+
+
+@pytest.mark.parametrize("options", [{}, {"one_to_one": False}, {"top_k": 2}])
+def test_the_weighted_matched_score_equals_the_metrics(movie_reviews, options):
+    reviews = movie_reviews[5::89]
+    predictions = [review["keywords_reranker"] for review in reviews]
+    scores = [review["scores_reranker"] for review in reviews]
+    references = [review["gold"][:40] for review in reviews]
+    options = {**options, "clip_scores": True}  # the real scores include negative cosines
+    records = explain("weighted_keyword_prf", predictions, references, scores=scores, **options)
+    statistics, _, _ = weighted_statistics(predictions, scores, references, **options)
+    assert [r["matched_score"] for r in records] == pytest.approx(statistics[:, MATCHED].tolist())
+    assert any(r["matches"] for r in records)
+
+
+@pytest.mark.parametrize("one_to_one", [False, True])
+def test_the_semantic_explanation_gives_each_pairs_cosine_and_the_metrics_counts(one_to_one):
+    pytest.importorskip("sentence_transformers")
+    from opinion_metrics.semantic import semantic_statistics
+
+    predictions = [["scary movie", "funny", "pizza"], ["war film", "zombie apocalypse"], ["horror", "horror film"]]
+    references = [["horror film", "hilarious", "family drama"], ["war movie", "zombies", "survival"], ["horror film"]]
+    records = explain("semantic_keyword_prf", predictions, references, one_to_one=one_to_one, threshold=0.6)
+    statistics, _, _ = semantic_statistics(predictions, references, one_to_one=one_to_one, threshold=0.6)
+    assert [r["matched_predictions"] for r in records] == statistics[:, MATCHED].astype(int).tolist()
+    assert [r["matched_references"] for r in records] == statistics[:, MATCHED_GOLD].astype(int).tolist()
+    first = records[0]
+    assert first["threshold"] == 0.6 and len(first["closest_references"]) == 3
+    from opinion_metrics.semantic import KeywordEncoder
+
+    vectors = KeywordEncoder().encode(first["predictions"] + first["references"])
+    cosines = vectors[:3] @ vectors[3:].T  # by hand: every pair, then the best of each row and column
+    for i, closest in enumerate(first["closest_references"]):
+        j = int(cosines[i].argmax())
+        assert (closest["prediction"], closest["reference"]) == (first["predictions"][i], first["references"][j])
+        assert closest["similarity"] == pytest.approx(float(cosines[i, j]), abs=1e-5)
+    best_gold = [max(0.0, float(cosines[:, j].max())) for j in range(3)]
+    assert [max(0.0, c["similarity"]) for c in first["closest_predictions"]] == pytest.approx(best_gold, abs=1e-5)
+    # soft precision / recall: the mean of the best cosines (clipped at 0)
+    best = [max(0.0, float(cosines[i].max())) for i in range(3)]
+    assert first["values"]["soft_precision"] == pytest.approx(sum(best) / 3, abs=1e-6)
+    assert first["values"]["soft_recall"] == pytest.approx(sum(best_gold) / 3, abs=1e-6)
+
+
+def test_the_sentiment_explanation_gives_each_keywords_and_the_reviews_sentiment():
+    pytest.importorskip("vaderSentiment")
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    polarity = SentimentIntensityAnalyzer().polarity_scores
+
+    def vader(text):
+        found = polarity(text)
+        return found["pos"] + 0.5 * found["neu"]
+
+    records = explain(
+        "sentiment_appropriateness", [["wonderful cast", "happy ending"]], [["boring"]], texts=["Boring."]
+    )
+    record = records[0]
+    assert record["predictions"] == [
+        {"keyword": "wonderful cast", "sentiment": pytest.approx(vader("wonderful cast"))},
+        {"keyword": "happy ending", "sentiment": pytest.approx(vader("happy ending"))},
+    ]
+    mean = (vader("wonderful cast") + vader("happy ending")) / 2
+    assert record["prediction_sentiment"] == pytest.approx(mean)
+    assert record["text_sentiment"] == pytest.approx(vader("Boring."))
+    assert record["values"]["sas_from_text"] == pytest.approx(1 - abs(mean - vader("Boring.")))
+    assert record["values"]["sas_from_keywords"] == pytest.approx(1 - abs(mean - vader("boring")))
+
+
+def test_diversity_names_the_repeats_and_the_aspect_score_has_no_per_example_explanation():
+    record = explain("keyword_diversity", [["Star Wars", "star wars!", "space"]])[0]
+    assert record["repeated"] == [["Star Wars", "star wars!"]]
+    assert record["values"]["unique_keyword_ratio"] == pytest.approx(2 / 3)
+    with pytest.raises(ValueError, match="corpus-level"):
+        explain("aspect_sentiment_score", [[1]], [[1]])
+    with pytest.raises(ValueError, match="did you mean 'match'"):
+        explain("keyword_prf", [["a"]], [["a"]], mach="exact")

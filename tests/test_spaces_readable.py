@@ -1,0 +1,370 @@
+"""Spaces a person can read (issue 19): computed at load, errors that stay, several systems
+scored one row each, per-example explanations, readable tables; checked in Chromium with
+screenshots (kept in $OPINION_METRICS_SCREENSHOTS when set)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from opinion_metrics import compare_systems, keyword_prf, weighted_keyword_prf
+from opinion_metrics.demo import FAMILIES, build_app, build_combined_app, compare_two_systems, run
+from opinion_metrics.demo.parsing import parse_keyword_lines
+from opinion_metrics.demo.ui import ASPECT_NOTE, explanation_table, options_line
+from opinion_metrics.tables import load_table
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "reviews.jsonl"  # two systems (a `model` column), six reviews each
+
+
+def _defaults(name: str) -> list:
+    return [option.default for option in FAMILIES[name].options]
+
+
+def _system(model: str) -> dict[str, list]:
+    table = load_table(EXAMPLE, ["predictions", "references", "scores"], [])
+    rows = [i for i, name in enumerate(table["model"]) if name == model]
+    return {column: [table[column][i] for i in rows] for column in ("predictions", "references", "scores", "review")}
+
+
+def test_an_upload_with_a_model_column_is_scored_one_row_per_system():
+    status, summary, rows, _ = run("keyword_prf", "", "", "", str(EXAMPLE), *_defaults("keyword_prf"))
+    assert summary["system"].tolist() == ["baseline", "sentiment"]
+    for system in ("baseline", "sentiment"):
+        data = _system(system)
+        expected = keyword_prf(data["predictions"], data["references"])
+        row = summary[summary["system"] == system].iloc[0]
+        assert {key: row[key] for key in expected} == {key: round(value, 4) for key, value in expected.items()}
+    assert "2 systems of its `model` column, one row each (examples: baseline 6, sentiment 6)" in status
+    # the per-example view: the first system's rows, at their lines of the file
+    table = load_table(EXAMPLE, ["predictions"], [])
+    assert rows["line"].tolist() == [i + 1 for i, model in enumerate(table["model"]) if model == "baseline"]
+    baseline = _system("baseline")
+    expected = keyword_prf(baseline["predictions"], baseline["references"], return_per_example=True)
+    assert rows["f1"].tolist() == [round(value, 4) for value in expected["per_example"]["f1"]]
+
+
+def test_typed_lines_that_name_their_system_are_scored_one_row_per_system():
+    predictions = "[A] satire; pizza\n[B] satire\n[A] jedi\n[B] empire; space"
+    references = "satire\nsatire\njedi; empire\njedi; empire"
+    status, summary, rows, _ = run("keyword_prf", predictions, references, "", None, *_defaults("keyword_prf"))
+    expected = {
+        "A": keyword_prf([["satire", "pizza"], ["jedi"]], [["satire"], ["jedi", "empire"]]),
+        "B": keyword_prf([["satire"], ["empire", "space"]], [["satire"], ["jedi", "empire"]]),
+    }
+    assert summary["system"].tolist() == ["A", "B"]
+    for system, values in expected.items():
+        row = summary[summary["system"] == system].iloc[0]
+        assert {key: row[key] for key in values} == {key: round(value, 4) for key, value in values.items()}
+    assert rows["line"].tolist() == [1, 3]  # system A's lines
+    assert status.startswith(
+        "Computed on the text boxes: 2 systems named [like this], one row each (examples: A 2, B 2)"
+    )
+
+
+def test_the_weighted_family_scores_each_system_with_its_scores():
+    _, summary, _, _ = run("weighted_keyword_prf", "", "", "", str(EXAMPLE), *_defaults("weighted_keyword_prf"))
+    data = _system("sentiment")
+    expected = weighted_keyword_prf(data["predictions"], data["scores"], data["references"])
+    row = summary[summary["system"] == "sentiment"].iloc[0]
+    assert {key: row[key] for key in expected} == {key: round(value, 4) for key, value in expected.items()}
+
+
+def test_the_status_line_names_the_count_and_every_option():
+    family = FAMILIES["semantic_keyword_prf"]
+    values = {option.name: option.default for option in family.options} | {"threshold": 0.7, "confidence_level": True}
+    line = options_line(family, values)
+    assert line == (
+        "presence all · model all-MiniLM-L6-v2 · threshold 0.7 · one_to_one off · average macro · top_k M"
+        " · normalize default · stemmer none · zero_division 0 · 95% intervals"
+    )
+
+
+def test_the_keyword_explanation_shows_which_prediction_matched_which_gold_keyword():
+    predictions, references, texts = FAMILIES["keyword_prf"].example
+    data = {
+        "predictions": parse_keyword_lines(predictions)[0],
+        "references": parse_keyword_lines(references)[0],
+        "texts": texts.split("\n"),
+    }
+    options = {option.name: option.default for option in FAMILIES["keyword_prf"].options}
+    frame = explanation_table("keyword_prf", data, options, None)
+    # By hand (substring relation, one-to-one): the family's description says the same.
+    assert frame.iloc[0].tolist() == [1, "social satire → satire; dark comedy → comedy", "pizza", "class struggle"]
+    assert frame.iloc[1].tolist() == [2, "space opera → space opera; jedi knight → jedi", "", "empire"]
+    options["presence"] = "present"  # the reviews never mention "class struggle": it is left out
+    assert frame.columns.tolist()[0] == "line"
+    assert explanation_table("keyword_prf", data, options, None).iloc[0, 3] == ""
+
+
+def test_the_semantic_explanation_gives_each_pairs_cosine_and_the_threshold():
+    sentence_transformers = pytest.importorskip("sentence_transformers")
+    from opinion_metrics.semantic import load_model
+
+    predictions, references, _ = FAMILIES["semantic_keyword_prf"].example
+    data = {"predictions": parse_keyword_lines(predictions)[0], "references": parse_keyword_lines(references)[0]}
+    options = {option.name: option.default for option in FAMILIES["semantic_keyword_prf"].options}
+    frame = explanation_table("semantic_keyword_prf", data, options, None)
+    assert frame.columns.tolist() == [
+        "line",
+        "matched (cosine ≥ 0.75)",
+        "unmatched: closest gold keyword (cosine < 0.75)",
+    ]
+    model = load_model("sentence-transformers/all-MiniLM-L6-v2")
+    assert isinstance(model, sentence_transformers.SentenceTransformer)
+    vectors = model.encode(["scary movie", "horror film", "pizza", "family drama"], normalize_embeddings=True)
+    matched, unmatched = frame.iloc[0, 1], frame.iloc[0, 2]
+    assert f"scary movie → horror film ({float(vectors[0] @ vectors[1]):.4f})" in matched
+    assert unmatched == f"pizza → family drama ({float(vectors[2] @ vectors[3]):.4f})"
+
+
+def test_the_sentiment_explanation_gives_each_keywords_and_the_reviews_sentiment():
+    pytest.importorskip("vaderSentiment")
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    polarity = SentimentIntensityAnalyzer().polarity_scores
+
+    def vader(text):  # the "weighted" mapping: pos + 0.5 neu
+        scores = polarity(text)
+        return scores["pos"] + 0.5 * scores["neu"]
+
+    predictions, references, texts = FAMILIES["sentiment_appropriateness"].example
+    data = {
+        "predictions": parse_keyword_lines(predictions)[0],
+        "references": parse_keyword_lines(references)[0],
+        "texts": texts.split("\n"),
+    }
+    options = {option.name: option.default for option in FAMILIES["sentiment_appropriateness"].options}
+    third = explanation_table("sentiment_appropriateness", data, options, None).iloc[2].tolist()
+    mean = (vader("wonderful cast") + vader("happy ending")) / 2
+    assert third == [
+        3,
+        f"wonderful cast {vader('wonderful cast'):.4f}; happy ending {vader('happy ending'):.4f}",
+        f"{mean:.4f}",
+        f"boring {vader('boring'):.4f}; terrible {vader('terrible'):.4f}",
+        f"{(vader('boring') + vader('terrible')) / 2:.4f}",
+        f"{vader('Boring and terrible.'):.4f}",
+    ]
+
+
+def test_the_aspect_note_explains_both_and_a_score_of_1_without_r2():
+    family = FAMILIES["aspect_sentiment_score"]
+    _, _, per_aspect, _ = run(family.name, *family.example, None, *_defaults(family.name))
+    shopping = per_aspect[per_aspect["aspect"] == "shopping"].iloc[0]
+    # absent from every review on both sides: F1 = zero_division = 1, R2 undefined, score 1
+    assert (shopping["both"], shopping["r2"], shopping["f1"], shopping["score"]) == (0, "n/a (no overlap)", 1.0, 1.0)
+    assert "*both*" in ASPECT_NOTE and "R2 = 1" in ASPECT_NOTE and "a score of 1" in ASPECT_NOTE
+
+
+def _split(tmp_path: Path) -> tuple[Path, Path]:
+    rows = [json.loads(line) for line in EXAMPLE.read_text().splitlines()]
+    paths = []
+    for model in ("baseline", "sentiment"):
+        path = tmp_path / f"{model}.jsonl"
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows if row["model"] == model), encoding="utf-8")
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+@pytest.mark.parametrize("family", ["keyword_prf", "weighted_keyword_prf", "sentiment_appropriateness"])
+def test_the_comparison_tab_accepts_one_file_with_a_model_column_or_two_files(family, tmp_path):
+    if family == "sentiment_appropriateness":
+        pytest.importorskip("vaderSentiment")
+    a, b = _system("baseline"), _system("sentiment")
+    options = {"scores_a": a["scores"], "scores_b": b["scores"]} if family == "weighted_keyword_prf" else {}
+    if family == "sentiment_appropriateness":
+        options["texts"] = a["review"]
+    expected = compare_systems(family, a["predictions"], b["predictions"], a["references"], **options)
+    for upload in (str(EXAMPLE), [str(path) for path in _split(tmp_path)]):
+        status, frame, _ = compare_two_systems(family, "", "", "", "", upload=upload)
+        assert frame["metric"].tolist() == list(expected)
+        assert frame["difference b - a"].tolist() == [round(row["difference"], 4) for row in expected.values()]
+        assert frame["p_value"].tolist() == [round(row["p_value"], 4) for row in expected.values()]
+        assert status.startswith("Compared on 6 examples paired by row of ")
+    assert "a = baseline, b = sentiment" in compare_two_systems(family, "", "", "", "", upload=str(EXAMPLE))[0]
+
+
+def test_plots_say_where_lower_is_better():
+    from opinion_metrics.demo.plots import plot_comparison, plot_differences
+
+    rows = [("keyword_diversity", "unique_keyword_ratio", 0.9), ("keyword_diversity", "self_similarity", 0.3)]
+    labels = [label.get_text() for label in plot_comparison(rows).axes[0].get_yticklabels()]
+    assert labels == ["keyword_diversity: unique_keyword_ratio", "keyword_diversity: self_similarity (lower is better)"]
+    labels = [label.get_text() for label in plot_differences(rows, [(0, 1), (0, 1)]).axes[0].get_yticklabels()]
+    assert labels == ["unique_keyword_ratio", "self_similarity (lower is better)"]
+
+
+def test_the_comparison_tab_refuses_a_file_without_two_systems(tmp_path):
+    import gradio
+
+    path = tmp_path / "one.jsonl"
+    path.write_text('{"predictions": ["a"], "references": ["a"]}\n', encoding="utf-8")
+    with pytest.raises(gradio.Error, match="a `model` or `system` column with two values"):
+        compare_two_systems("keyword_prf", "", "", "", "", upload=str(path))
+
+
+def test_model_loading_reports_in_the_events_progress_display(monkeypatch):
+    pytest.importorskip("sentence_transformers")
+    from opinion_metrics.demo import families, ui
+
+    shown = []
+    monkeypatch.setattr(families, "MODELS", families.ModelPool())
+    build_app("semantic_keyword_prf")  # connects the notice
+    token = ui._PROGRESS.set(lambda value, desc: shown.append(desc))
+    try:
+        families.MODELS.get("sentence-transformers/all-MiniLM-L6-v2")
+        families.MODELS.get("sentence-transformers/all-MiniLM-L6-v2")  # loaded: no second notice
+    finally:
+        ui._PROGRESS.reset(token)
+    assert shown == ["Loading the model all-MiniLM-L6-v2: about 15 s on a CPU Space, only on first use"]
+
+
+# --- in Chromium ------------------------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+VIEWPORT = {"width": 1400, "height": 1000}
+FOUR_DECIMALS = re.compile(r"^-?\d\.\d{4}$")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail("CI installs Debian's chromium; /usr/bin/chromium is missing")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
+        yield browser
+        browser.close()
+
+
+def _launch(app) -> str:
+    _, url, _ = app.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    return url
+
+
+def _keep(shots: Path) -> None:
+    if os.environ.get("OPINION_METRICS_SCREENSHOTS"):
+        for shot in shots.glob("*.png"):
+            shutil.copy(shot, os.environ["OPINION_METRICS_SCREENSHOTS"])
+
+
+def _unbroken(locator) -> bool:
+    """Whether no word of the element's text is broken over two lines: its text takes at most
+    one line per word (a single name such as "semantic_precision": one line)."""
+    return locator.evaluate(
+        "cell => { const range = document.createRange(); range.selectNodeContents(cell);"
+        " const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));"
+        " return tops.size <= cell.innerText.trim().split(/\\s+/).length; }"
+    )
+
+
+def _contrast(locator) -> float:
+    """WCAG contrast ratio of the element's text colour against white."""
+    color = locator.evaluate("e => getComputedStyle(e).color")
+    channels = [int(v) / 255 for v in re.findall(r"\d+", color)[:3]]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    return 1.05 / (luminance + 0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [*FAMILIES, "opinion_metrics"])
+def test_each_space_opens_with_its_example_computed_and_readable(browser, name, tmp_path):
+    from playwright.sync_api import expect
+
+    if name in ("semantic_keyword_prf", "keyword_diversity", "opinion_metrics"):
+        pytest.importorskip("sentence_transformers")
+    if name in ("sentiment_appropriateness", "opinion_metrics"):
+        pytest.importorskip("vaderSentiment")
+    combined = name == "opinion_metrics"
+    app = build_combined_app() if combined else build_app(name)
+    page = browser.new_page(viewport=VIEWPORT)
+    try:
+        page.goto(_launch(app))
+        # no click: the example is computed when the page loads
+        expect(page.get_by_text("Computed on the text boxes").first).to_be_visible(timeout=120_000)
+        expect(page.get_by_text(re.compile(r"\d+ examples? · "))).to_be_visible()
+        tables = page.locator("div.table-wrap")
+        expected_tables = 1 if combined else 3 - (name == "aspect_sentiment_score")
+        expect(tables).to_have_count(expected_tables, timeout=30_000)  # (the other tab renders when opened)
+        page.wait_for_timeout(1500)  # the outputs fade in
+        for index in range(expected_tables):  # results, per example (per aspect), why
+            expect(tables.nth(index).locator('[role="gridcell"]').first).to_be_visible()
+        results = tables.first
+        names = results.locator(f'[role="gridcell"][data-col="{int(combined)}"] span')
+        for cell in names.all():  # metric names never break mid-word
+            assert _unbroken(cell), cell.inner_text()
+        values = results.locator(f'[role="gridcell"][data-col="{1 + combined}"]').all_inner_texts()
+        assert values and all(FOUR_DECIMALS.match(value.strip()) for value in values), values
+        assert page.locator("div.plot-container, .js-plotly-plot, img").first.is_visible()
+        for info in page.locator(".info-text").all()[:3]:
+            assert _contrast(info) >= 4.5
+        page.screenshot(path=str(tmp_path / f"{name}-at-load.png"))
+        page.screenshot(path=str(tmp_path / f"{name}-at-load-full.png"), full_page=True)  # the tables below
+        if combined:
+            page.get_by_role("tab", name="compare two systems").click()
+            comparison = page.locator("div.table-wrap").filter(has_text="p_value")
+            expect(comparison).to_contain_text("yes")  # computed at load too
+            page.wait_for_timeout(1000)
+            for header in comparison.locator("thead th span.header").all():  # headers unbroken too
+                assert _unbroken(header), header.inner_text()
+            page.screenshot(path=str(tmp_path / f"{name}-compared-at-load.png"))
+    finally:
+        page.close()
+        app.close()
+    _keep(tmp_path)
+
+
+@pytest.mark.slow
+def test_an_error_stays_in_the_status_line_and_two_systems_get_a_row_each_and_a_selector(browser, tmp_path):
+    from playwright.sync_api import expect
+
+    app = build_app("keyword_prf")
+    page = browser.new_page(viewport=VIEWPORT)
+    try:
+        page.goto(_launch(app))
+        expect(page.get_by_text("Computed on the text boxes")).to_be_visible(timeout=60_000)
+        why = page.locator("div.table-wrap").nth(2)
+        expect(why).to_contain_text("social satire → satire; dark comedy → comedy")
+        page.screenshot(path=str(tmp_path / "keyword_prf-explained.png"), full_page=True)
+        # an error: one gold line for two prediction lines
+        page.get_by_label("references").fill("satire")
+        page.get_by_role("button", name="Compute").click()
+        status = page.locator('[data-testid="markdown"].om-status')
+        expect(status).to_contain_text("Not computed:", timeout=30_000)
+        expect(status).to_contain_text("references")
+        page.wait_for_timeout(11_000)  # longer than a toast stays
+        expect(status).to_contain_text("Not computed:")
+        page.screenshot(path=str(tmp_path / "keyword_prf-error.png"))
+        # an upload with a model column: one row per system, a selector for the per-example view
+        page.get_by_text("or upload a file").click()
+        page.locator(".om-upload input[type=file]").set_input_files(str(EXAMPLE))
+        expect(page.locator(".om-upload")).to_contain_text("reviews.jsonl", timeout=30_000)  # uploaded
+        page.get_by_role("button", name="Compute").click()
+        expect(status).to_contain_text("2 systems of its model column", timeout=30_000)
+        results = page.locator("div.table-wrap").first
+        expect(results).to_contain_text("baseline")
+        expect(results).to_contain_text("sentiment")
+        selector = page.get_by_label("system shown per example and in the plot")
+        expect(selector).to_be_visible()
+        rows = page.locator("div.table-wrap").nth(1)
+        first_line = rows.locator('[data-testid="cell-0-0"]')
+        expect(first_line).to_have_text("1")  # baseline: lines 1, 3, ...
+        selector.click()
+        page.get_by_role("option", name="sentiment").click()
+        expect(first_line).to_have_text("2", timeout=30_000)  # sentiment: lines 2, 4, ...
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(tmp_path / "keyword_prf-two-systems.png"), full_page=True)
+    finally:
+        page.close()
+        app.close()
+    _keep(tmp_path)
