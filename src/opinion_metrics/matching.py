@@ -11,7 +11,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from itertools import chain
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -138,25 +138,244 @@ def reference_groups(corpus: PreparedCorpus) -> tuple[list[tuple[int, ...]], lis
     return [references[i] for i in first], members
 
 
+class Edges(NamedTuple):
+    """Matching (prediction, gold keyword) pairs of a corpus, sorted by example, then
+    prediction position, then gold position (positions within the example's lists)."""
+
+    examples: np.ndarray
+    predictions: np.ndarray
+    gold: np.ndarray
+
+
+_BLOCK = 1 << 22  # candidate pairs held at once by `_join`
+
+
+def _occurrences(offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each element of a flat ragged array: its row and its position in the row."""
+    sizes = np.diff(offsets)
+    rows = np.repeat(np.arange(len(sizes)), sizes)
+    return rows, np.arange(len(rows)) - offsets[rows]
+
+
+def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`(owner, k)` for k in range(counts[owner]), for every owner: a ragged range."""
+    owner = np.repeat(np.arange(len(counts)), counts)
+    starts = np.cumsum(counts) - counts
+    return owner, np.arange(len(owner)) - starts[owner]
+
+
+def _blocks(costs: np.ndarray) -> list[slice]:
+    """Consecutive slices whose summed cost stays under `_BLOCK` (one item at least)."""
+    ends = np.cumsum(costs)
+    slices, start = [], 0
+    while start < len(costs):
+        base = ends[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(ends, base + _BLOCK, side="right")))
+        slices.append(slice(start, stop))
+        start = stop
+    return slices
+
+
+def relation_arrays(corpus: PreparedCorpus, match: str, predicted: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """Sorted keys `p * V + g` (V: vocabulary size) of the related pairs among the distinct
+    prediction ids `predicted` and gold ids `gold`: the relation once per distinct string pair."""
+    strings = corpus.strings
+    size = max(len(strings), 1)
+    pairs = relation_pairs([strings[p] for p in predicted.tolist()], [strings[g] for g in gold.tolist()], match)
+    if not pairs:
+        return np.zeros(0, dtype=np.int64)
+    indexes = np.array(list(pairs), dtype=np.int64)
+    return np.sort(predicted[indexes[:, 0]] * size + gold[indexes[:, 1]])
+
+
+def join_by_relation_cost(degrees: np.ndarray, gold_sizes: np.ndarray) -> np.ndarray:
+    """Per prediction: True to expand its related gold ids (as many as its degree), False
+    to test each gold keyword of its example (as many as the list's size)."""
+    return degrees <= gold_sizes
+
+
+def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
+    """Every matching (prediction, gold keyword) pair of every example (SPEC section 2).
+
+    Equal ids are joined directly; for "substring" and "token", the relation is computed
+    once per distinct (prediction, gold) string pair (`relation_arrays`), then each
+    prediction is joined with its example's gold list through it: by expanding the gold
+    ids related to it, or by testing the list's keywords, whichever is fewer.
+    """
+    check_match(match)
+    size = max(len(corpus.strings), 1)
+    predicted, prediction_offsets, _ = corpus.predictions.flat
+    gold, gold_offsets, groups = corpus.references.flat
+    examples, positions = _occurrences(prediction_offsets)
+    lists = examples if groups is None else groups[examples]
+    gold_lists, gold_positions = _occurrences(gold_offsets)
+    gold_keys = gold_lists * size + gold
+    order = np.argsort(gold_keys, kind="stable")
+    gold_keys, gold_positions = gold_keys[order], gold_positions[order]
+
+    def lookup(occurrence: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        found = np.searchsorted(gold_keys, keys)
+        found[found == len(gold_keys)] = 0
+        hit = gold_keys[found] == keys if len(gold_keys) else np.zeros(len(keys), dtype=bool)
+        return occurrence[hit], gold_positions[found[hit]]
+
+    if match == "exact" or not len(predicted) or not len(gold):
+        parts = [lookup(np.arange(len(predicted)), lists * size + predicted)]
+    else:
+        unique_predicted, unique_gold = np.unique(predicted), np.unique(gold)
+        related = relation_arrays(corpus, match, unique_predicted, unique_gold)
+        related_from = related // size
+        starts = np.searchsorted(related_from, predicted)
+        degrees = np.searchsorted(related_from, predicted, side="right") - starts
+        gold_sizes = np.diff(gold_offsets)[lists]
+        expand = join_by_relation_cost(degrees, gold_sizes)
+        parts = []
+        by_relation = np.flatnonzero(expand & (degrees > 0))
+        for block in _blocks(degrees[by_relation]):
+            chosen = by_relation[block]
+            owner, k = _expand(degrees[chosen])
+            occurrence = chosen[owner]
+            related_gold = related[starts[occurrence] + k] % size
+            parts.append(lookup(occurrence, lists[occurrence] * size + related_gold))
+        by_list = np.flatnonzero(~expand)
+        for block in _blocks(gold_sizes[by_list]):
+            chosen = by_list[block]
+            owner, k = _expand(gold_sizes[chosen])
+            occurrence = chosen[owner]
+            candidates = gold[gold_offsets[lists[occurrence]] + k]
+            keys = predicted[occurrence] * size + candidates
+            found = np.searchsorted(related, keys)
+            found[found == len(related)] = 0
+            hit = related[found] == keys if len(related) else np.zeros(len(keys), dtype=bool)
+            parts.append((occurrence[hit], k[hit]))
+    occurrence = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
+    gold_position = np.concatenate([part[1] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
+    order = np.lexsort((gold_position, occurrence))
+    occurrence, gold_position = occurrence[order], gold_position[order]
+    return Edges(examples[occurrence], positions[occurrence], gold_position)
+
+
 def corpus_neighbors(corpus: PreparedCorpus, match: str) -> list[list[tuple[int, ...]]]:
     """For each example and each of its predictions, the positions (ascending) of the gold
     keywords of that example that the prediction matches."""
-    check_match(match)
-    strings = corpus.strings
-    prediction_ids = corpus.predictions.ids
-    neighbors: list[list[tuple[int, ...]]] = [None] * len(corpus)  # type: ignore[list-item]
-    for gold_ids, members in zip(*reference_groups(corpus)):
-        unique = list(dict.fromkeys(chain.from_iterable(prediction_ids[index] for index in members)))
-        found: dict[int, list[int]] = {}
-        if gold_ids and unique:
-            pairs = relation_pairs([strings[p] for p in unique], [strings[g] for g in gold_ids], match)
-            for i, j in pairs:
-                found.setdefault(unique[i], []).append(j)
-        by_prediction = {p: tuple(sorted(js)) for p, js in found.items()}
-        get = by_prediction.get
-        for index in members:
-            neighbors[index] = [get(p, ()) for p in prediction_ids[index]]
+    edges = corpus_edges(corpus, match)
+    neighbors: list[list[tuple[int, ...]]] = [[()] * size for size in corpus.predictions.sizes.tolist()]
+    if len(edges.examples):
+        examples, predictions, gold = edges.examples.tolist(), edges.predictions.tolist(), edges.gold.tolist()
+        run: list[int] = []
+        for index, (example, prediction, position) in enumerate(zip(examples, predictions, gold)):
+            run.append(position)
+            if index + 1 == len(examples) or examples[index + 1] != example or predictions[index + 1] != prediction:
+                neighbors[example][prediction] = tuple(run)
+                run = []
     return neighbors
+
+
+def edge_counts(edges: Edges, n: int, one_to_one: bool, cutoffs: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """Per example (n of them): (matched predictions, matched gold keywords), counting only
+    predictions at positions below `cutoffs[example]` (None: all).
+
+    With `one_to_one`, both are the size of a maximum matching: the edge count where the
+    edges already form a matching (no prediction or gold keyword in two edges, the usual
+    case), Hopcroft-Karp on the other examples; otherwise a prediction (gold keyword) counts
+    when it is in any edge.
+    """
+    examples, predictions, gold = edges
+    if cutoffs is not None and len(examples):
+        kept = predictions < cutoffs[examples]
+        examples, predictions, gold = examples[kept], predictions[kept], gold[kept]
+    new_prediction = np.ones(len(examples), dtype=bool)
+    new_prediction[1:] = (examples[1:] != examples[:-1]) | (predictions[1:] != predictions[:-1])
+    matched_predictions = np.bincount(examples[new_prediction], minlength=n)
+    gold_order = np.lexsort((gold, examples))
+    sorted_examples, sorted_gold = examples[gold_order], gold[gold_order]
+    new_gold = np.ones(len(examples), dtype=bool)
+    new_gold[1:] = (sorted_examples[1:] != sorted_examples[:-1]) | (sorted_gold[1:] != sorted_gold[:-1])
+    matched_gold = np.bincount(sorted_examples[new_gold], minlength=n)
+    if not one_to_one:
+        return matched_predictions, matched_gold
+    edge_count = np.bincount(examples, minlength=n)
+    size = np.minimum(matched_predictions, matched_gold)
+    general = np.flatnonzero((edge_count != matched_predictions) | (edge_count != matched_gold))
+    if len(general):
+        starts = np.searchsorted(examples, general)
+        stops = np.searchsorted(examples, general, side="right")
+        for example, start, stop in zip(general.tolist(), starts.tolist(), stops.tolist()):
+            adjacency: dict[int, list[int]] = {}
+            for prediction, position in zip(predictions[start:stop].tolist(), gold[start:stop].tolist()):
+                adjacency.setdefault(prediction, []).append(position)
+            size[example] = hopcroft_karp(list(adjacency.values()))
+    return size, size.copy()
+
+
+def hopcroft_karp(neighbors: Sequence[Sequence[int]]) -> int:
+    """Size of a maximum bipartite matching (Hopcroft-Karp: O(E sqrt(V)) time, O(E) memory).
+
+    `neighbors[i]` lists the right vertices (any hashable) adjacent to left vertex i.
+    """
+    match_of_left: list[Any] = [None] * len(neighbors)
+    match_of_right: dict[Any, int] = {}
+    size = 0
+    # A greedy pass first: most edges of sparse graphs end up here.
+    for left, rights in enumerate(neighbors):
+        for right in rights:
+            if right not in match_of_right:
+                match_of_right[right] = left
+                match_of_left[left] = right
+                size += 1
+                break
+    infinity = len(neighbors) + 1
+    while True:
+        # BFS from the free left vertices: layer (distance) of each left vertex.
+        distance = [infinity] * len(neighbors)
+        queue = [left for left in range(len(neighbors)) if match_of_left[left] is None and neighbors[left]]
+        for left in queue:
+            distance[left] = 0
+        found = False
+        head = 0
+        while head < len(queue):
+            left = queue[head]
+            head += 1
+            for right in neighbors[left]:
+                owner = match_of_right.get(right)
+                if owner is None:
+                    found = True
+                elif distance[owner] == infinity:
+                    distance[owner] = distance[left] + 1
+                    queue.append(owner)
+        if not found:
+            return size
+        # DFS along the layers for vertex-disjoint shortest augmenting paths.
+        position = [0] * len(neighbors)
+        for root in range(len(neighbors)):
+            if match_of_left[root] is not None or distance[root] != 0:
+                continue
+            stack = [root]
+            while stack:
+                left = stack[-1]
+                rights = neighbors[left]
+                advanced = False
+                while position[left] < len(rights):
+                    right = rights[position[left]]
+                    position[left] += 1
+                    owner = match_of_right.get(right)
+                    if owner is None:  # augment along the stack
+                        for vertex in reversed(stack):
+                            previous = match_of_left[vertex]
+                            match_of_left[vertex] = right
+                            match_of_right[right] = vertex
+                            right = previous
+                        size += 1
+                        stack = []
+                        advanced = True
+                        break
+                    if distance[owner] == distance[left] + 1:
+                        stack.append(owner)
+                        advanced = True
+                        break
+                if not advanced:
+                    distance[left] = infinity  # dead end for this phase
+                    stack.pop()
 
 
 def maximum_matching(neighbors: Sequence[Sequence[int]], order: Iterable[int] | None = None) -> list[bool]:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Union
 
 import numpy as np
@@ -39,10 +41,17 @@ class _DropPunctuationSymbolsAndFormat(dict):
 
 
 _DROP_PUNCTUATION_AND_SYMBOLS = _DropPunctuationSymbolsAndFormat()
+# The same table restricted to ASCII (whose P* and S* characters are string.punctuation;
+# no ASCII character is Cf), for the ASCII fast path.
+_ASCII_DROP = str.maketrans("", "", "".join(chr(c) for c in range(128) if _DROP_PUNCTUATION_AND_SYMBOLS[c] is None))
 _NON_ASCII_ALNUM = re.compile(r"[^a-zA-Z0-9\s]")
+_NON_ASCII_ALNUM_OR_SEPARATOR = re.compile(r"[^a-zA-Z0-9\s\x00]")
+_SEPARATOR = "\x00"
 
 
 def _normalize_default(text: str) -> str:
+    if text.isascii():  # NFKC is the identity and casefold is lower on ASCII: same result
+        return " ".join(text.lower().translate(_ASCII_DROP).split())
     text = unicodedata.normalize("NFKC", text).casefold().translate(_DROP_PUNCTUATION_AND_SYMBOLS)
     return " ".join(text.split())
 
@@ -55,11 +64,34 @@ def _normalize_none(text: str) -> str:
     return text.strip()
 
 
+def _many_default(texts: list[str]) -> list[str]:
+    joined = _SEPARATOR.join(texts).lower().translate(_ASCII_DROP)
+    return list(map(" ".join, map(str.split, joined.split(_SEPARATOR))))
+
+
+def _many_ascii(texts: list[str]) -> list[str]:
+    joined = _NON_ASCII_ALNUM_OR_SEPARATOR.sub("", _SEPARATOR.join(texts).lower())
+    return list(map(str.strip, joined.split(_SEPARATOR)))
+
+
+def _many_none(texts: list[str]) -> list[str]:
+    return list(map(str.strip, texts))
+
+
 _NORMALIZERS: dict[str, Normalizer] = {
     "default": _normalize_default,
     "ascii": _normalize_ascii,
     "none": _normalize_none,
 }
+# Whole-batch forms of the built-in modes for ASCII strings without the separator: one pass
+# over the joined strings instead of one call per string (same results: tests/test_fast_paths.py).
+_BATCH_NORMALIZERS: dict[str, Callable[[list[str]], list[str]]] = {
+    "default": _many_default,
+    "ascii": _many_ascii,
+    "none": _many_none,
+}
+_STEMS: dict[str, str] = {}  # Porter stem of each token seen (the stemmer is deterministic)
+_STEM_CACHE_LIMIT = 1_000_000
 
 
 def _porter_stem_tokens() -> Normalizer:
@@ -70,7 +102,52 @@ def _porter_stem_tokens() -> Normalizer:
             "stemmer='porter' needs NLTK: pip install 'opinion-metrics[stem]' (or pip install nltk)"
         ) from error
     stem = PorterStemmer().stem
-    return lambda text: " ".join(stem(token, to_lowercase=False) for token in text.split())
+
+    def stem_tokens(text: str) -> str:
+        tokens = text.split()
+        try:
+            return " ".join([_STEMS[token] for token in tokens])
+        except KeyError:
+            if len(_STEMS) > _STEM_CACHE_LIMIT:
+                _STEMS.clear()
+            for token in tokens:
+                if token not in _STEMS:
+                    _STEMS[token] = stem(token, to_lowercase=False)
+            return " ".join([_STEMS[token] for token in tokens])
+
+    return stem_tokens
+
+
+class _Normalizer:
+    """A `str -> str` normalizer that can also normalize many strings at once (`many`)."""
+
+    def __init__(self, base: Normalizer, batch: Callable[[list[str]], list[str]] | None, stem: Normalizer | None):
+        self._base = base
+        self._batch = batch
+        self._stem = stem
+
+    def __call__(self, text: str) -> str:
+        normalized = self._base(text)
+        return normalized if self._stem is None or not isinstance(normalized, str) else self._stem(normalized)
+
+    def many(self, texts: list[str]) -> list[Any]:
+        """`[self(text) for text in texts]`; ASCII strings of a built-in mode in one batch."""
+        if self._batch is None or len(texts) < 8:
+            normalized = list(map(self._base, texts))
+        else:
+            batch = [text for text in texts if text.isascii()]
+            joined_separators = _SEPARATOR.join(batch).count(_SEPARATOR)
+            if joined_separators != len(batch) - 1:  # a string holds the separator itself
+                batch = [text for text in batch if _SEPARATOR not in text]
+            if len(batch) == len(texts):
+                normalized = self._batch(batch)
+            else:
+                done = dict(zip(batch, self._batch(batch)))
+                normalized = [done[text] if text in done else self._base(text) for text in texts]
+        if self._stem is None:
+            return normalized
+        stem = self._stem
+        return [stem(text) if isinstance(text, str) else text for text in normalized]
 
 
 def make_normalizer(normalize: NormalizeOption = "default", stemmer: str | None = None) -> Normalizer:
@@ -83,17 +160,14 @@ def make_normalizer(normalize: NormalizeOption = "default", stemmer: str | None 
         stemmer: None or "porter" (each white-space token stemmed after normalization).
     """
     if callable(normalize):
-        base = normalize
+        base, batch = normalize, None
     elif isinstance(normalize, str) and normalize in _NORMALIZERS:
-        base = _NORMALIZERS[normalize]
+        base, batch = _NORMALIZERS[normalize], _BATCH_NORMALIZERS[normalize]
     else:
         raise ValueError(f"normalize must be one of {NORMALIZE_MODES} or a callable str -> str, got {normalize!r}")
-    if stemmer is None:
-        return base
-    if stemmer not in STEMMERS:
+    if stemmer is not None and stemmer not in STEMMERS:
         raise ValueError(f"stemmer must be None or one of {STEMMERS}, got {stemmer!r}")
-    stem = _porter_stem_tokens()
-    return lambda text: stem(base(text))
+    return _Normalizer(base, batch, None if stemmer is None else _porter_stem_tokens())
 
 
 def normalize_keyword(keyword: str, normalize: NormalizeOption = "default", stemmer: str | None = None) -> str:
@@ -129,23 +203,103 @@ class Vocabulary:
             self._raw_to_id[raw] = keyword_id
         return keyword_id
 
+    def ids_of(self, raws: list[str]) -> np.ndarray:
+        """`[intern(raw) for raw in raws]` for distinct strings, as an array: the new ones
+        normalized in one batch (`_Normalizer.many`)."""
+        known = self._raw_to_id
+        new = [raw for raw in raws if raw not in known]
+        if new:
+            many = getattr(self._normalizer, "many", None)
+            normalized_forms = many(new) if many is not None else list(map(self._normalizer, new))
+            to_id = self._normalized_to_id
+            for raw, normalized in zip(new, normalized_forms):
+                if not isinstance(normalized, str):
+                    raise ValueError(
+                        f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str"
+                    )
+                if not normalized:
+                    known[raw] = -1
+                    continue
+                keyword_id = to_id.setdefault(normalized, len(self.strings))
+                if keyword_id == len(self.strings):
+                    self.strings.append(normalized)
+                known[raw] = keyword_id
+        return np.fromiter(map(known.__getitem__, raws), dtype=np.int64, count=len(raws))
 
-@dataclass(frozen=True)
+
 class PreparedSide:
     """One side (predictions or references) of a prepared corpus.
 
     `ids[i]` holds example i's keyword ids (empty and duplicate keywords dropped, order
     kept), `scores[i]` their scores (or None), `originals[i]` the kept keywords as given,
     stripped (only when asked for: sentiment reads them).
+
+    A side is built from those lists, or (`from_flat`, the vectorized preparation) from
+    flat arrays: `flat[offsets[l]:offsets[l + 1]]` are the ids of list l, and example i has
+    list `groups[i]` (None: list i), so that a gold list shared by many examples is stored
+    once. Each form is derived from the other when first asked for.
     """
 
-    ids: list[tuple[int, ...]]
-    scores: list[tuple[float, ...]] | None = None
-    originals: list[tuple[str, ...]] | None = None
+    def __init__(
+        self,
+        ids: list[tuple[int, ...]] | None,
+        scores: list[tuple[float, ...]] | None = None,
+        originals: list[tuple[str, ...]] | None = None,
+    ) -> None:
+        self._ids = ids
+        self._scores = scores
+        self.originals = originals
+        self._flat: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
+        self._flat_scores: np.ndarray | None = None
+
+    @classmethod
+    def from_flat(
+        cls, flat: np.ndarray, offsets: np.ndarray, groups: np.ndarray | None = None, scores: np.ndarray | None = None
+    ) -> PreparedSide:
+        side = cls(None)
+        side._flat = (flat, offsets, groups)
+        side._flat_scores = scores
+        return side
+
+    @property
+    def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """`(flat ids, offsets, groups)` as described in the class docstring."""
+        if self._flat is None:
+            ids = self._ids
+            sizes = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+            offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            flat = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(offsets[-1]))
+            self._flat = (flat, offsets, None)
+        return self._flat
+
+    @staticmethod
+    def _lists(values: np.ndarray, offsets: np.ndarray, groups: np.ndarray | None) -> list[tuple[Any, ...]]:
+        items = values.tolist()
+        bounds = offsets.tolist()
+        lists = [tuple(items[a:b]) for a, b in zip(bounds, bounds[1:])]
+        return lists if groups is None else [lists[g] for g in groups.tolist()]
+
+    @property
+    def ids(self) -> list[tuple[int, ...]]:
+        if self._ids is None:
+            self._ids = self._lists(*self.flat)
+        return self._ids
+
+    @property
+    def scores(self) -> list[tuple[float, ...]] | None:
+        if self._scores is None and self._flat_scores is not None:
+            flat, offsets, groups = self.flat
+            self._scores = self._lists(self._flat_scores, offsets, groups)
+        return self._scores
 
     @property
     def sizes(self) -> np.ndarray:
-        return np.fromiter(map(len, self.ids), dtype=np.int64, count=len(self.ids))
+        if self._ids is not None:
+            return np.fromiter(map(len, self._ids), dtype=np.int64, count=len(self._ids))
+        _, offsets, groups = self.flat
+        sizes = np.diff(offsets)
+        return sizes if groups is None else sizes[groups]
 
 
 def _scores_fast_path(raw_scores: Sequence[Any]) -> tuple[float, ...] | None:
@@ -213,6 +367,10 @@ def prepare_side(
     list given more than once (`repeated_rows`) is prepared once and its prepared tuple
     shared. `numbers` names the examples in messages (default: their positions).
     """
+    if not keep_originals and numbers is None:
+        fast = _prepare_flat(lists, vocabulary, scores, group_repeats=reuse_lists and scores is None)
+        if fast is not None:
+            return fast
     if reuse_lists and scores is None:
         first, group = repeated_rows(lists)
         if len(first) < len(lists):
@@ -266,6 +424,99 @@ def prepare_side(
         if all_scores is not None:
             all_scores.append(kept_scores)
     return PreparedSide(all_ids, all_scores, all_originals)
+
+
+def _row_groups(lists: Sequence[Any]) -> np.ndarray | None:
+    """`repeated_rows`'s groups of rows that are lists or tuples of hashable items, by
+    content, computed without a Python loop; None when some row is not such a list."""
+    content_id: defaultdict[tuple[Any, ...], int] = defaultdict()
+    content_id.default_factory = content_id.__len__
+    try:
+        return np.fromiter(map(content_id.__getitem__, map(tuple, lists)), dtype=np.int64, count=len(lists))
+    except TypeError:
+        return None
+
+
+def _prepare_flat(
+    lists: Sequence[Any], vocabulary: Vocabulary, scores: Sequence[Any] | None, group_repeats: bool
+) -> PreparedSide | None:
+    """`prepare_side` without a Python loop over rows or keywords (SPEC section 1): each
+    distinct keyword string is normalized once, duplicates are found by sorting. Applies
+    when every row is a list or tuple of str (and every score row a list or tuple of floats
+    in [0, 1] of the same length); otherwise None, and the per-row path checks and reports."""
+    if not set(map(type, lists)) <= {list, tuple}:
+        return None
+    groups = None
+    if group_repeats and len(lists) > 1:
+        groups = _row_groups(lists)
+        if groups is None:
+            return None
+        distinct_rows, first = np.unique(groups, return_index=True)
+        if len(distinct_rows) == len(lists):
+            groups = None
+        else:
+            lists = [lists[i] for i in first.tolist()]
+    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    total = int(sizes.sum())
+    code_of: defaultdict[Any, int] = defaultdict()
+    code_of.default_factory = code_of.__len__
+    try:
+        codes = np.fromiter(map(code_of.__getitem__, chain.from_iterable(lists)), dtype=np.int64, count=total)
+    except TypeError:  # an unhashable keyword
+        return None
+    distinct = list(code_of)
+    if not set(map(type, distinct)) <= {str}:
+        return None
+    flat_scores = None
+    if scores is not None:
+        flat_scores = _flat_scores(scores, sizes)
+        if flat_scores is None:
+            return None
+    ids = vocabulary.ids_of(distinct)[codes]
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    keep = _first_nonempty_occurrences(ids, offsets, len(vocabulary.strings))
+    if keep is not None:
+        ids = ids[keep]
+        if flat_scores is not None:
+            flat_scores = flat_scores[keep]
+        rows = np.repeat(np.arange(len(lists)), sizes)[keep]
+        offsets[1:] = np.cumsum(np.bincount(rows, minlength=len(lists)))
+    return PreparedSide.from_flat(ids, offsets, groups, flat_scores)
+
+
+def _flat_scores(scores: Sequence[Any], sizes: np.ndarray) -> np.ndarray | None:
+    """All scores as one float array when every row is a list or tuple of floats in [0, 1]
+    with one score per keyword, else None."""
+    if not set(map(type, scores)) <= {list, tuple}:
+        return None
+    if not np.array_equal(np.fromiter(map(len, scores), dtype=np.int64, count=len(scores)), sizes):
+        return None
+    values = list(chain.from_iterable(scores))
+    if not set(map(type, values)) <= {float}:
+        return None
+    array = np.array(values, dtype=np.float64)
+    if not ((array >= 0.0) & (array <= 1.0)).all():  # NaN fails too
+        return None
+    return array
+
+
+def _first_nonempty_occurrences(ids: np.ndarray, offsets: np.ndarray, vocabulary_size: int) -> np.ndarray | None:
+    """Which keywords to keep (not empty, -1; not a repeat of an earlier one in its list),
+    or None when that is all of them."""
+    if not len(ids):
+        return None
+    rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    keys = rows * (vocabulary_size + 1) + (ids + 1)
+    ordered = np.sort(keys)
+    if ids.min() >= 0 and not (ordered[1:] == ordered[:-1]).any():
+        return None
+    order = np.argsort(keys, kind="stable")
+    first = np.ones(len(ids), dtype=bool)
+    first[1:] = keys[order[1:]] != keys[order[:-1]]
+    keep = np.empty(len(ids), dtype=bool)
+    keep[order] = first
+    return keep & (ids >= 0)
 
 
 def _prepare_list(
@@ -344,6 +595,15 @@ def cutoff_lengths(corpus: PreparedCorpus, top_k: int | str | None) -> list[int 
     if top_k == "O":
         return [len(gold) for gold in corpus.references.ids]
     return [top_k] * len(corpus)  # type: ignore[list-item]
+
+
+def prediction_cutoffs(corpus: PreparedCorpus, top_k: int | str | None) -> np.ndarray | None:
+    """`cutoff_lengths` as an array (None: every prediction kept)."""
+    if top_k is None:
+        return None
+    if top_k == "O":
+        return corpus.references.sizes
+    return np.full(len(corpus), min(int(top_k), np.iinfo(np.int64).max), dtype=np.int64)
 
 
 def precision_denominators(corpus: PreparedCorpus, top_k: int | str | None) -> np.ndarray:
