@@ -25,9 +25,10 @@ def containment_pairs(needles: Sequence[str], haystacks: Sequence[str]) -> set[t
     """All pairs `(i, j)` such that `needles[i]` is a substring of `haystacks[j]`.
 
     Equal needles (token forms of keywords that differ only in white space) are searched
-    once and each gets the pairs. Two strategies give the same pairs; the cheaper one runs:
-    looking every substring of the haystacks (of a needle's length) up in a set, or
-    `str.find` of each needle in the joined haystacks.
+    once and each gets the pairs. Three strategies give the same pairs; the cheapest one
+    runs: looking every substring of the haystacks (of a needle's length) up in a set,
+    `str.find` of each needle in the joined haystacks, or the same lookup with the
+    substrings' rolling hashes computed as arrays (candidates then checked with `in`).
     """
     if not needles or not haystacks:
         return set()
@@ -35,10 +36,12 @@ def containment_pairs(needles: Sequence[str], haystacks: Sequence[str]) -> set[t
     for i, needle in enumerate(needles):
         positions.setdefault(needle, []).append(i)
     distinct = list(positions)
-    if lookup_cost(distinct, haystacks) < find_cost(distinct, haystacks):
-        pairs = _containment_by_lookup(distinct, haystacks)
-    else:
-        pairs = _containment_by_find(distinct, haystacks)
+    costs = {
+        _containment_by_lookup: lookup_cost(distinct, haystacks),
+        _containment_by_find: find_cost(distinct, haystacks),
+        _containment_by_hash: hash_cost(distinct, haystacks),
+    }
+    pairs = min(costs, key=costs.__getitem__)(distinct, haystacks)
     if len(distinct) == len(needles):
         return pairs
     return {(i, j) for d, j in pairs for i in positions[distinct[d]]}
@@ -63,6 +66,85 @@ def lookup_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
 def find_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
     """Comparable cost of `_containment_by_find`: one fast scan of the joined haystacks per needle."""
     return len(needles) * (sum(map(len, haystacks)) // 50 + 1)
+
+
+def hash_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
+    """Comparable cost of `_containment_by_hash`: array work per haystack character and
+    needle width (cheaper per item than a Python lookup), plus a fixed set-up."""
+    return sum(map(len, haystacks)) * len(set(map(len, needles))) // 8 + 20_000
+
+
+_HASH_BASE = np.uint64(0x9E3779B97F4A7C15)  # odd: invertible modulo 2**64
+_HASH_BASE_INVERSE = np.uint64(pow(int(_HASH_BASE), -1, 2**64))
+_FILTER_BITS = 20
+
+
+def _code_points(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The code points of the concatenated strings, and each string's start (plus the end)."""
+    lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+    starts = np.zeros(len(strings) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    # surrogatepass: a lone surrogate (a truncated emoji) is a code point like any other here
+    points = np.frombuffer("".join(strings).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    return points.astype(np.uint64), starts
+
+
+def _prefix_hashes(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`prefix[i] = sum(points[k] * B**k for k < i)` and `B**-i`, modulo 2**64: the hash of
+    `points[s:s + w]` is `(prefix[s + w] - prefix[s]) * B**-s`."""
+    n = len(points)
+    powers = np.full(n + 1, _HASH_BASE, dtype=np.uint64)
+    powers[0] = 1
+    inverse = np.full(n + 1, _HASH_BASE_INVERSE, dtype=np.uint64)
+    inverse[0] = 1
+    with np.errstate(over="ignore"):
+        np.cumprod(powers, out=powers)
+        np.cumprod(inverse, out=inverse)
+        prefix = np.zeros(n + 1, dtype=np.uint64)
+        np.cumsum(points * powers[:n], out=prefix[1:])
+    return prefix, inverse
+
+
+def _containment_by_hash(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:
+    """`containment_pairs` for distinct needles by rolling hashes of the haystacks'
+    substrings (of each needle width) looked up among the needles' hashes, as arrays; each
+    candidate pair is confirmed with `in`, so a hash collision costs time, never a wrong pair."""
+    needle_points, needle_starts = _code_points(needles)
+    needle_prefix, needle_inverse = _prefix_hashes(needle_points)
+    points, starts = _code_points(haystacks)
+    prefix, inverse = _prefix_hashes(points)
+    owner = np.repeat(np.arange(len(haystacks)), np.diff(starts))
+    widths = np.diff(needle_starts)
+    with np.errstate(over="ignore"):
+        needle_hashes = (needle_prefix[needle_starts[1:]] - needle_prefix[needle_starts[:-1]]) * needle_inverse[
+            needle_starts[:-1]
+        ]
+    pairs: set[tuple[int, int]] = set()
+    ends = starts[1:][owner]  # per haystack character: the end of its haystack
+    # A filter on the top bits of the needles' hashes: most windows are dropped by one gather.
+    possible = np.zeros(1 << _FILTER_BITS, dtype=bool)
+    possible[needle_hashes >> np.uint64(64 - _FILTER_BITS)] = True
+    for width in np.unique(widths).tolist():
+        of_width = np.flatnonzero(widths == width)
+        if width == 0:  # the empty string is in every haystack
+            pairs.update((i, j) for i in of_width.tolist() for j in range(len(haystacks)))
+            continue
+        order = np.argsort(needle_hashes[of_width], kind="stable")
+        sorted_hashes = needle_hashes[of_width][order]
+        window_starts = np.flatnonzero(np.arange(len(points)) + width <= ends)
+        with np.errstate(over="ignore"):
+            window_hashes = (prefix[window_starts + width] - prefix[window_starts]) * inverse[window_starts]
+        kept = possible[window_hashes >> np.uint64(64 - _FILTER_BITS)]
+        window_starts, window_hashes = window_starts[kept], window_hashes[kept]
+        first = np.searchsorted(sorted_hashes, window_hashes)
+        counts = np.searchsorted(sorted_hashes, window_hashes, side="right") - first
+        hit = np.flatnonzero(counts)
+        window, k = _expand(counts[hit])
+        needle = of_width[order[first[hit][window] + k]]
+        haystack = owner[window_starts[hit][window]]
+        candidates = set(zip(needle.tolist(), haystack.tolist()))
+        pairs.update((i, j) for i, j in candidates if needles[i] in haystacks[j])
+    return pairs
 
 
 def _containment_by_lookup(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:
@@ -176,6 +258,19 @@ def _blocks(costs: np.ndarray) -> list[slice]:
     return slices
 
 
+def sort_with_payload(keys: np.ndarray, payload: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`keys` sorted, and `payload` (non-negative) in the same order (ties by payload): one
+    `np.sort` of `keys * bound + payload` when that fits in int64, else a stable argsort."""
+    if not len(keys):
+        return keys, payload
+    bound = int(payload.max()) + 1
+    if int(keys.max()) * bound + bound < 2**62 and keys.min() >= 0:
+        encoded = np.sort(keys * bound + payload)
+        return encoded // bound, encoded % bound
+    order = np.argsort(keys, kind="stable")
+    return keys[order], payload[order]
+
+
 def relation_arrays(corpus: PreparedCorpus, match: str, predicted: np.ndarray, gold: np.ndarray) -> np.ndarray:
     """Sorted keys `p * V + g` (V: vocabulary size) of the related pairs among the distinct
     prediction ids `predicted` and gold ids `gold`: the relation once per distinct string pair."""
@@ -209,11 +304,11 @@ def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     examples, positions = _occurrences(prediction_offsets)
     lists = examples if groups is None else groups[examples]
     gold_lists, gold_positions = _occurrences(gold_offsets)
-    gold_keys = gold_lists * size + gold
-    order = np.argsort(gold_keys, kind="stable")
-    gold_keys, gold_positions = gold_keys[order], gold_positions[order]
+    gold_keys, gold_positions = sort_with_payload(gold_lists * size + gold, gold_positions)
 
     def lookup(occurrence: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        keys, index = sort_with_payload(keys, np.arange(len(keys)))  # sorted needles: a cache-friendly search
+        occurrence = occurrence[index]
         found = np.searchsorted(gold_keys, keys)
         found[found == len(gold_keys)] = 0
         hit = gold_keys[found] == keys if len(gold_keys) else np.zeros(len(keys), dtype=bool)
@@ -222,11 +317,12 @@ def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     if match == "exact" or not len(predicted) or not len(gold):
         parts = [lookup(np.arange(len(predicted)), lists * size + predicted)]
     else:
-        unique_predicted, unique_gold = np.unique(predicted), np.unique(gold)
+        unique_predicted = np.flatnonzero(np.bincount(predicted, minlength=size))
+        unique_gold = np.flatnonzero(np.bincount(gold, minlength=size))
         related = relation_arrays(corpus, match, unique_predicted, unique_gold)
-        related_from = related // size
-        starts = np.searchsorted(related_from, predicted)
-        degrees = np.searchsorted(related_from, predicted, side="right") - starts
+        degree_of = np.bincount(related // size, minlength=size)
+        degrees = degree_of[predicted]
+        starts = (np.cumsum(degree_of) - degree_of)[predicted]
         gold_sizes = np.diff(gold_offsets)[lists]
         expand = join_by_relation_cost(degrees, gold_sizes)
         parts = []
@@ -294,9 +390,8 @@ def edge_counts(edges: Edges, n: int, one_to_one: bool, cutoffs: np.ndarray | No
     matched_gold = np.bincount(sorted_examples[new_gold], minlength=n)
     if not one_to_one:
         return matched_predictions, matched_gold
-    edge_count = np.bincount(examples, minlength=n)
     size = np.minimum(matched_predictions, matched_gold)
-    general = np.flatnonzero((edge_count != matched_predictions) | (edge_count != matched_gold))
+    general = np.flatnonzero(needs_matching(np.bincount(examples, minlength=n), matched_predictions, matched_gold))
     if len(general):
         starts = np.searchsorted(examples, general)
         stops = np.searchsorted(examples, general, side="right")
@@ -306,6 +401,12 @@ def edge_counts(edges: Edges, n: int, one_to_one: bool, cutoffs: np.ndarray | No
                 adjacency.setdefault(prediction, []).append(position)
             size[example] = hopcroft_karp(list(adjacency.values()))
     return size, size.copy()
+
+
+def needs_matching(edge_count: np.ndarray, matched_predictions: np.ndarray, matched_gold: np.ndarray) -> np.ndarray:
+    """Per example: whether its edges share a prediction or a gold keyword (they do not
+    form a matching, whose size is then found by `hopcroft_karp`)."""
+    return (edge_count != matched_predictions) | (edge_count != matched_gold)
 
 
 def hopcroft_karp(neighbors: Sequence[Sequence[int]]) -> int:

@@ -49,11 +49,16 @@ _NON_ASCII_ALNUM_OR_SEPARATOR = re.compile(r"[^a-zA-Z0-9\s\x00]")
 _SEPARATOR = "\x00"
 
 
+def _normalize_unicode(text: str) -> str:
+    """The "default" normalization of any string (SPEC section 1)."""
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_DROP_PUNCTUATION_AND_SYMBOLS)
+    return " ".join(text.split())
+
+
 def _normalize_default(text: str) -> str:
     if text.isascii():  # NFKC is the identity and casefold is lower on ASCII: same result
         return " ".join(text.lower().translate(_ASCII_DROP).split())
-    text = unicodedata.normalize("NFKC", text).casefold().translate(_DROP_PUNCTUATION_AND_SYMBOLS)
-    return " ".join(text.split())
+    return _normalize_unicode(text)
 
 
 def _normalize_ascii(text: str) -> str:
@@ -293,6 +298,12 @@ class PreparedSide:
             self._scores = self._lists(self._flat_scores, offsets, groups)
         return self._scores
 
+    def __len__(self) -> int:
+        if self._ids is not None:
+            return len(self._ids)
+        _, offsets, groups = self.flat
+        return len(offsets) - 1 if groups is None else len(groups)
+
     @property
     def sizes(self) -> np.ndarray:
         if self._ids is not None:
@@ -426,15 +437,22 @@ def prepare_side(
     return PreparedSide(all_ids, all_scores, all_originals)
 
 
+_CONTENT_SAMPLE = 256
+
+
 def _row_groups(lists: Sequence[Any]) -> np.ndarray | None:
-    """`repeated_rows`'s groups of rows that are lists or tuples of hashable items, by
-    content, computed without a Python loop; None when some row is not such a list."""
-    content_id: defaultdict[tuple[Any, ...], int] = defaultdict()
-    content_id.default_factory = content_id.__len__
+    """`repeated_rows`'s groups, computed without a Python loop: by identity, and by content
+    (rows that are lists or tuples of hashable items) when the first `_CONTENT_SAMPLE` rows
+    hold equal copies (a gold list read back from a file per example). None: every row its own."""
+    number: defaultdict[Any, int] = defaultdict()
+    number.default_factory = number.__len__
     try:
-        return np.fromiter(map(content_id.__getitem__, map(tuple, lists)), dtype=np.int64, count=len(lists))
-    except TypeError:
-        return None
+        if len(set(map(tuple, lists[:_CONTENT_SAMPLE]))) < min(len(lists), _CONTENT_SAMPLE):
+            return np.fromiter(map(number.__getitem__, map(tuple, lists)), dtype=np.int64, count=len(lists))
+    except TypeError:  # an unhashable keyword: grouped by identity only
+        number.clear()
+    groups = np.fromiter(map(number.__getitem__, map(id, lists)), dtype=np.int64, count=len(lists))
+    return None if len(number) == len(lists) else groups
 
 
 def _prepare_flat(
@@ -449,12 +467,8 @@ def _prepare_flat(
     groups = None
     if group_repeats and len(lists) > 1:
         groups = _row_groups(lists)
-        if groups is None:
-            return None
-        distinct_rows, first = np.unique(groups, return_index=True)
-        if len(distinct_rows) == len(lists):
-            groups = None
-        else:
+        if groups is not None:
+            _, first = np.unique(groups, return_index=True)
             lists = [lists[i] for i in first.tolist()]
     sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     total = int(sizes.sum())
@@ -558,7 +572,7 @@ class PreparedCorpus:
     references: PreparedSide
 
     def __len__(self) -> int:
-        return len(self.predictions.ids)
+        return len(self.predictions)
 
 
 def prepare_corpus(
