@@ -205,6 +205,7 @@ def strategy(name: str, monkeypatch: pytest.MonkeyPatch, used: dict[str, int] | 
 
         return wrapper
 
+    matching.clear_lexical_caches()  # every strategy computes afresh
     with monkeypatch.context() as patch:
         patch.setattr(matching, "_containment_by_find", counted("find", _FIND))
         patch.setattr(matching, "_containment_by_lookup", counted("lookup", _LOOKUP))

@@ -9,13 +9,14 @@ broadcast to each of its reviews) share the work. Substring containment is found
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .preparation import PreparedCorpus, repeated_rows
+from .preparation import PreparedCorpus, clear_normalization_cache, repeated_rows
 from .validation import check_match
 
 _SEPARATOR = "\x00"
@@ -69,9 +70,15 @@ def find_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
 
 
 def hash_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
-    """Comparable cost of `_containment_by_hash`: array work per haystack character and
-    needle width (cheaper per item than a Python lookup), plus a fixed set-up."""
-    return sum(map(len, haystacks)) * len(set(map(len, needles))) // 8 + 20_000
+    """Comparable cost of `_containment_by_hash`: a few array operations per substring of a
+    haystack whose length is a needle length (cheaper than hashing it in Python), plus set-up."""
+    widths = sorted(set(map(len, needles)))
+    sizes = Counter(map(len, haystacks))
+    size_array = np.fromiter(sizes, dtype=np.int64, count=len(sizes))
+    counts = np.fromiter(sizes.values(), dtype=np.int64, count=len(sizes))
+    width_array = np.asarray(widths, dtype=np.int64)
+    windows = np.clip(size_array[:, None] - width_array[None, :] + 1, 0, None).sum(axis=1) @ counts
+    return 2 * int(windows) + 10_000
 
 
 _HASH_BASE = np.uint64(0x9E3779B97F4A7C15)  # odd: invertible modulo 2**64
@@ -107,43 +114,44 @@ def _prefix_hashes(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _containment_by_hash(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:
     """`containment_pairs` for distinct needles by rolling hashes of the haystacks'
-    substrings (of each needle width) looked up among the needles' hashes, as arrays; each
+    substrings (of every needle width) looked up among the needles' hashes, as arrays; each
     candidate pair is confirmed with `in`, so a hash collision costs time, never a wrong pair."""
     needle_points, needle_starts = _code_points(needles)
     needle_prefix, needle_inverse = _prefix_hashes(needle_points)
-    points, starts = _code_points(haystacks)
-    prefix, inverse = _prefix_hashes(points)
-    owner = np.repeat(np.arange(len(haystacks)), np.diff(starts))
-    widths = np.diff(needle_starts)
     with np.errstate(over="ignore"):
         needle_hashes = (needle_prefix[needle_starts[1:]] - needle_prefix[needle_starts[:-1]]) * needle_inverse[
             needle_starts[:-1]
         ]
     pairs: set[tuple[int, int]] = set()
-    ends = starts[1:][owner]  # per haystack character: the end of its haystack
-    # A filter on the top bits of the needles' hashes: most windows are dropped by one gather.
+    widths = np.unique(np.diff(needle_starts))
+    if len(widths) and widths[0] == 0:  # the empty string is in every haystack
+        empty = np.flatnonzero(np.diff(needle_starts) == 0).tolist()
+        pairs.update((i, j) for i in empty for j in range(len(haystacks)))
+        widths = widths[1:]
+    points, starts = _code_points(haystacks)
+    prefix, inverse = _prefix_hashes(points)
+    owner = np.repeat(np.arange(len(haystacks)), np.diff(starts))
+    # Every window (start, width) inside its haystack: the widths fitting at each start.
+    fitting = np.searchsorted(widths, starts[1:][owner] - np.arange(len(points)), side="right")
+    window_start, which = _expand(fitting)
+    window_end = window_start + widths[which]
+    with np.errstate(over="ignore"):
+        window_hashes = (prefix[window_end] - prefix[window_start]) * inverse[window_start]
+    # A filter on the top bits of the needles' hashes drops most windows with one gather.
     possible = np.zeros(1 << _FILTER_BITS, dtype=bool)
     possible[needle_hashes >> np.uint64(64 - _FILTER_BITS)] = True
-    for width in np.unique(widths).tolist():
-        of_width = np.flatnonzero(widths == width)
-        if width == 0:  # the empty string is in every haystack
-            pairs.update((i, j) for i in of_width.tolist() for j in range(len(haystacks)))
-            continue
-        order = np.argsort(needle_hashes[of_width], kind="stable")
-        sorted_hashes = needle_hashes[of_width][order]
-        window_starts = np.flatnonzero(np.arange(len(points)) + width <= ends)
-        with np.errstate(over="ignore"):
-            window_hashes = (prefix[window_starts + width] - prefix[window_starts]) * inverse[window_starts]
-        kept = possible[window_hashes >> np.uint64(64 - _FILTER_BITS)]
-        window_starts, window_hashes = window_starts[kept], window_hashes[kept]
-        first = np.searchsorted(sorted_hashes, window_hashes)
-        counts = np.searchsorted(sorted_hashes, window_hashes, side="right") - first
-        hit = np.flatnonzero(counts)
-        window, k = _expand(counts[hit])
-        needle = of_width[order[first[hit][window] + k]]
-        haystack = owner[window_starts[hit][window]]
-        candidates = set(zip(needle.tolist(), haystack.tolist()))
-        pairs.update((i, j) for i, j in candidates if needles[i] in haystacks[j])
+    kept = np.flatnonzero(possible[window_hashes >> np.uint64(64 - _FILTER_BITS)])
+    window_hashes, window_start = window_hashes[kept], window_start[kept]
+    order = np.argsort(needle_hashes, kind="stable")
+    sorted_hashes = needle_hashes[order]
+    first = np.searchsorted(sorted_hashes, window_hashes)
+    counts = np.searchsorted(sorted_hashes, window_hashes, side="right") - first
+    hit = np.flatnonzero(counts)
+    window, k = _expand(counts[hit])
+    needle = order[first[hit][window] + k]
+    haystack = owner[window_start[hit][window]]
+    candidates = set(zip(needle.tolist(), haystack.tolist()))
+    pairs.update((i, j) for i, j in candidates if needles[i] in haystacks[j])
     return pairs
 
 
@@ -271,16 +279,47 @@ def sort_with_payload(keys: np.ndarray, payload: np.ndarray) -> tuple[np.ndarray
     return keys[order], payload[order]
 
 
+# Per (match, gold strings): the gold positions related to each prediction string met so
+# far, kept across calls (a movie's gold list is scored call after call), least recent out.
+_RELATED: OrderedDict[tuple[str, tuple[str, ...]], dict[str, tuple[int, ...]]] = OrderedDict()
+_RELATED_GOLD_SETS = 8
+_RELATED_PREDICTIONS = 1_000_000
+
+
+def clear_lexical_caches() -> None:
+    """Forget the relations and normalized forms kept across calls."""
+    _RELATED.clear()
+    clear_normalization_cache()
+
+
+def related_gold(predicted: list[str], gold: list[str], match: str) -> list[tuple[int, ...]]:
+    """For each (distinct) predicted string, the positions in `gold` of the strings it is
+    related to (`relation_pairs`); computed once per string pair, kept across calls."""
+    key = (match, tuple(gold))
+    related = _RELATED.pop(key, None)
+    if related is None or len(related) > _RELATED_PREDICTIONS:
+        related = {}
+    _RELATED[key] = related
+    while len(_RELATED) > _RELATED_GOLD_SETS:
+        _RELATED.popitem(last=False)
+    new = [string for string in predicted if string not in related]
+    if new:
+        found: list[list[int]] = [[] for _ in new]
+        for i, j in relation_pairs(new, gold, match):
+            found[i].append(j)
+        related.update(zip(new, map(tuple, map(sorted, found))))
+    return list(map(related.__getitem__, predicted))
+
+
 def relation_arrays(corpus: PreparedCorpus, match: str, predicted: np.ndarray, gold: np.ndarray) -> np.ndarray:
     """Sorted keys `p * V + g` (V: vocabulary size) of the related pairs among the distinct
     prediction ids `predicted` and gold ids `gold`: the relation once per distinct string pair."""
     strings = corpus.strings
     size = max(len(strings), 1)
-    pairs = relation_pairs([strings[p] for p in predicted.tolist()], [strings[g] for g in gold.tolist()], match)
-    if not pairs:
-        return np.zeros(0, dtype=np.int64)
-    indexes = np.array(list(pairs), dtype=np.int64)
-    return np.sort(predicted[indexes[:, 0]] * size + gold[indexes[:, 1]])
+    related = related_gold([strings[p] for p in predicted.tolist()], [strings[g] for g in gold.tolist()], match)
+    counts = np.fromiter(map(len, related), dtype=np.int64, count=len(related))
+    positions = np.fromiter(chain.from_iterable(related), dtype=np.int64, count=int(counts.sum()))
+    return np.sort(np.repeat(predicted, counts) * size + gold[positions])
 
 
 def join_by_relation_cost(degrees: np.ndarray, gold_sizes: np.ndarray) -> np.ndarray:
@@ -367,31 +406,53 @@ def corpus_neighbors(corpus: PreparedCorpus, match: str) -> list[list[tuple[int,
     return neighbors
 
 
+def example_neighbors(edges: Edges, example: int, start: int, stop: int, size: int) -> list[tuple[int, ...]]:
+    """`corpus_neighbors` of one example (`size` predictions) from its edges `start:stop`."""
+    neighbors: list[list[int]] = [[] for _ in range(size)]
+    for prediction, position in zip(edges.predictions[start:stop].tolist(), edges.gold[start:stop].tolist()):
+        neighbors[prediction].append(position)
+    return [tuple(gold) for gold in neighbors]
+
+
+def shared_vertices(edges: Edges, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per example: edges, distinct predictions and distinct gold keywords in its edges."""
+    examples, predictions, gold = edges
+    new_prediction = np.ones(len(examples), dtype=bool)
+    new_prediction[1:] = (examples[1:] != examples[:-1]) | (predictions[1:] != predictions[:-1])
+    by_gold = np.lexsort((gold, examples))
+    sorted_examples, sorted_gold = examples[by_gold], gold[by_gold]
+    new_gold = np.ones(len(examples), dtype=bool)
+    new_gold[1:] = (sorted_examples[1:] != sorted_examples[:-1]) | (sorted_gold[1:] != sorted_gold[:-1])
+    return (
+        np.bincount(examples, minlength=n),
+        np.bincount(examples[new_prediction], minlength=n),
+        np.bincount(sorted_examples[new_gold], minlength=n),
+    )
+
+
+def cut_edges(edges: Edges, cutoffs: np.ndarray | None) -> Edges:
+    """The edges of predictions at positions below `cutoffs[example]` (None: all)."""
+    if cutoffs is None or not len(edges.examples):
+        return edges
+    kept = edges.predictions < cutoffs[edges.examples]
+    return Edges(edges.examples[kept], edges.predictions[kept], edges.gold[kept])
+
+
 def edge_counts(edges: Edges, n: int, one_to_one: bool, cutoffs: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """Per example (n of them): (matched predictions, matched gold keywords), counting only
     predictions at positions below `cutoffs[example]` (None: all).
 
-    With `one_to_one`, both are the size of a maximum matching: the edge count where the
-    edges already form a matching (no prediction or gold keyword in two edges, the usual
-    case), Hopcroft-Karp on the other examples; otherwise a prediction (gold keyword) counts
-    when it is in any edge.
+    With `one_to_one`, both are the size of a maximum matching: found by counting where
+    `needs_matching` says so (the usual case), by Hopcroft-Karp on the other examples;
+    otherwise a prediction (gold keyword) counts when it is in any edge.
     """
+    edges = cut_edges(edges, cutoffs)
     examples, predictions, gold = edges
-    if cutoffs is not None and len(examples):
-        kept = predictions < cutoffs[examples]
-        examples, predictions, gold = examples[kept], predictions[kept], gold[kept]
-    new_prediction = np.ones(len(examples), dtype=bool)
-    new_prediction[1:] = (examples[1:] != examples[:-1]) | (predictions[1:] != predictions[:-1])
-    matched_predictions = np.bincount(examples[new_prediction], minlength=n)
-    gold_order = np.lexsort((gold, examples))
-    sorted_examples, sorted_gold = examples[gold_order], gold[gold_order]
-    new_gold = np.ones(len(examples), dtype=bool)
-    new_gold[1:] = (sorted_examples[1:] != sorted_examples[:-1]) | (sorted_gold[1:] != sorted_gold[:-1])
-    matched_gold = np.bincount(sorted_examples[new_gold], minlength=n)
+    edge_count, matched_predictions, matched_gold = shared_vertices(edges, n)
     if not one_to_one:
         return matched_predictions, matched_gold
     size = np.minimum(matched_predictions, matched_gold)
-    general = np.flatnonzero(needs_matching(np.bincount(examples, minlength=n), matched_predictions, matched_gold))
+    general = np.flatnonzero(needs_matching(edge_count, matched_predictions, matched_gold))
     if len(general):
         starts = np.searchsorted(examples, general)
         stops = np.searchsorted(examples, general, side="right")
@@ -404,9 +465,11 @@ def edge_counts(edges: Edges, n: int, one_to_one: bool, cutoffs: np.ndarray | No
 
 
 def needs_matching(edge_count: np.ndarray, matched_predictions: np.ndarray, matched_gold: np.ndarray) -> np.ndarray:
-    """Per example: whether its edges share a prediction or a gold keyword (they do not
-    form a matching, whose size is then found by `hopcroft_karp`)."""
-    return (edge_count != matched_predictions) | (edge_count != matched_gold)
+    """Per example: whether a maximum matching must be searched (`hopcroft_karp`). Not when
+    no gold keyword is in two edges (each matched prediction keeps one of its own: the size
+    is the number of matched predictions) or no prediction is (the number of matched gold
+    keywords), the usual cases; in both the size is `min(matched predictions, matched gold)`."""
+    return (edge_count != matched_predictions) & (edge_count != matched_gold)
 
 
 def hopcroft_karp(neighbors: Sequence[Sequence[int]]) -> int:
@@ -520,28 +583,3 @@ def maximum_matching(neighbors: Sequence[Sequence[int]], order: Iterable[int] | 
             matched[root] = True
             visited.clear()
     return matched
-
-
-def match_counts(neighbors: Sequence[Sequence[Sequence[int]]], one_to_one: bool) -> tuple[list[int], list[int]]:
-    """Per example: (matched predictions, matched gold keywords).
-
-    With `one_to_one`, both are the size of a maximum matching; otherwise a prediction
-    (gold keyword) counts when it matches any gold keyword (prediction).
-    """
-    matched_predictions: list[int] = []
-    matched_gold: list[int] = []
-    for example in neighbors:
-        hit = [gold for gold in example if gold]
-        if len(hit) <= 1:
-            n_gold = len(hit[0]) if hit else 0
-            n_pred = len(hit)
-            if one_to_one:
-                n_pred = n_gold = min(n_pred, n_gold)
-        elif one_to_one:
-            n_pred = n_gold = sum(maximum_matching(hit))
-        else:
-            n_pred = len(hit)
-            n_gold = len(set().union(*hit))
-        matched_predictions.append(n_pred)
-        matched_gold.append(n_gold)
-    return matched_predictions, matched_gold

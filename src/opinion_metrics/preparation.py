@@ -13,7 +13,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any, Union
 
 import numpy as np
@@ -123,20 +123,52 @@ def _porter_stem_tokens() -> Normalizer:
     return stem_tokens
 
 
+# Normalized forms under each built-in (mode, stemmer), kept across calls: the same gold
+# lists and vocabularies come back call after call (both lexical families, every top_k).
+_NORMALIZED: dict[tuple[str, str | None], dict[str, str]] = {}
+_NORMALIZED_LIMIT = 500_000
+
+
+def clear_normalization_cache() -> None:
+    """Forget the normalized forms kept across calls."""
+    for cache in _NORMALIZED.values():
+        cache.clear()
+
+
 class _Normalizer:
     """A `str -> str` normalizer that can also normalize many strings at once (`many`)."""
 
-    def __init__(self, base: Normalizer, batch: Callable[[list[str]], list[str]] | None, stem: Normalizer | None):
+    def __init__(
+        self,
+        base: Normalizer,
+        batch: Callable[[list[str]], list[str]] | None,
+        stem: Normalizer | None,
+        cache: dict[str, str] | None = None,
+    ):
         self._base = base
         self._batch = batch
         self._stem = stem
+        self._cache = cache
 
     def __call__(self, text: str) -> str:
         normalized = self._base(text)
         return normalized if self._stem is None or not isinstance(normalized, str) else self._stem(normalized)
 
     def many(self, texts: list[str]) -> list[Any]:
-        """`[self(text) for text in texts]`; ASCII strings of a built-in mode in one batch."""
+        """`[self(text) for text in texts]`: for a built-in mode, from the forms kept across
+        calls, the others computed with ASCII strings in one batch."""
+        cache = self._cache
+        if cache is None:
+            return self._compute_many(texts)
+        missing = [text for text in texts if text not in cache]
+        if missing:
+            if len(cache) + len(missing) > _NORMALIZED_LIMIT:
+                cache.clear()
+                missing = list(texts)
+            cache.update(zip(missing, self._compute_many(missing)))
+        return list(map(cache.__getitem__, texts))
+
+    def _compute_many(self, texts: list[str]) -> list[Any]:
         if self._batch is None or len(texts) < 8:
             normalized = list(map(self._base, texts))
         else:
@@ -172,7 +204,8 @@ def make_normalizer(normalize: NormalizeOption = "default", stemmer: str | None 
         raise ValueError(f"normalize must be one of {NORMALIZE_MODES} or a callable str -> str, got {normalize!r}")
     if stemmer is not None and stemmer not in STEMMERS:
         raise ValueError(f"stemmer must be None or one of {STEMMERS}, got {stemmer!r}")
-    return _Normalizer(base, batch, None if stemmer is None else _porter_stem_tokens())
+    cache = None if batch is None else _NORMALIZED.setdefault((normalize, stemmer), {})
+    return _Normalizer(base, batch, None if stemmer is None else _porter_stem_tokens(), cache)
 
 
 def normalize_keyword(keyword: str, normalize: NormalizeOption = "default", stemmer: str | None = None) -> str:
@@ -216,19 +249,14 @@ class Vocabulary:
         if new:
             many = getattr(self._normalizer, "many", None)
             normalized_forms = many(new) if many is not None else list(map(self._normalizer, new))
+            if not set(map(type, normalized_forms)) <= {str}:
+                raw, normalized = next((r, n) for r, n in zip(new, normalized_forms) if not isinstance(n, str))
+                raise ValueError(f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str")
             to_id = self._normalized_to_id
-            for raw, normalized in zip(new, normalized_forms):
-                if not isinstance(normalized, str):
-                    raise ValueError(
-                        f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str"
-                    )
-                if not normalized:
-                    known[raw] = -1
-                    continue
-                keyword_id = to_id.setdefault(normalized, len(self.strings))
-                if keyword_id == len(self.strings):
-                    self.strings.append(normalized)
-                known[raw] = keyword_id
+            fresh = [form for form in dict.fromkeys(normalized_forms) if form and form not in to_id]
+            to_id.update(zip(fresh, range(len(self.strings), len(self.strings) + len(fresh))))
+            self.strings.extend(fresh)
+            known.update(zip(new, map(to_id.get, normalized_forms, repeat(-1))))  # "" (empty): -1
         return np.fromiter(map(known.__getitem__, raws), dtype=np.int64, count=len(raws))
 
 
@@ -290,6 +318,19 @@ class PreparedSide:
         if self._ids is None:
             self._ids = self._lists(*self.flat)
         return self._ids
+
+    @property
+    def flat_scores(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every example's scores in one array, example i's at `offsets[i]:offsets[i + 1]`
+        (a shared list repeated per example); for a side prepared with scores."""
+        flat, offsets, groups = self.flat
+        if self._flat_scores is not None and groups is None:
+            return self._flat_scores, offsets
+        scores = self.scores
+        sizes = np.fromiter(map(len, scores), dtype=np.int64, count=len(scores))
+        starts = np.zeros(len(scores) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=starts[1:])
+        return np.fromiter(chain.from_iterable(scores), dtype=np.float64, count=int(starts[-1])), starts
 
     @property
     def scores(self) -> list[tuple[float, ...]] | None:
@@ -441,18 +482,30 @@ _CONTENT_SAMPLE = 256
 
 
 def _row_groups(lists: Sequence[Any]) -> np.ndarray | None:
-    """`repeated_rows`'s groups, computed without a Python loop: by identity, and by content
-    (rows that are lists or tuples of hashable items) when the first `_CONTENT_SAMPLE` rows
-    hold equal copies (a gold list read back from a file per example). None: every row its own."""
+    """`repeated_rows`'s groups, computed without a Python loop: by identity (a gold list
+    broadcast to its movie's reviews) or, when no row object repeats but the first
+    `_CONTENT_SAMPLE` rows hold equal copies (a gold list read back per example), by content
+    (rows of hashable items). None: every row its own."""
     number: defaultdict[Any, int] = defaultdict()
     number.default_factory = number.__len__
+    by_object = np.fromiter(map(number.__getitem__, map(id, lists)), dtype=np.int64, count=len(lists))
+    if len(number) == len(lists):  # no object repeats: look for copies only if the sample has some
+        try:
+            if len(set(map(tuple, lists[:_CONTENT_SAMPLE]))) == min(len(lists), _CONTENT_SAMPLE):
+                return None
+        except TypeError:  # an unhashable keyword: reported where the row is checked
+            return None
+    # Equal content among the distinct objects (one per group found so far).
+    _, first = np.unique(by_object, return_index=True)
+    number.clear()
     try:
-        if len(set(map(tuple, lists[:_CONTENT_SAMPLE]))) < min(len(lists), _CONTENT_SAMPLE):
-            return np.fromiter(map(number.__getitem__, map(tuple, lists)), dtype=np.int64, count=len(lists))
-    except TypeError:  # an unhashable keyword: grouped by identity only
-        number.clear()
-    groups = np.fromiter(map(number.__getitem__, map(id, lists)), dtype=np.int64, count=len(lists))
-    return None if len(number) == len(lists) else groups
+        by_content = np.fromiter(
+            map(number.__getitem__, map(tuple, [lists[i] for i in first.tolist()])), dtype=np.int64, count=len(first)
+        )
+    except TypeError:
+        by_content = np.arange(len(first))
+    groups = by_content[by_object]
+    return groups if int(groups.max(initial=-1)) + 1 < len(lists) else None
 
 
 def _prepare_flat(
