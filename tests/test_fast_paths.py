@@ -198,3 +198,26 @@ def test_semantic_one_to_one_matching_on_a_large_example_equals_scipy():
     result = semantic_keyword_prf([predictions], [references], model=TopicEncoder(), threshold=0.6, one_to_one=True)
     assert result["semantic_precision"] == pytest.approx(expected / len(predictions))
     assert result["semantic_recall"] == pytest.approx(expected / len(references))
+
+
+@pytest.mark.parametrize("match", ["substring", "token"])
+def test_relations_and_forms_kept_across_calls_give_the_values_of_a_fresh_call(match):
+    from opinion_metrics import keyword_prf, weighted_keyword_prf
+
+    gold = ["Star Wars", "the empire", "wars", "jedi knight", "café"]
+    first = [["star", "war"], ["empire strikes", "knight"], ["cafe\u0301"]]
+    second = [["star", "wars x"], ["Jedi", "the"], ["pire", "star wars", "war"]]  # partly new strings
+    scores = [[0.9, 0.5], [0.9, 0.5], [0.9, 0.5, 0.1]]
+    options = {"match": match, "stemmer": "porter", "return_per_example": True}
+    matching.clear_lexical_caches()
+    other = "token" if match == "substring" else "substring"
+    keyword_prf(second, [gold] * 3, **{**options, "match": other})  # the other relation, same strings
+    keyword_prf(first, [gold] * 3, **options)  # fills the caches for this gold list
+    warm = keyword_prf(second, [gold] * 3, **options)
+    warm_weighted = weighted_keyword_prf(second, scores, [gold] * 3, **options)
+    matching.clear_lexical_caches()
+    assert keyword_prf(second, [gold] * 3, **options) == warm
+    matching.clear_lexical_caches()
+    assert weighted_keyword_prf(second, scores, [gold] * 3, **options) == warm_weighted
+    # By hand (Porter: "wars" -> "war", "knight" stays): example 1, "jedi" ~ "jedi knight"; "the" ~ "the empir".
+    assert warm["per_example"]["precision"][1] == 1.0

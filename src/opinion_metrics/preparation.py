@@ -130,9 +130,10 @@ _NORMALIZED_LIMIT = 500_000
 
 
 def clear_normalization_cache() -> None:
-    """Forget the normalized forms kept across calls."""
+    """Forget the normalized forms (and Porter stems) kept across calls."""
     for cache in _NORMALIZED.values():
         cache.clear()
+    _STEMS.clear()
 
 
 class _Normalizer:
