@@ -235,6 +235,7 @@ class Edges(NamedTuple):
     examples: np.ndarray
     predictions: np.ndarray
     gold: np.ndarray
+    matching: bool = False  # known to share no prediction and no gold keyword (exact match)
 
 
 _BLOCK = 1 << 22  # candidate pairs held at once by `_join`
@@ -385,9 +386,12 @@ def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
             parts.append((occurrence[hit], k[hit]))
     occurrence = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
     gold_position = np.concatenate([part[1] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
-    order = np.lexsort((gold_position, occurrence))
-    occurrence, gold_position = occurrence[order], gold_position[order]
-    return Edges(examples[occurrence], positions[occurrence], gold_position)
+    if match == "exact":  # a prediction is in one edge at most
+        occurrence, gold_position = sort_with_payload(occurrence, gold_position)
+    else:
+        order = np.lexsort((gold_position, occurrence))
+        occurrence, gold_position = occurrence[order], gold_position[order]
+    return Edges(examples[occurrence], positions[occurrence], gold_position, match == "exact")
 
 
 def corpus_neighbors(corpus: PreparedCorpus, match: str) -> list[list[tuple[int, ...]]]:
@@ -416,7 +420,10 @@ def example_neighbors(edges: Edges, example: int, start: int, stop: int, size: i
 
 def shared_vertices(edges: Edges, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per example: edges, distinct predictions and distinct gold keywords in its edges."""
-    examples, predictions, gold = edges
+    examples, predictions, gold, is_matching = edges
+    if is_matching:
+        count = np.bincount(examples, minlength=n)
+        return count, count, count
     new_prediction = np.ones(len(examples), dtype=bool)
     new_prediction[1:] = (examples[1:] != examples[:-1]) | (predictions[1:] != predictions[:-1])
     by_gold = np.lexsort((gold, examples))
@@ -435,7 +442,7 @@ def cut_edges(edges: Edges, cutoffs: np.ndarray | None) -> Edges:
     if cutoffs is None or not len(edges.examples):
         return edges
     kept = edges.predictions < cutoffs[edges.examples]
-    return Edges(edges.examples[kept], edges.predictions[kept], edges.gold[kept])
+    return Edges(edges.examples[kept], edges.predictions[kept], edges.gold[kept], edges.matching)
 
 
 def edge_counts(edges: Edges, n: int, one_to_one: bool, cutoffs: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
@@ -447,7 +454,7 @@ def edge_counts(edges: Edges, n: int, one_to_one: bool, cutoffs: np.ndarray | No
     otherwise a prediction (gold keyword) counts when it is in any edge.
     """
     edges = cut_edges(edges, cutoffs)
-    examples, predictions, gold = edges
+    examples, predictions, gold, _ = edges
     edge_count, matched_predictions, matched_gold = shared_vertices(edges, n)
     if not one_to_one:
         return matched_predictions, matched_gold
