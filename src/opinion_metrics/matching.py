@@ -317,7 +317,9 @@ def relation_arrays(corpus: PreparedCorpus, match: str, predicted: np.ndarray, g
     prediction ids `predicted` and gold ids `gold`: the relation once per distinct string pair."""
     strings = corpus.strings
     size = max(len(strings), 1)
-    related = related_gold([strings[p] for p in predicted.tolist()], [strings[g] for g in gold.tolist()], match)
+    related = related_gold(
+        list(map(strings.__getitem__, predicted.tolist())), list(map(strings.__getitem__, gold.tolist())), match
+    )
     counts = np.fromiter(map(len, related), dtype=np.int64, count=len(related))
     positions = np.fromiter(chain.from_iterable(related), dtype=np.int64, count=int(counts.sum()))
     return np.sort(np.repeat(predicted, counts) * size + gold[positions])

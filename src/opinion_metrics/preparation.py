@@ -13,7 +13,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain, islice
 from typing import Any, Union
 
 import numpy as np
@@ -222,7 +222,11 @@ class Vocabulary:
     def __init__(self, normalizer: Normalizer) -> None:
         self._normalizer = normalizer
         self._raw_to_id: dict[str, int] = {}
-        self._normalized_to_id: dict[str, int] = {}
+        # Id + 1 of each normalized form, in order of first appearance (a C-level counter);
+        # the empty form is 0, id -1 (dropped).
+        self._normalized_to_id: defaultdict[str, int] = defaultdict()
+        self._normalized_to_id.default_factory = self._normalized_to_id.__len__
+        self._normalized_to_id[""] = 0
         self.strings: list[str] = []
         self.known_id = self._raw_to_id.get  # id of an already seen raw keyword, else None
 
@@ -233,32 +237,25 @@ class Vocabulary:
             normalized = self._normalizer(raw)
             if not isinstance(normalized, str):
                 raise ValueError(f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str")
-            if not normalized:
-                keyword_id = -1
-            else:
-                keyword_id = self._normalized_to_id.setdefault(normalized, len(self.strings))
-                if keyword_id == len(self.strings):
-                    self.strings.append(normalized)
+            keyword_id = self._normalized_to_id[normalized] - 1
+            if keyword_id == len(self.strings):
+                self.strings.append(normalized)
             self._raw_to_id[raw] = keyword_id
         return keyword_id
 
     def ids_of(self, raws: list[str]) -> np.ndarray:
-        """`[intern(raw) for raw in raws]` for distinct strings, as an array: the new ones
-        normalized in one batch (`_Normalizer.many`)."""
-        known = self._raw_to_id
-        new = [raw for raw in raws if raw not in known]
-        if new:
-            many = getattr(self._normalizer, "many", None)
-            normalized_forms = many(new) if many is not None else list(map(self._normalizer, new))
-            if not set(map(type, normalized_forms)) <= {str}:
-                raw, normalized = next((r, n) for r, n in zip(new, normalized_forms) if not isinstance(n, str))
-                raise ValueError(f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str")
-            to_id = self._normalized_to_id
-            fresh = [form for form in dict.fromkeys(normalized_forms) if form and form not in to_id]
-            to_id.update(zip(fresh, range(len(self.strings), len(self.strings) + len(fresh))))
-            self.strings.extend(fresh)
-            known.update(zip(new, map(to_id.get, normalized_forms, repeat(-1))))  # "" (empty): -1
-        return np.fromiter(map(known.__getitem__, raws), dtype=np.int64, count=len(raws))
+        """`[intern(raw) for raw in raws]` for distinct strings, as an array: normalized in
+        one batch (`_Normalizer.many`), interned without a Python loop."""
+        many = getattr(self._normalizer, "many", None)
+        normalized_forms = many(raws) if many is not None else list(map(self._normalizer, raws))
+        if not set(map(type, normalized_forms)) <= {str}:
+            raw, normalized = next((r, n) for r, n in zip(raws, normalized_forms) if not isinstance(n, str))
+            raise ValueError(f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str")
+        to_id = self._normalized_to_id
+        ids = np.fromiter(map(to_id.__getitem__, normalized_forms), dtype=np.int64, count=len(raws)) - 1
+        if len(to_id) - 1 > len(self.strings):
+            self.strings.extend(islice(to_id, len(self.strings) + 1, None))
+        return ids
 
 
 class PreparedSide:
