@@ -2,10 +2,14 @@
 `weighted_keyword_prf` on random corpora, with each internal strategy forced and also left
 to choose, against the brute force of `reference_impl` (written straight from SPEC.md).
 
-Strategies: substring containment by dict lookup or by `str.find` (`matching`), and the
-fast / slow preparation paths with reference lists cached by identity or by content
-(`preparation`). The corpora mix the shapes that select each one (thousands of
-predictions sharing one gold list; long gold keywords) with inner double spaces, tabs,
+Strategies: substring containment by dict lookup, by `str.find` or by rolling hashes
+(`matching`), each run with other fast paths forced off or on: the vectorized preparation
+or the per-row one, joining predictions to gold lists by expanding the relation or by
+testing each gold keyword, one-to-one counts from edge counts or by Hopcroft-Karp for every
+example, normalization of many strings in one batch or one by one; and the fast / slow
+preparation paths with reference lists cached by identity or by content (`preparation`).
+The corpora mix the shapes that select each one (thousands of predictions sharing one gold
+list; long gold keywords; thousands of distinct gold lists) with inner double spaces, tabs,
 format characters (Cf), Unicode case, duplicates, empty and punctuation-only keywords.
 `presence` ("all" / "present" / "absent", with random texts) is cycled over the
 combinations, as is the shape of the inputs (lists, tuples, numpy arrays, pandas Series).
@@ -26,12 +30,22 @@ import pytest
 import reference_impl as ref
 
 import opinion_metrics.matching as matching
+import opinion_metrics.preparation as preparation
 from opinion_metrics import keyword_prf, map_at_k, ndcg_at_k, weighted_keyword_prf
 
 SEEDS = int(os.environ.get("OPINION_METRICS_DIFFERENTIAL_SEEDS", "1"))
 _FIND = matching._containment_by_find
 _LOOKUP = matching._containment_by_lookup
-STRATEGIES = ("auto", "find", "lookup")
+_HASH = matching._containment_by_hash
+STRATEGIES = ("auto", "find", "lookup", "hash")
+CONTAINMENTS = {"find": "find_cost", "lookup": "lookup_cost", "hash": "hash_cost"}
+# The other fast paths forced with each containment strategy (every one runs on every corpus).
+FORCED = {
+    "auto": (),
+    "find": ("per_row_preparation", "matching_everywhere"),
+    "lookup": ("expand_relation", "one_by_one_normalization"),
+    "hash": ("test_each_gold",),
+}
 
 
 def devowel(text: str) -> str:
@@ -191,13 +205,33 @@ def strategy(name: str, monkeypatch: pytest.MonkeyPatch, used: dict[str, int] | 
 
         return wrapper
 
+    matching.clear_lexical_caches()  # every strategy computes afresh
     with monkeypatch.context() as patch:
         patch.setattr(matching, "_containment_by_find", counted("find", _FIND))
         patch.setattr(matching, "_containment_by_lookup", counted("lookup", _LOOKUP))
+        patch.setattr(matching, "_containment_by_hash", counted("hash", _HASH))
         if name != "auto":
-            patch.setattr(matching, "lookup_cost", lambda *args: 0 if name == "lookup" else 1)
-            patch.setattr(matching, "find_cost", lambda *args: 0 if name == "find" else 1)
+            for kind, cost in CONTAINMENTS.items():
+                patch.setattr(matching, cost, lambda *args, kind=kind: 0 if name == kind else 1)
+        for forced in FORCED[name]:
+            force(forced, patch)
         yield
+
+
+def force(path: str, patch: pytest.MonkeyPatch) -> None:
+    """Force one of the fast paths of `preparation` and `matching` off (or its alternative on)."""
+    if path == "per_row_preparation":
+        patch.setattr(preparation, "_prepare_flat", lambda *args, **kwargs: None)
+    elif path == "matching_everywhere":  # Hopcroft-Karp even where the edges form a matching
+        patch.setattr(matching, "needs_matching", lambda edge_count, *args: edge_count > 0)
+    elif path == "expand_relation":
+        patch.setattr(matching, "join_by_relation_cost", lambda degrees, sizes: np.ones(len(degrees), bool))
+    elif path == "test_each_gold":
+        patch.setattr(matching, "join_by_relation_cost", lambda degrees, sizes: np.zeros(len(degrees), bool))
+    elif path == "one_by_one_normalization":
+        patch.setattr(preparation._Normalizer, "many", lambda self, texts: [self(text) for text in texts])
+    else:
+        raise ValueError(path)
 
 
 def close(a, b, tolerance: float = 1e-12) -> bool:
@@ -343,12 +377,29 @@ def long_gold_corpus(seed: int, n_examples: int) -> tuple[list, list, list]:
     return predictions, scores, references
 
 
+def distinct_gold_corpus(seed: int, n_examples: int) -> tuple[list, list, list]:
+    """The keyphrase benchmark shape: every example has its own gold list, drawn (with the
+    predictions) from a vocabulary of a thousand phrases, so that thousands of distinct
+    strings meet thousands (rolling hashes)."""
+    rng = np.random.default_rng(seed)
+    phrases = [random_keyword(rng) for _ in range(1000)] + [f"phrase {i} of {i % 7}" for i in range(1000)]
+    predictions, references = [], []
+    for _ in range(n_examples):
+        gold = [phrases[i] for i in rng.integers(len(phrases), size=int(rng.integers(0, 9)))]
+        predicted = [phrases[i] for i in rng.integers(len(phrases), size=int(rng.integers(0, 4)))]
+        predictions.append(predicted + random_list(rng, int(rng.integers(0, 3)), borrow=gold))
+        references.append(gold)
+    scores = [random_scores(rng, len(p)) for p in predictions]
+    return predictions, scores, references
+
+
 SHAPES = {
     "broadcast": lambda: broadcast_corpus(10, 2500, fresh=False),
     "copies": lambda: broadcast_corpus(11, 2500, fresh=True),
     "long_gold": lambda: long_gold_corpus(12, 8),
+    "distinct_gold": lambda: distinct_gold_corpus(13, 2500),
 }
-AUTO_CHOICE = {"broadcast": "lookup", "copies": "lookup", "long_gold": "find"}
+AUTO_CHOICE = {"broadcast": "lookup", "copies": "lookup", "long_gold": "find", "distinct_gold": "hash"}
 
 
 @pytest.mark.parametrize("shape", SHAPES)

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from .averaging import Values, per_example_columns, prf_statistics, prf_values, summarize
-from .matching import corpus_neighbors, match_counts
-from .preparation import NormalizeOption, apply_top_k, precision_denominators, prepare_corpus
+from .matching import corpus_edges, edge_counts
+from .preparation import NormalizeOption, precision_denominators, prediction_cutoffs, prepare_corpus
 from .presence import select_presence
 from .resampling import RandomState
 from .validation import (
@@ -54,12 +54,12 @@ def keyword_prf_statistics(
     zero_division = check_zero_division(zero_division)
     corpus = prepare_corpus(predictions, references, normalize=normalize, stemmer=stemmer)
     corpus, included = select_presence(corpus, texts, presence, normalize, stemmer)
-    corpus = apply_top_k(corpus, top_k)
-    matched_predictions, matched_gold = match_counts(corpus_neighbors(corpus, match), one_to_one)
+    cutoffs = prediction_cutoffs(corpus, top_k)
+    matched_predictions, matched_gold = edge_counts(corpus_edges(corpus, match), len(corpus), one_to_one, cutoffs)
     statistics = prf_statistics(
-        np.asarray(matched_predictions),
+        matched_predictions,
         precision_denominators(corpus, top_k),
-        np.asarray(matched_gold),
+        matched_gold,
         corpus.references.sizes,
         zero_division=zero_division,
         included=included,

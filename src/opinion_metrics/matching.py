@@ -9,13 +9,14 @@ broadcast to each of its reviews) share the work. Substring containment is found
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
 from itertools import chain
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .preparation import PreparedCorpus, repeated_rows
+from .preparation import PreparedCorpus, clear_normalization_cache, repeated_rows
 from .validation import check_match
 
 _SEPARATOR = "\x00"
@@ -25,9 +26,10 @@ def containment_pairs(needles: Sequence[str], haystacks: Sequence[str]) -> set[t
     """All pairs `(i, j)` such that `needles[i]` is a substring of `haystacks[j]`.
 
     Equal needles (token forms of keywords that differ only in white space) are searched
-    once and each gets the pairs. Two strategies give the same pairs; the cheaper one runs:
-    looking every substring of the haystacks (of a needle's length) up in a set, or
-    `str.find` of each needle in the joined haystacks.
+    once and each gets the pairs. Three strategies give the same pairs; the cheapest one
+    runs: looking every substring of the haystacks (of a needle's length) up in a set,
+    `str.find` of each needle in the joined haystacks, or the same lookup with the
+    substrings' rolling hashes computed as arrays (candidates then checked with `in`).
     """
     if not needles or not haystacks:
         return set()
@@ -35,10 +37,12 @@ def containment_pairs(needles: Sequence[str], haystacks: Sequence[str]) -> set[t
     for i, needle in enumerate(needles):
         positions.setdefault(needle, []).append(i)
     distinct = list(positions)
-    if lookup_cost(distinct, haystacks) < find_cost(distinct, haystacks):
-        pairs = _containment_by_lookup(distinct, haystacks)
-    else:
-        pairs = _containment_by_find(distinct, haystacks)
+    costs = {
+        _containment_by_lookup: lookup_cost(distinct, haystacks),
+        _containment_by_find: find_cost(distinct, haystacks),
+        _containment_by_hash: hash_cost(distinct, haystacks),
+    }
+    pairs = min(costs, key=costs.__getitem__)(distinct, haystacks)
     if len(distinct) == len(needles):
         return pairs
     return {(i, j) for d, j in pairs for i in positions[distinct[d]]}
@@ -63,6 +67,92 @@ def lookup_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
 def find_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
     """Comparable cost of `_containment_by_find`: one fast scan of the joined haystacks per needle."""
     return len(needles) * (sum(map(len, haystacks)) // 50 + 1)
+
+
+def hash_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
+    """Comparable cost of `_containment_by_hash`: a few array operations per substring of a
+    haystack whose length is a needle length (cheaper than hashing it in Python), plus set-up."""
+    widths = sorted(set(map(len, needles)))
+    sizes = Counter(map(len, haystacks))
+    size_array = np.fromiter(sizes, dtype=np.int64, count=len(sizes))
+    counts = np.fromiter(sizes.values(), dtype=np.int64, count=len(sizes))
+    width_array = np.asarray(widths, dtype=np.int64)
+    windows = np.clip(size_array[:, None] - width_array[None, :] + 1, 0, None).sum(axis=1) @ counts
+    return 2 * int(windows) + 10_000
+
+
+_HASH_BASE = np.uint64(0x9E3779B97F4A7C15)  # odd: invertible modulo 2**64
+_HASH_BASE_INVERSE = np.uint64(pow(int(_HASH_BASE), -1, 2**64))
+_FILTER_BITS = 20
+
+
+def _code_points(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The code points of the concatenated strings, and each string's start (plus the end)."""
+    lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+    starts = np.zeros(len(strings) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    # surrogatepass: a lone surrogate (a truncated emoji) is a code point like any other here
+    points = np.frombuffer("".join(strings).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    return points.astype(np.uint64), starts
+
+
+def _prefix_hashes(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`prefix[i] = sum(points[k] * B**k for k < i)` and `B**-i`, modulo 2**64: the hash of
+    `points[s:s + w]` is `(prefix[s + w] - prefix[s]) * B**-s`."""
+    n = len(points)
+    powers = np.full(n + 1, _HASH_BASE, dtype=np.uint64)
+    powers[0] = 1
+    inverse = np.full(n + 1, _HASH_BASE_INVERSE, dtype=np.uint64)
+    inverse[0] = 1
+    with np.errstate(over="ignore"):
+        np.cumprod(powers, out=powers)
+        np.cumprod(inverse, out=inverse)
+        prefix = np.zeros(n + 1, dtype=np.uint64)
+        np.cumsum(points * powers[:n], out=prefix[1:])
+    return prefix, inverse
+
+
+def _containment_by_hash(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:
+    """`containment_pairs` for distinct needles by rolling hashes of the haystacks'
+    substrings (of every needle width) looked up among the needles' hashes, as arrays; each
+    candidate pair is confirmed with `in`, so a hash collision costs time, never a wrong pair."""
+    needle_points, needle_starts = _code_points(needles)
+    needle_prefix, needle_inverse = _prefix_hashes(needle_points)
+    with np.errstate(over="ignore"):
+        needle_hashes = (needle_prefix[needle_starts[1:]] - needle_prefix[needle_starts[:-1]]) * needle_inverse[
+            needle_starts[:-1]
+        ]
+    pairs: set[tuple[int, int]] = set()
+    widths = np.unique(np.diff(needle_starts))
+    if len(widths) and widths[0] == 0:  # the empty string is in every haystack
+        empty = np.flatnonzero(np.diff(needle_starts) == 0).tolist()
+        pairs.update((i, j) for i in empty for j in range(len(haystacks)))
+        widths = widths[1:]
+    points, starts = _code_points(haystacks)
+    prefix, inverse = _prefix_hashes(points)
+    owner = np.repeat(np.arange(len(haystacks)), np.diff(starts))
+    # Every window (start, width) inside its haystack: the widths fitting at each start.
+    fitting = np.searchsorted(widths, starts[1:][owner] - np.arange(len(points)), side="right")
+    window_start, which = _expand(fitting)
+    window_end = window_start + widths[which]
+    with np.errstate(over="ignore"):
+        window_hashes = (prefix[window_end] - prefix[window_start]) * inverse[window_start]
+    # A filter on the top bits of the needles' hashes drops most windows with one gather.
+    possible = np.zeros(1 << _FILTER_BITS, dtype=bool)
+    possible[needle_hashes >> np.uint64(64 - _FILTER_BITS)] = True
+    kept = np.flatnonzero(possible[window_hashes >> np.uint64(64 - _FILTER_BITS)])
+    window_hashes, window_start = window_hashes[kept], window_start[kept]
+    order = np.argsort(needle_hashes, kind="stable")
+    sorted_hashes = needle_hashes[order]
+    first = np.searchsorted(sorted_hashes, window_hashes)
+    counts = np.searchsorted(sorted_hashes, window_hashes, side="right") - first
+    hit = np.flatnonzero(counts)
+    window, k = _expand(counts[hit])
+    needle = order[first[hit][window] + k]
+    haystack = owner[window_start[hit][window]]
+    candidates = set(zip(needle.tolist(), haystack.tolist()))
+    pairs.update((i, j) for i, j in candidates if needles[i] in haystacks[j])
+    return pairs
 
 
 def _containment_by_lookup(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:
@@ -138,25 +228,327 @@ def reference_groups(corpus: PreparedCorpus) -> tuple[list[tuple[int, ...]], lis
     return [references[i] for i in first], members
 
 
+class Edges(NamedTuple):
+    """Matching (prediction, gold keyword) pairs of a corpus, sorted by example, then
+    prediction position, then gold position (positions within the example's lists)."""
+
+    examples: np.ndarray
+    predictions: np.ndarray
+    gold: np.ndarray
+    matching: bool = False  # known to share no prediction and no gold keyword (exact match)
+
+
+_BLOCK = 1 << 22  # candidate pairs held at once by `_join`
+
+
+def _occurrences(offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each element of a flat ragged array: its row and its position in the row."""
+    sizes = np.diff(offsets)
+    rows = np.repeat(np.arange(len(sizes)), sizes)
+    return rows, np.arange(len(rows)) - offsets[rows]
+
+
+def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`(owner, k)` for k in range(counts[owner]), for every owner: a ragged range."""
+    owner = np.repeat(np.arange(len(counts)), counts)
+    starts = np.cumsum(counts) - counts
+    return owner, np.arange(len(owner)) - starts[owner]
+
+
+def _blocks(costs: np.ndarray) -> list[slice]:
+    """Consecutive slices whose summed cost stays under `_BLOCK` (one item at least)."""
+    ends = np.cumsum(costs)
+    slices, start = [], 0
+    while start < len(costs):
+        base = ends[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(ends, base + _BLOCK, side="right")))
+        slices.append(slice(start, stop))
+        start = stop
+    return slices
+
+
+def sort_with_payload(keys: np.ndarray, payload: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`keys` sorted, and `payload` (non-negative) in the same order (ties by payload): one
+    `np.sort` of `keys * bound + payload` when that fits in int64, else a stable argsort."""
+    if not len(keys):
+        return keys, payload
+    bound = int(payload.max()) + 1
+    if int(keys.max()) * bound + bound < 2**62 and keys.min() >= 0:
+        encoded = np.sort(keys * bound + payload)
+        return encoded // bound, encoded % bound
+    order = np.argsort(keys, kind="stable")
+    return keys[order], payload[order]
+
+
+# Per (match, gold strings): the gold positions related to each prediction string met so
+# far, kept across calls (a movie's gold list is scored call after call), least recent out.
+_RELATED: OrderedDict[tuple[str, tuple[str, ...]], dict[str, tuple[int, ...]]] = OrderedDict()
+_RELATED_GOLD_SETS = 8
+_RELATED_PREDICTIONS = 1_000_000
+
+
+def clear_lexical_caches() -> None:
+    """Forget the relations and normalized forms kept across calls."""
+    _RELATED.clear()
+    clear_normalization_cache()
+
+
+def related_gold(predicted: list[str], gold: list[str], match: str) -> list[tuple[int, ...]]:
+    """For each (distinct) predicted string, the positions in `gold` of the strings it is
+    related to (`relation_pairs`); computed once per string pair, kept across calls."""
+    key = (match, tuple(gold))
+    related = _RELATED.pop(key, None)
+    if related is None or len(related) > _RELATED_PREDICTIONS:
+        related = {}
+    _RELATED[key] = related
+    while len(_RELATED) > _RELATED_GOLD_SETS:
+        _RELATED.popitem(last=False)
+    new = [string for string in predicted if string not in related]
+    if new:
+        found: list[list[int]] = [[] for _ in new]
+        for i, j in relation_pairs(new, gold, match):
+            found[i].append(j)
+        related.update(zip(new, map(tuple, map(sorted, found))))
+    return list(map(related.__getitem__, predicted))
+
+
+def relation_arrays(corpus: PreparedCorpus, match: str, predicted: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """Sorted keys `p * V + g` (V: vocabulary size) of the related pairs among the distinct
+    prediction ids `predicted` and gold ids `gold`: the relation once per distinct string pair."""
+    strings = corpus.strings
+    size = max(len(strings), 1)
+    related = related_gold(
+        list(map(strings.__getitem__, predicted.tolist())), list(map(strings.__getitem__, gold.tolist())), match
+    )
+    counts = np.fromiter(map(len, related), dtype=np.int64, count=len(related))
+    positions = np.fromiter(chain.from_iterable(related), dtype=np.int64, count=int(counts.sum()))
+    return np.sort(np.repeat(predicted, counts) * size + gold[positions])
+
+
+def join_by_relation_cost(degrees: np.ndarray, gold_sizes: np.ndarray) -> np.ndarray:
+    """Per prediction: True to expand its related gold ids (as many as its degree), False
+    to test each gold keyword of its example (as many as the list's size)."""
+    return degrees <= gold_sizes
+
+
+def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
+    """Every matching (prediction, gold keyword) pair of every example (SPEC section 2).
+
+    Equal ids are joined directly; for "substring" and "token", the relation is computed
+    once per distinct (prediction, gold) string pair (`relation_arrays`), then each
+    prediction is joined with its example's gold list through it: by expanding the gold
+    ids related to it, or by testing the list's keywords, whichever is fewer.
+    """
+    check_match(match)
+    size = max(len(corpus.strings), 1)
+    predicted, prediction_offsets, _ = corpus.predictions.flat
+    gold, gold_offsets, groups = corpus.references.flat
+    examples, positions = _occurrences(prediction_offsets)
+    lists = examples if groups is None else groups[examples]
+    gold_lists, gold_positions = _occurrences(gold_offsets)
+    gold_keys, gold_positions = sort_with_payload(gold_lists * size + gold, gold_positions)
+
+    def lookup(occurrence: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        keys, index = sort_with_payload(keys, np.arange(len(keys)))  # sorted needles: a cache-friendly search
+        occurrence = occurrence[index]
+        found = np.searchsorted(gold_keys, keys)
+        found[found == len(gold_keys)] = 0
+        hit = gold_keys[found] == keys if len(gold_keys) else np.zeros(len(keys), dtype=bool)
+        return occurrence[hit], gold_positions[found[hit]]
+
+    if match == "exact" or not len(predicted) or not len(gold):
+        parts = [lookup(np.arange(len(predicted)), lists * size + predicted)]
+    else:
+        unique_predicted = np.flatnonzero(np.bincount(predicted, minlength=size))
+        unique_gold = np.flatnonzero(np.bincount(gold, minlength=size))
+        related = relation_arrays(corpus, match, unique_predicted, unique_gold)
+        degree_of = np.bincount(related // size, minlength=size)
+        degrees = degree_of[predicted]
+        starts = (np.cumsum(degree_of) - degree_of)[predicted]
+        gold_sizes = np.diff(gold_offsets)[lists]
+        expand = join_by_relation_cost(degrees, gold_sizes)
+        parts = []
+        by_relation = np.flatnonzero(expand & (degrees > 0))
+        for block in _blocks(degrees[by_relation]):
+            chosen = by_relation[block]
+            owner, k = _expand(degrees[chosen])
+            occurrence = chosen[owner]
+            related_gold = related[starts[occurrence] + k] % size
+            parts.append(lookup(occurrence, lists[occurrence] * size + related_gold))
+        by_list = np.flatnonzero(~expand)
+        for block in _blocks(gold_sizes[by_list]):
+            chosen = by_list[block]
+            owner, k = _expand(gold_sizes[chosen])
+            occurrence = chosen[owner]
+            candidates = gold[gold_offsets[lists[occurrence]] + k]
+            keys = predicted[occurrence] * size + candidates
+            found = np.searchsorted(related, keys)
+            found[found == len(related)] = 0
+            hit = related[found] == keys if len(related) else np.zeros(len(keys), dtype=bool)
+            parts.append((occurrence[hit], k[hit]))
+    occurrence = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
+    gold_position = np.concatenate([part[1] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
+    if match == "exact":  # a prediction is in one edge at most
+        occurrence, gold_position = sort_with_payload(occurrence, gold_position)
+    else:
+        order = np.lexsort((gold_position, occurrence))
+        occurrence, gold_position = occurrence[order], gold_position[order]
+    return Edges(examples[occurrence], positions[occurrence], gold_position, match == "exact")
+
+
 def corpus_neighbors(corpus: PreparedCorpus, match: str) -> list[list[tuple[int, ...]]]:
     """For each example and each of its predictions, the positions (ascending) of the gold
     keywords of that example that the prediction matches."""
-    check_match(match)
-    strings = corpus.strings
-    prediction_ids = corpus.predictions.ids
-    neighbors: list[list[tuple[int, ...]]] = [None] * len(corpus)  # type: ignore[list-item]
-    for gold_ids, members in zip(*reference_groups(corpus)):
-        unique = list(dict.fromkeys(chain.from_iterable(prediction_ids[index] for index in members)))
-        found: dict[int, list[int]] = {}
-        if gold_ids and unique:
-            pairs = relation_pairs([strings[p] for p in unique], [strings[g] for g in gold_ids], match)
-            for i, j in pairs:
-                found.setdefault(unique[i], []).append(j)
-        by_prediction = {p: tuple(sorted(js)) for p, js in found.items()}
-        get = by_prediction.get
-        for index in members:
-            neighbors[index] = [get(p, ()) for p in prediction_ids[index]]
+    edges = corpus_edges(corpus, match)
+    neighbors: list[list[tuple[int, ...]]] = [[()] * size for size in corpus.predictions.sizes.tolist()]
+    if len(edges.examples):
+        examples, predictions, gold = edges.examples.tolist(), edges.predictions.tolist(), edges.gold.tolist()
+        run: list[int] = []
+        for index, (example, prediction, position) in enumerate(zip(examples, predictions, gold)):
+            run.append(position)
+            if index + 1 == len(examples) or examples[index + 1] != example or predictions[index + 1] != prediction:
+                neighbors[example][prediction] = tuple(run)
+                run = []
     return neighbors
+
+
+def example_neighbors(edges: Edges, example: int, start: int, stop: int, size: int) -> list[tuple[int, ...]]:
+    """`corpus_neighbors` of one example (`size` predictions) from its edges `start:stop`."""
+    neighbors: list[list[int]] = [[] for _ in range(size)]
+    for prediction, position in zip(edges.predictions[start:stop].tolist(), edges.gold[start:stop].tolist()):
+        neighbors[prediction].append(position)
+    return [tuple(gold) for gold in neighbors]
+
+
+def shared_vertices(edges: Edges, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per example: edges, distinct predictions and distinct gold keywords in its edges."""
+    examples, predictions, gold, is_matching = edges
+    if is_matching:
+        count = np.bincount(examples, minlength=n)
+        return count, count, count
+    new_prediction = np.ones(len(examples), dtype=bool)
+    new_prediction[1:] = (examples[1:] != examples[:-1]) | (predictions[1:] != predictions[:-1])
+    by_gold = np.lexsort((gold, examples))
+    sorted_examples, sorted_gold = examples[by_gold], gold[by_gold]
+    new_gold = np.ones(len(examples), dtype=bool)
+    new_gold[1:] = (sorted_examples[1:] != sorted_examples[:-1]) | (sorted_gold[1:] != sorted_gold[:-1])
+    return (
+        np.bincount(examples, minlength=n),
+        np.bincount(examples[new_prediction], minlength=n),
+        np.bincount(sorted_examples[new_gold], minlength=n),
+    )
+
+
+def cut_edges(edges: Edges, cutoffs: np.ndarray | None) -> Edges:
+    """The edges of predictions at positions below `cutoffs[example]` (None: all)."""
+    if cutoffs is None or not len(edges.examples):
+        return edges
+    kept = edges.predictions < cutoffs[edges.examples]
+    return Edges(edges.examples[kept], edges.predictions[kept], edges.gold[kept], edges.matching)
+
+
+def edge_counts(edges: Edges, n: int, one_to_one: bool, cutoffs: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """Per example (n of them): (matched predictions, matched gold keywords), counting only
+    predictions at positions below `cutoffs[example]` (None: all).
+
+    With `one_to_one`, both are the size of a maximum matching: found by counting where
+    `needs_matching` says so (the usual case), by Hopcroft-Karp on the other examples;
+    otherwise a prediction (gold keyword) counts when it is in any edge.
+    """
+    edges = cut_edges(edges, cutoffs)
+    examples, predictions, gold, _ = edges
+    edge_count, matched_predictions, matched_gold = shared_vertices(edges, n)
+    if not one_to_one:
+        return matched_predictions, matched_gold
+    size = np.minimum(matched_predictions, matched_gold)
+    general = np.flatnonzero(needs_matching(edge_count, matched_predictions, matched_gold))
+    if len(general):
+        starts = np.searchsorted(examples, general)
+        stops = np.searchsorted(examples, general, side="right")
+        for example, start, stop in zip(general.tolist(), starts.tolist(), stops.tolist()):
+            adjacency: dict[int, list[int]] = {}
+            for prediction, position in zip(predictions[start:stop].tolist(), gold[start:stop].tolist()):
+                adjacency.setdefault(prediction, []).append(position)
+            size[example] = hopcroft_karp(list(adjacency.values()))
+    return size, size.copy()
+
+
+def needs_matching(edge_count: np.ndarray, matched_predictions: np.ndarray, matched_gold: np.ndarray) -> np.ndarray:
+    """Per example: whether a maximum matching must be searched (`hopcroft_karp`). Not when
+    no gold keyword is in two edges (each matched prediction keeps one of its own: the size
+    is the number of matched predictions) or no prediction is (the number of matched gold
+    keywords), the usual cases; in both the size is `min(matched predictions, matched gold)`."""
+    return (edge_count != matched_predictions) & (edge_count != matched_gold)
+
+
+def hopcroft_karp(neighbors: Sequence[Sequence[int]]) -> int:
+    """Size of a maximum bipartite matching (Hopcroft-Karp: O(E sqrt(V)) time, O(E) memory).
+
+    `neighbors[i]` lists the right vertices (any hashable) adjacent to left vertex i.
+    """
+    match_of_left: list[Any] = [None] * len(neighbors)
+    match_of_right: dict[Any, int] = {}
+    size = 0
+    # A greedy pass first: most edges of sparse graphs end up here.
+    for left, rights in enumerate(neighbors):
+        for right in rights:
+            if right not in match_of_right:
+                match_of_right[right] = left
+                match_of_left[left] = right
+                size += 1
+                break
+    infinity = len(neighbors) + 1
+    while True:
+        # BFS from the free left vertices: layer (distance) of each left vertex.
+        distance = [infinity] * len(neighbors)
+        queue = [left for left in range(len(neighbors)) if match_of_left[left] is None and neighbors[left]]
+        for left in queue:
+            distance[left] = 0
+        found = False
+        head = 0
+        while head < len(queue):
+            left = queue[head]
+            head += 1
+            for right in neighbors[left]:
+                owner = match_of_right.get(right)
+                if owner is None:
+                    found = True
+                elif distance[owner] == infinity:
+                    distance[owner] = distance[left] + 1
+                    queue.append(owner)
+        if not found:
+            return size
+        # DFS along the layers for vertex-disjoint shortest augmenting paths.
+        position = [0] * len(neighbors)
+        for root in range(len(neighbors)):
+            if match_of_left[root] is not None or distance[root] != 0:
+                continue
+            stack = [root]
+            while stack:
+                left = stack[-1]
+                rights = neighbors[left]
+                advanced = False
+                while position[left] < len(rights):
+                    right = rights[position[left]]
+                    position[left] += 1
+                    owner = match_of_right.get(right)
+                    if owner is None:  # augment along the stack
+                        for vertex in reversed(stack):
+                            previous = match_of_left[vertex]
+                            match_of_left[vertex] = right
+                            match_of_right[right] = vertex
+                            right = previous
+                        size += 1
+                        stack = []
+                        advanced = True
+                        break
+                    if distance[owner] == distance[left] + 1:
+                        stack.append(owner)
+                        advanced = True
+                        break
+                if not advanced:
+                    distance[left] = infinity  # dead end for this phase
+                    stack.pop()
 
 
 def maximum_matching(neighbors: Sequence[Sequence[int]], order: Iterable[int] | None = None) -> list[bool]:
@@ -200,28 +592,3 @@ def maximum_matching(neighbors: Sequence[Sequence[int]], order: Iterable[int] | 
             matched[root] = True
             visited.clear()
     return matched
-
-
-def match_counts(neighbors: Sequence[Sequence[Sequence[int]]], one_to_one: bool) -> tuple[list[int], list[int]]:
-    """Per example: (matched predictions, matched gold keywords).
-
-    With `one_to_one`, both are the size of a maximum matching; otherwise a prediction
-    (gold keyword) counts when it matches any gold keyword (prediction).
-    """
-    matched_predictions: list[int] = []
-    matched_gold: list[int] = []
-    for example in neighbors:
-        hit = [gold for gold in example if gold]
-        if len(hit) <= 1:
-            n_gold = len(hit[0]) if hit else 0
-            n_pred = len(hit)
-            if one_to_one:
-                n_pred = n_gold = min(n_pred, n_gold)
-        elif one_to_one:
-            n_pred = n_gold = sum(maximum_matching(hit))
-        else:
-            n_pred = len(hit)
-            n_gold = len(set().union(*hit))
-        matched_predictions.append(n_pred)
-        matched_gold.append(n_gold)
-    return matched_predictions, matched_gold

@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from itertools import chain, islice
 from typing import Any, Union
 
 import numpy as np
@@ -39,12 +41,24 @@ class _DropPunctuationSymbolsAndFormat(dict):
 
 
 _DROP_PUNCTUATION_AND_SYMBOLS = _DropPunctuationSymbolsAndFormat()
+# The same table restricted to ASCII (whose P* and S* characters are string.punctuation;
+# no ASCII character is Cf), for the ASCII fast path.
+_ASCII_DROP = str.maketrans("", "", "".join(chr(c) for c in range(128) if _DROP_PUNCTUATION_AND_SYMBOLS[c] is None))
 _NON_ASCII_ALNUM = re.compile(r"[^a-zA-Z0-9\s]")
+_NON_ASCII_ALNUM_OR_SEPARATOR = re.compile(r"[^a-zA-Z0-9\s\x00]")
+_SEPARATOR = "\x00"
+
+
+def _normalize_unicode(text: str) -> str:
+    """The "default" normalization of any string (SPEC section 1)."""
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_DROP_PUNCTUATION_AND_SYMBOLS)
+    return " ".join(text.split())
 
 
 def _normalize_default(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold().translate(_DROP_PUNCTUATION_AND_SYMBOLS)
-    return " ".join(text.split())
+    if text.isascii():  # NFKC is the identity and casefold is lower on ASCII: same result
+        return " ".join(text.lower().translate(_ASCII_DROP).split())
+    return _normalize_unicode(text)
 
 
 def _normalize_ascii(text: str) -> str:
@@ -55,11 +69,34 @@ def _normalize_none(text: str) -> str:
     return text.strip()
 
 
+def _many_default(texts: list[str]) -> list[str]:
+    joined = _SEPARATOR.join(texts).lower().translate(_ASCII_DROP)
+    return list(map(" ".join, map(str.split, joined.split(_SEPARATOR))))
+
+
+def _many_ascii(texts: list[str]) -> list[str]:
+    joined = _NON_ASCII_ALNUM_OR_SEPARATOR.sub("", _SEPARATOR.join(texts).lower())
+    return list(map(str.strip, joined.split(_SEPARATOR)))
+
+
+def _many_none(texts: list[str]) -> list[str]:
+    return list(map(str.strip, texts))
+
+
 _NORMALIZERS: dict[str, Normalizer] = {
     "default": _normalize_default,
     "ascii": _normalize_ascii,
     "none": _normalize_none,
 }
+# Whole-batch forms of the built-in modes for ASCII strings without the separator: one pass
+# over the joined strings instead of one call per string (same results: tests/test_fast_paths.py).
+_BATCH_NORMALIZERS: dict[str, Callable[[list[str]], list[str]]] = {
+    "default": _many_default,
+    "ascii": _many_ascii,
+    "none": _many_none,
+}
+_STEMS: dict[str, str] = {}  # Porter stem of each token seen (the stemmer is deterministic)
+_STEM_CACHE_LIMIT = 1_000_000
 
 
 def _porter_stem_tokens() -> Normalizer:
@@ -70,7 +107,85 @@ def _porter_stem_tokens() -> Normalizer:
             "stemmer='porter' needs NLTK: pip install 'opinion-metrics[stem]' (or pip install nltk)"
         ) from error
     stem = PorterStemmer().stem
-    return lambda text: " ".join(stem(token, to_lowercase=False) for token in text.split())
+
+    def stem_tokens(text: str) -> str:
+        tokens = text.split()
+        try:
+            return " ".join([_STEMS[token] for token in tokens])
+        except KeyError:
+            if len(_STEMS) > _STEM_CACHE_LIMIT:
+                _STEMS.clear()
+            for token in tokens:
+                if token not in _STEMS:
+                    _STEMS[token] = stem(token, to_lowercase=False)
+            return " ".join([_STEMS[token] for token in tokens])
+
+    return stem_tokens
+
+
+# Normalized forms under each built-in (mode, stemmer), kept across calls: the same gold
+# lists and vocabularies come back call after call (both lexical families, every top_k).
+_NORMALIZED: dict[tuple[str, str | None], dict[str, str]] = {}
+_NORMALIZED_LIMIT = 500_000
+
+
+def clear_normalization_cache() -> None:
+    """Forget the normalized forms (and Porter stems) kept across calls."""
+    for cache in _NORMALIZED.values():
+        cache.clear()
+    _STEMS.clear()
+
+
+class _Normalizer:
+    """A `str -> str` normalizer that can also normalize many strings at once (`many`)."""
+
+    def __init__(
+        self,
+        base: Normalizer,
+        batch: Callable[[list[str]], list[str]] | None,
+        stem: Normalizer | None,
+        cache: dict[str, str] | None = None,
+    ):
+        self._base = base
+        self._batch = batch
+        self._stem = stem
+        self._cache = cache
+
+    def __call__(self, text: str) -> str:
+        normalized = self._base(text)
+        return normalized if self._stem is None or not isinstance(normalized, str) else self._stem(normalized)
+
+    def many(self, texts: list[str]) -> list[Any]:
+        """`[self(text) for text in texts]`: for a built-in mode, from the forms kept across
+        calls, the others computed with ASCII strings in one batch."""
+        cache = self._cache
+        if cache is None:
+            return self._compute_many(texts)
+        missing = [text for text in texts if text not in cache]
+        if missing:
+            if len(cache) + len(missing) > _NORMALIZED_LIMIT:
+                cache.clear()
+                missing = list(texts)
+            cache.update(zip(missing, self._compute_many(missing)))
+        return list(map(cache.__getitem__, texts))
+
+    def _compute_many(self, texts: list[str]) -> list[Any]:
+        if self._batch is None or len(texts) < 8:
+            normalized = list(map(self._base, texts))
+        else:
+            batch = [text for text in texts if text.isascii()]
+            joined_separators = _SEPARATOR.join(batch).count(_SEPARATOR)
+            if joined_separators != len(batch) - 1:  # a string holds the separator itself
+                batch = [text for text in batch if _SEPARATOR not in text]
+            if len(batch) == len(texts):
+                normalized = self._batch(batch)
+            else:
+                done = dict(zip(batch, self._batch(batch)))
+                normalized = [done[text] if text in done else self._base(text) for text in texts]
+        if self._stem is None:
+            return normalized
+        stem = self._stem
+        return [stem(text) if isinstance(text, str) else text for text in normalized]
 
 
 def make_normalizer(normalize: NormalizeOption = "default", stemmer: str | None = None) -> Normalizer:
@@ -83,17 +198,15 @@ def make_normalizer(normalize: NormalizeOption = "default", stemmer: str | None 
         stemmer: None or "porter" (each white-space token stemmed after normalization).
     """
     if callable(normalize):
-        base = normalize
+        base, batch = normalize, None
     elif isinstance(normalize, str) and normalize in _NORMALIZERS:
-        base = _NORMALIZERS[normalize]
+        base, batch = _NORMALIZERS[normalize], _BATCH_NORMALIZERS[normalize]
     else:
         raise ValueError(f"normalize must be one of {NORMALIZE_MODES} or a callable str -> str, got {normalize!r}")
-    if stemmer is None:
-        return base
-    if stemmer not in STEMMERS:
+    if stemmer is not None and stemmer not in STEMMERS:
         raise ValueError(f"stemmer must be None or one of {STEMMERS}, got {stemmer!r}")
-    stem = _porter_stem_tokens()
-    return lambda text: stem(base(text))
+    cache = None if batch is None else _NORMALIZED.setdefault((normalize, stemmer), {})
+    return _Normalizer(base, batch, None if stemmer is None else _porter_stem_tokens(), cache)
 
 
 def normalize_keyword(keyword: str, normalize: NormalizeOption = "default", stemmer: str | None = None) -> str:
@@ -109,7 +222,11 @@ class Vocabulary:
     def __init__(self, normalizer: Normalizer) -> None:
         self._normalizer = normalizer
         self._raw_to_id: dict[str, int] = {}
-        self._normalized_to_id: dict[str, int] = {}
+        # Id + 1 of each normalized form, in order of first appearance (a C-level counter);
+        # the empty form is 0, id -1 (dropped).
+        self._normalized_to_id: defaultdict[str, int] = defaultdict()
+        self._normalized_to_id.default_factory = self._normalized_to_id.__len__
+        self._normalized_to_id[""] = 0
         self.strings: list[str] = []
         self.known_id = self._raw_to_id.get  # id of an already seen raw keyword, else None
 
@@ -120,32 +237,119 @@ class Vocabulary:
             normalized = self._normalizer(raw)
             if not isinstance(normalized, str):
                 raise ValueError(f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str")
-            if not normalized:
-                keyword_id = -1
-            else:
-                keyword_id = self._normalized_to_id.setdefault(normalized, len(self.strings))
-                if keyword_id == len(self.strings):
-                    self.strings.append(normalized)
+            keyword_id = self._normalized_to_id[normalized] - 1
+            if keyword_id == len(self.strings):
+                self.strings.append(normalized)
             self._raw_to_id[raw] = keyword_id
         return keyword_id
 
+    def ids_of(self, raws: list[str]) -> np.ndarray:
+        """`[intern(raw) for raw in raws]` for distinct strings, as an array: normalized in
+        one batch (`_Normalizer.many`), interned without a Python loop."""
+        many = getattr(self._normalizer, "many", None)
+        normalized_forms = many(raws) if many is not None else list(map(self._normalizer, raws))
+        if not set(map(type, normalized_forms)) <= {str}:
+            raw, normalized = next((r, n) for r, n in zip(raws, normalized_forms) if not isinstance(n, str))
+            raise ValueError(f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str")
+        to_id = self._normalized_to_id
+        ids = np.fromiter(map(to_id.__getitem__, normalized_forms), dtype=np.int64, count=len(raws)) - 1
+        if len(to_id) - 1 > len(self.strings):
+            self.strings.extend(islice(to_id, len(self.strings) + 1, None))
+        return ids
 
-@dataclass(frozen=True)
+
 class PreparedSide:
     """One side (predictions or references) of a prepared corpus.
 
     `ids[i]` holds example i's keyword ids (empty and duplicate keywords dropped, order
     kept), `scores[i]` their scores (or None), `originals[i]` the kept keywords as given,
     stripped (only when asked for: sentiment reads them).
+
+    A side is built from those lists, or (`from_flat`, the vectorized preparation) from
+    flat arrays: `flat[offsets[l]:offsets[l + 1]]` are the ids of list l, and example i has
+    list `groups[i]` (None: list i), so that a gold list shared by many examples is stored
+    once. Each form is derived from the other when first asked for.
     """
 
-    ids: list[tuple[int, ...]]
-    scores: list[tuple[float, ...]] | None = None
-    originals: list[tuple[str, ...]] | None = None
+    def __init__(
+        self,
+        ids: list[tuple[int, ...]] | None,
+        scores: list[tuple[float, ...]] | None = None,
+        originals: list[tuple[str, ...]] | None = None,
+    ) -> None:
+        self._ids = ids
+        self._scores = scores
+        self.originals = originals
+        self._flat: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
+        self._flat_scores: np.ndarray | None = None
+
+    @classmethod
+    def from_flat(
+        cls, flat: np.ndarray, offsets: np.ndarray, groups: np.ndarray | None = None, scores: np.ndarray | None = None
+    ) -> PreparedSide:
+        side = cls(None)
+        side._flat = (flat, offsets, groups)
+        side._flat_scores = scores
+        return side
+
+    @property
+    def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """`(flat ids, offsets, groups)` as described in the class docstring."""
+        if self._flat is None:
+            ids = self._ids
+            sizes = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+            offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            flat = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(offsets[-1]))
+            self._flat = (flat, offsets, None)
+        return self._flat
+
+    @staticmethod
+    def _lists(values: np.ndarray, offsets: np.ndarray, groups: np.ndarray | None) -> list[tuple[Any, ...]]:
+        items = values.tolist()
+        bounds = offsets.tolist()
+        lists = [tuple(items[a:b]) for a, b in zip(bounds, bounds[1:])]
+        return lists if groups is None else [lists[g] for g in groups.tolist()]
+
+    @property
+    def ids(self) -> list[tuple[int, ...]]:
+        if self._ids is None:
+            self._ids = self._lists(*self.flat)
+        return self._ids
+
+    @property
+    def flat_scores(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every example's scores in one array, example i's at `offsets[i]:offsets[i + 1]`
+        (a shared list repeated per example); for a side prepared with scores."""
+        flat, offsets, groups = self.flat
+        if self._flat_scores is not None and groups is None:
+            return self._flat_scores, offsets
+        scores = self.scores
+        sizes = np.fromiter(map(len, scores), dtype=np.int64, count=len(scores))
+        starts = np.zeros(len(scores) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=starts[1:])
+        return np.fromiter(chain.from_iterable(scores), dtype=np.float64, count=int(starts[-1])), starts
+
+    @property
+    def scores(self) -> list[tuple[float, ...]] | None:
+        if self._scores is None and self._flat_scores is not None:
+            flat, offsets, groups = self.flat
+            self._scores = self._lists(self._flat_scores, offsets, groups)
+        return self._scores
+
+    def __len__(self) -> int:
+        if self._ids is not None:
+            return len(self._ids)
+        _, offsets, groups = self.flat
+        return len(offsets) - 1 if groups is None else len(groups)
 
     @property
     def sizes(self) -> np.ndarray:
-        return np.fromiter(map(len, self.ids), dtype=np.int64, count=len(self.ids))
+        if self._ids is not None:
+            return np.fromiter(map(len, self._ids), dtype=np.int64, count=len(self._ids))
+        _, offsets, groups = self.flat
+        sizes = np.diff(offsets)
+        return sizes if groups is None else sizes[groups]
 
 
 def _scores_fast_path(raw_scores: Sequence[Any]) -> tuple[float, ...] | None:
@@ -213,6 +417,10 @@ def prepare_side(
     list given more than once (`repeated_rows`) is prepared once and its prepared tuple
     shared. `numbers` names the examples in messages (default: their positions).
     """
+    if not keep_originals and numbers is None:
+        fast = _prepare_flat(lists, vocabulary, scores, group_repeats=reuse_lists and scores is None)
+        if fast is not None:
+            return fast
     if reuse_lists and scores is None:
         first, group = repeated_rows(lists)
         if len(first) < len(lists):
@@ -268,6 +476,114 @@ def prepare_side(
     return PreparedSide(all_ids, all_scores, all_originals)
 
 
+_CONTENT_SAMPLE = 256
+
+
+def _row_groups(lists: Sequence[Any]) -> np.ndarray | None:
+    """`repeated_rows`'s groups, computed without a Python loop: by identity (a gold list
+    broadcast to its movie's reviews) or, when no row object repeats but the first
+    `_CONTENT_SAMPLE` rows hold equal copies (a gold list read back per example), by content
+    (rows of hashable items). None: every row its own."""
+    number: defaultdict[Any, int] = defaultdict()
+    number.default_factory = number.__len__
+    by_object = np.fromiter(map(number.__getitem__, map(id, lists)), dtype=np.int64, count=len(lists))
+    if len(number) == len(lists):  # no object repeats: look for copies only if the sample has some
+        try:
+            if len(set(map(tuple, lists[:_CONTENT_SAMPLE]))) == min(len(lists), _CONTENT_SAMPLE):
+                return None
+        except TypeError:  # an unhashable keyword: reported where the row is checked
+            return None
+    # Equal content among the distinct objects (one per group found so far).
+    _, first = np.unique(by_object, return_index=True)
+    number.clear()
+    try:
+        by_content = np.fromiter(
+            map(number.__getitem__, map(tuple, [lists[i] for i in first.tolist()])), dtype=np.int64, count=len(first)
+        )
+    except TypeError:
+        by_content = np.arange(len(first))
+    groups = by_content[by_object]
+    return groups if int(groups.max(initial=-1)) + 1 < len(lists) else None
+
+
+def _prepare_flat(
+    lists: Sequence[Any], vocabulary: Vocabulary, scores: Sequence[Any] | None, group_repeats: bool
+) -> PreparedSide | None:
+    """`prepare_side` without a Python loop over rows or keywords (SPEC section 1): each
+    distinct keyword string is normalized once, duplicates are found by sorting. Applies
+    when every row is a list or tuple of str (and every score row a list or tuple of floats
+    in [0, 1] of the same length); otherwise None, and the per-row path checks and reports."""
+    if not set(map(type, lists)) <= {list, tuple}:
+        return None
+    groups = None
+    if group_repeats and len(lists) > 1:
+        groups = _row_groups(lists)
+        if groups is not None:
+            _, first = np.unique(groups, return_index=True)
+            lists = [lists[i] for i in first.tolist()]
+    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    total = int(sizes.sum())
+    code_of: defaultdict[Any, int] = defaultdict()
+    code_of.default_factory = code_of.__len__
+    try:
+        codes = np.fromiter(map(code_of.__getitem__, chain.from_iterable(lists)), dtype=np.int64, count=total)
+    except TypeError:  # an unhashable keyword
+        return None
+    distinct = list(code_of)
+    if not set(map(type, distinct)) <= {str}:
+        return None
+    flat_scores = None
+    if scores is not None:
+        flat_scores = _flat_scores(scores, sizes)
+        if flat_scores is None:
+            return None
+    ids = vocabulary.ids_of(distinct)[codes]
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    keep = _first_nonempty_occurrences(ids, offsets, len(vocabulary.strings))
+    if keep is not None:
+        ids = ids[keep]
+        if flat_scores is not None:
+            flat_scores = flat_scores[keep]
+        rows = np.repeat(np.arange(len(lists)), sizes)[keep]
+        offsets[1:] = np.cumsum(np.bincount(rows, minlength=len(lists)))
+    return PreparedSide.from_flat(ids, offsets, groups, flat_scores)
+
+
+def _flat_scores(scores: Sequence[Any], sizes: np.ndarray) -> np.ndarray | None:
+    """All scores as one float array when every row is a list or tuple of floats in [0, 1]
+    with one score per keyword, else None."""
+    if not set(map(type, scores)) <= {list, tuple}:
+        return None
+    if not np.array_equal(np.fromiter(map(len, scores), dtype=np.int64, count=len(scores)), sizes):
+        return None
+    values = list(chain.from_iterable(scores))
+    if not set(map(type, values)) <= {float}:
+        return None
+    array = np.array(values, dtype=np.float64)
+    if not ((array >= 0.0) & (array <= 1.0)).all():  # NaN fails too
+        return None
+    return array
+
+
+def _first_nonempty_occurrences(ids: np.ndarray, offsets: np.ndarray, vocabulary_size: int) -> np.ndarray | None:
+    """Which keywords to keep (not empty, -1; not a repeat of an earlier one in its list),
+    or None when that is all of them."""
+    if not len(ids):
+        return None
+    rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    keys = rows * (vocabulary_size + 1) + (ids + 1)
+    ordered = np.sort(keys)
+    if ids.min() >= 0 and not (ordered[1:] == ordered[:-1]).any():
+        return None
+    order = np.argsort(keys, kind="stable")
+    first = np.ones(len(ids), dtype=bool)
+    first[1:] = keys[order[1:]] != keys[order[:-1]]
+    keep = np.empty(len(ids), dtype=bool)
+    keep[order] = first
+    return keep & (ids >= 0)
+
+
 def _prepare_list(
     raw_list: Sequence[Any],
     raw_scores: Sequence[Any] | None,
@@ -307,7 +623,7 @@ class PreparedCorpus:
     references: PreparedSide
 
     def __len__(self) -> int:
-        return len(self.predictions.ids)
+        return len(self.predictions)
 
 
 def prepare_corpus(
@@ -344,6 +660,15 @@ def cutoff_lengths(corpus: PreparedCorpus, top_k: int | str | None) -> list[int 
     if top_k == "O":
         return [len(gold) for gold in corpus.references.ids]
     return [top_k] * len(corpus)  # type: ignore[list-item]
+
+
+def prediction_cutoffs(corpus: PreparedCorpus, top_k: int | str | None) -> np.ndarray | None:
+    """`cutoff_lengths` as an array (None: every prediction kept)."""
+    if top_k is None:
+        return None
+    if top_k == "O":
+        return corpus.references.sizes
+    return np.full(len(corpus), min(int(top_k), np.iinfo(np.int64).max), dtype=np.int64)
 
 
 def precision_denominators(corpus: PreparedCorpus, top_k: int | str | None) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .averaging import Values, per_example_columns, prf_statistics, prf_values, summarize
-from .matching import maximum_matching, reference_groups
+from .matching import hopcroft_karp, reference_groups
 from .preparation import NormalizeOption, PreparedCorpus, apply_top_k, precision_denominators, prepare_corpus
 from .presence import select_presence
 from .resampling import RandomState
@@ -334,7 +334,7 @@ def _semantic_counts(
                         continue
                     block = above[offsets[position] : offsets[position] + len(prediction_ids[index])]
                     neighbors = [np.flatnonzero(row).tolist() for row in block]
-                    matched_pred[index] = matched_gold[index] = sum(maximum_matching(neighbors))
+                    matched_pred[index] = matched_gold[index] = hopcroft_karp(neighbors)
     return matched_pred, matched_gold, soft_pred, soft_gold
 
 

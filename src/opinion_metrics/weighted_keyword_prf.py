@@ -9,8 +9,16 @@ from typing import Any
 import numpy as np
 
 from .averaging import Values, mean_or, per_example_columns, prf_statistics, prf_values, safe_ratio, summarize
-from .matching import corpus_neighbors, maximum_matching
-from .preparation import NormalizeOption, cutoff_lengths, prepare_corpus
+from .matching import (
+    Edges,
+    corpus_edges,
+    cut_edges,
+    example_neighbors,
+    maximum_matching,
+    needs_matching,
+    shared_vertices,
+)
+from .preparation import NormalizeOption, prediction_cutoffs, prepare_corpus
 from .presence import select_presence
 from .resampling import RandomState
 from .validation import (
@@ -91,24 +99,93 @@ def ranking_scores(
 
 
 def _weighted_matches(
-    neighbors: Sequence[Sequence[Sequence[int]]],
-    scores: Sequence[Sequence[float]],
-    lengths: Sequence[int | None],
-    one_to_one: bool,
-) -> tuple[list[float], list[float]]:
-    """Per example: (matched score, total score) over the first `lengths[i]` predictions."""
-    matched_scores: list[float] = []
-    totals: list[float] = []
-    for example, example_scores, n in zip(neighbors, scores, lengths):
-        example, example_scores = example[:n], example_scores[:n]
-        totals.append(math.fsum(example_scores))
-        hit = [i for i, gold in enumerate(example) if gold]
-        if one_to_one and len(hit) > 1:
-            order = sorted(range(len(example)), key=lambda i: -example_scores[i])
-            covered = maximum_matching(example, order)
-            hit = [i for i in hit if covered[i]]
-        matched_scores.append(math.fsum(example_scores[i] for i in hit))
-    return matched_scores, totals
+    edges: Edges, scores: np.ndarray, offsets: np.ndarray, cutoffs: np.ndarray | None, one_to_one: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per example: (matched score, total score) over the predictions below the cut-off.
+
+    `scores` holds every prediction's score, example i's at `offsets[i]:offsets[i + 1]`.
+    Without `one_to_one`, or where no gold keyword is in two edges, every matched
+    prediction counts; where no prediction is in two edges, each matched gold keyword
+    counts the best score among its predictions (what the greedy by decreasing score keeps);
+    otherwise the greedy runs on the example (a maximum-weight matching, `maximum_matching`).
+    """
+    n = len(offsets) - 1
+    examples = np.repeat(np.arange(n), np.diff(offsets))
+    if cutoffs is None:
+        totals = np.bincount(examples, weights=scores, minlength=n)
+    else:
+        kept = np.arange(len(scores)) - offsets[examples] < cutoffs[examples]
+        totals = np.bincount(examples[kept], weights=scores[kept], minlength=n)
+    edges = cut_edges(edges, cutoffs)
+    edge_count, matched_predictions, matched_gold = shared_vertices(edges, n)
+    first_edge = np.ones(len(edges.examples), dtype=bool)
+    first_edge[1:] = (edges.examples[1:] != edges.examples[:-1]) | (edges.predictions[1:] != edges.predictions[:-1])
+    edge_scores = scores[offsets[edges.examples] + edges.predictions]
+    matched = np.bincount(edges.examples[first_edge], weights=edge_scores[first_edge], minlength=n)
+    if not one_to_one:
+        return matched, totals
+    single = (edge_count == matched_predictions) & (edge_count != matched_gold)  # gold keywords shared
+    if single.any():
+        chosen = single[edges.examples]
+        examples_, gold_, scores_ = edges.examples[chosen], edges.gold[chosen], edge_scores[chosen]
+        order = np.lexsort((-scores_, gold_, examples_))
+        examples_, gold_, scores_ = examples_[order], gold_[order], scores_[order]
+        best = np.ones(len(examples_), dtype=bool)
+        best[1:] = (examples_[1:] != examples_[:-1]) | (gold_[1:] != gold_[:-1])
+        matched[single] = np.bincount(examples_[best], weights=scores_[best], minlength=n)[single]
+    general = np.flatnonzero(needs_matching(edge_count, matched_predictions, matched_gold))
+    starts = np.searchsorted(edges.examples, general)
+    stops = np.searchsorted(edges.examples, general, side="right")
+    for example, start, stop in zip(general.tolist(), starts.tolist(), stops.tolist()):
+        size = int(edges.predictions[stop - 1]) + 1
+        neighbors = example_neighbors(edges, example, start, stop, size)
+        example_scores = scores[offsets[example] : offsets[example] + size].tolist()
+        order = sorted(range(size), key=lambda i: -example_scores[i])
+        covered = maximum_matching(neighbors, order)
+        matched[example] = math.fsum(score for score, hit in zip(example_scores, covered) if hit)
+    return matched, totals
+
+
+def _ranking_from_edges(
+    edges: Edges, sizes: np.ndarray, n_gold: np.ndarray, k: int, relevance: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """`ranking_scores` as arrays (0 for examples without gold keywords), from the edges.
+
+    Where no gold keyword is in two edges among the first k predictions (the usual case),
+    each matched prediction claims its earliest gold keyword; the other examples are walked
+    by `ranking_scores`.
+    """
+    n = len(n_gold)
+    edges = cut_edges(edges, np.full(n, min(k, 2**62), dtype=np.int64))
+    edge_count, matched_predictions, matched_gold = shared_vertices(edges, n)
+    depth = max(int(n_gold.max(initial=0)), int(edges.predictions.max(initial=-1)) + 1)
+    discount = np.asarray(_discounts(depth))
+    gain = discount if relevance == "graded" else np.ones(depth)
+    ideal = np.cumsum(gain[: min(k, depth)] * discount[: min(k, depth)])
+    first_edge = np.ones(len(edges.examples), dtype=bool)
+    first_edge[1:] = (edges.examples[1:] != edges.examples[:-1]) | (edges.predictions[1:] != edges.predictions[:-1])
+    examples, ranks, claimed = edges.examples[first_edge], edges.predictions[first_edge], edges.gold[first_edge]
+    dcg = np.bincount(examples, weights=gain[claimed] * discount[ranks], minlength=n)
+    hits_before = np.arange(len(examples)) - np.searchsorted(examples, examples)
+    precision_sum = np.bincount(examples, weights=(hits_before + 1) / (ranks + 1), minlength=n)
+    general = np.flatnonzero((edge_count != matched_gold) & (n_gold > 0))
+    if len(general):
+        starts = np.searchsorted(edges.examples, general)
+        stops = np.searchsorted(edges.examples, general, side="right")
+        neighbors = [
+            example_neighbors(edges, example, start, stop, min(k, int(sizes[example])))
+            for example, start, stop in zip(general.tolist(), starts.tolist(), stops.tolist())
+        ]
+        ndcg, average_precision = ranking_scores(neighbors, n_gold[general].tolist(), k, relevance)
+    has_gold = n_gold > 0
+    ndcg_all = np.zeros(n)
+    ndcg_all[has_gold] = dcg[has_gold] / ideal[np.minimum(k, n_gold[has_gold]) - 1]
+    ap_all = np.zeros(n)
+    ap_all[has_gold] = precision_sum[has_gold] / n_gold[has_gold]
+    if len(general):
+        ndcg_all[general] = ndcg
+        ap_all[general] = average_precision
+    return ndcg_all, ap_all
 
 
 def weighted_statistics(
@@ -146,9 +223,10 @@ def weighted_statistics(
         predictions, references, scores=scores, normalize=normalize, stemmer=stemmer, clip_scores=clip_scores
     )
     corpus, included = select_presence(corpus, texts, presence, normalize, stemmer)
-    neighbors = corpus_neighbors(corpus, match)
+    edges = corpus_edges(corpus, match)
     n_gold = corpus.references.sizes
-    matched, totals = _weighted_matches(neighbors, corpus.predictions.scores, cutoff_lengths(corpus, top_k), one_to_one)
+    scores_flat, offsets = corpus.predictions.flat_scores
+    matched, totals = _weighted_matches(edges, scores_flat, offsets, prediction_cutoffs(corpus, top_k), one_to_one)
     weighted = prf_statistics(
         np.asarray(matched),
         np.asarray(totals),
@@ -157,11 +235,9 @@ def weighted_statistics(
         zero_division=zero_division,
         included=included,
     )
-    ndcg, average_precision = ranking_scores(neighbors, n_gold.tolist(), k, relevance)
+    ndcg, average_precision = _ranking_from_edges(edges, corpus.predictions.sizes, n_gold, k, relevance)
     has_gold = n_gold > 0
-    ranking = np.column_stack([has_gold, [v or 0.0 for v in ndcg], [v or 0.0 for v in average_precision]]).astype(
-        np.float64
-    )
+    ranking = np.column_stack([has_gold, ndcg, average_precision]).astype(np.float64)
     statistics = np.asfortranarray(np.hstack([weighted, ranking]))
     values = weighted_reducer({"average": average, "k": k, "zero_division": zero_division})
     return statistics, values, has_gold
@@ -270,13 +346,19 @@ def _ranking(
     stemmer: str | None,
     texts: Sequence[str] | None,
     presence: str,
-) -> tuple[list[float | None], list[float | None]]:
+) -> tuple[list[float], list[float]]:
+    """nDCG@k and AP@k of the examples with gold keywords."""
     check_match(match)
     k = check_positive_int(k, "k")
     check_relevance(relevance)
     corpus = prepare_corpus(predictions, references, normalize=normalize, stemmer=stemmer)
     corpus, _ = select_presence(corpus, texts, presence, normalize, stemmer)
-    return ranking_scores(corpus_neighbors(corpus, match), corpus.references.sizes.tolist(), k, relevance)
+    n_gold = corpus.references.sizes
+    ndcg, average_precision = _ranking_from_edges(
+        corpus_edges(corpus, match), corpus.predictions.sizes, n_gold, k, relevance
+    )
+    has_gold = n_gold > 0
+    return ndcg[has_gold].tolist(), average_precision[has_gold].tolist()
 
 
 def ndcg_at_k(
@@ -302,7 +384,7 @@ def ndcg_at_k(
     """
     zero_division = check_zero_division(zero_division)
     ndcg, _ = _ranking(predictions, references, k, relevance, match, normalize, stemmer, texts, presence)
-    return mean_or([v for v in ndcg if v is not None], zero_division)
+    return mean_or(ndcg, zero_division)
 
 
 def map_at_k(
@@ -327,4 +409,4 @@ def map_at_k(
     """
     zero_division = check_zero_division(zero_division)
     _, average_precision = _ranking(predictions, references, k, "binary", match, normalize, stemmer, texts, presence)
-    return mean_or([v for v in average_precision if v is not None], zero_division)
+    return mean_or(average_precision, zero_division)

@@ -1,0 +1,223 @@
+"""Issue 20's fast paths against their slow truths: the ASCII normalization path and the
+batch normalization against the full per-string path, cached Porter stems against NLTK,
+the rolling-hash containment against `in`, Hopcroft-Karp against scipy, the vectorized
+preparation against the per-row one, and the sort used by the joins against argsort.
+(Whole corpora through every path: tests/test_differential.py.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from opinion_metrics import matching, preparation
+from opinion_metrics.matching import hopcroft_karp, sort_with_payload
+from opinion_metrics.preparation import make_normalizer, prepare_corpus
+
+# ASCII-heavy text with the characters each normalization treats specially: punctuation,
+# symbols, every ASCII white space (\x1c-\x1f split in str but not in bytes), NUL (the batch
+# separator), and non-ASCII look-alikes (NFKC, casefold, format characters, surrogates).
+ASCII = "aZ09 _-!.,#$+<=>^`|~\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x00\x7f"
+UNICODE = "ßİéＡﬁ\u00a0\u200b\ufeff\u3000ς\u0301\ud800"
+ascii_text = st.text(alphabet=ASCII, max_size=12)
+any_text = st.text(alphabet=ASCII + UNICODE, max_size=12) | st.text(max_size=8)
+
+
+@settings(max_examples=500, deadline=None)
+@given(ascii_text | any_text)
+def test_ascii_path_of_default_normalization_equals_the_unicode_path(text):
+    assert preparation._normalize_default(text) == preparation._normalize_unicode(text)
+
+
+@pytest.mark.parametrize("mode", ["default", "ascii", "none"])
+@pytest.mark.parametrize("stemmer", [None, "porter"])
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(ascii_text | any_text, max_size=30))
+def test_batch_normalization_equals_one_by_one(mode, stemmer, texts):
+    normalizer = make_normalizer(mode, stemmer)
+    texts = texts * 2  # past the batch threshold
+    assert normalizer.many(texts) == [normalizer(text) for text in texts]
+
+
+def test_batch_normalization_runs_for_ascii_and_leaves_the_rest_to_the_full_path(monkeypatch):
+    calls = []
+    batch = preparation._BATCH_NORMALIZERS["default"]
+    monkeypatch.setitem(preparation._BATCH_NORMALIZERS, "default", lambda texts: calls.append(texts) or batch(texts))
+    texts = ["Star-Wars!", "  a\x1cb ", "Straße", "x\x00y", *[f"W{i}" for i in range(10)]]
+    normalized = make_normalizer("default").many(texts)
+    assert normalized == ["starwars", "a b", "strasse", "x\x00y", *[f"w{i}" for i in range(10)]]
+    assert calls == [["Star-Wars!", "  a\x1cb ", *[f"W{i}" for i in range(10)]]]  # no NUL, no non-ASCII
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="abcdeilnorstuyz", min_size=1, max_size=10), max_size=6))
+def test_cached_porter_stems_equal_nltk(tokens):
+    from nltk.stem.porter import PorterStemmer
+
+    stem = PorterStemmer().stem
+    text = " ".join(tokens)
+    expected = " ".join(stem(token, to_lowercase=False) for token in tokens)
+    normalizer = make_normalizer("none", "porter")
+    assert normalizer(text) == expected
+    assert normalizer(text) == expected  # the second time from the cache
+
+
+needles = st.lists(st.text(alphabet="ab c\x00é\ud800", min_size=1, max_size=5), max_size=10, unique=True)
+haystacks = st.lists(st.text(alphabet="ab c\x00é\ud800", max_size=14), max_size=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(needles, haystacks)
+def test_rolling_hash_containment_equals_in(needles, haystacks):
+    expected = {(i, j) for i, n in enumerate(needles) for j, h in enumerate(haystacks) if n in h}
+    assert matching._containment_by_hash(needles, haystacks) == expected
+
+
+def test_rolling_hash_collisions_are_confirmed(monkeypatch):
+    # With a base of 1 every anagram collides: the pairs must still be exact.
+    monkeypatch.setattr(matching, "_HASH_BASE", np.uint64(1))
+    monkeypatch.setattr(matching, "_HASH_BASE_INVERSE", np.uint64(1))
+    pairs = matching._containment_by_hash(["ab", "ba", "abc"], ["xba", "cab", "bca"])
+    # "ab" is in "cab"; "ba" is in "xba"; "abc" (an anagram of "cab" and "bca") is in neither.
+    assert pairs == {(0, 1), (1, 0)}
+
+
+bipartite = st.integers(1, 9).flatmap(
+    lambda n_right: st.lists(st.lists(st.integers(0, n_right - 1), max_size=n_right, unique=True), max_size=10)
+)
+
+
+def scipy_matching_size(neighbors) -> int:
+    n_right = 1 + max((j for adjacent in neighbors for j in adjacent), default=0)
+    rows = [i for i, adjacent in enumerate(neighbors) for _ in adjacent]
+    cols = [j for adjacent in neighbors for j in adjacent]
+    graph = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(neighbors), n_right))
+    return int((maximum_bipartite_matching(graph, perm_type="column") >= 0).sum())
+
+
+@settings(max_examples=500, deadline=None)
+@given(bipartite)
+def test_hopcroft_karp_equals_scipy(neighbors):
+    assert hopcroft_karp(neighbors) == scipy_matching_size(neighbors)
+
+
+def test_hopcroft_karp_on_a_large_sparse_graph_equals_scipy():
+    rng = np.random.default_rng(0)
+    neighbors = [rng.choice(3000, size=int(rng.integers(0, 4)), replace=False).tolist() for _ in range(3000)]
+    neighbors += [[0]] + [[i - 1, i] for i in range(1, 2000)]  # long augmenting paths, no recursion
+    assert hopcroft_karp(neighbors) == scipy_matching_size(neighbors)
+
+
+def test_sort_with_payload_encoded_and_argsort_agree():
+    rng = np.random.default_rng(1)
+    for high in (50, 2**40, 2**62):  # the last overflows the encoding: argsort
+        keys = rng.integers(0, high, size=500)
+        payload = rng.permutation(500)
+        sorted_keys, sorted_payload = sort_with_payload(keys, payload)
+        order = np.lexsort((payload, keys))
+        assert np.array_equal(sorted_keys, keys[order])
+        assert np.array_equal(sorted_payload, payload[order])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.lists(any_text, max_size=5), min_size=1, max_size=6),
+    st.lists(st.lists(any_text, max_size=5), min_size=1, max_size=6),
+    st.sampled_from(["default", "ascii", "none"]),
+)
+def test_vectorized_preparation_equals_per_row(predictions, references, normalize):
+    n = min(len(predictions), len(references))
+    predictions, references = predictions[:n], references[:n] * 1
+    references = [references[0]] * (n // 2) + references[n // 2 :]  # some lists shared
+
+    def strings(corpus):
+        return [
+            [tuple(corpus.strings[i] for i in ids) for ids in side.ids]
+            for side in (corpus.predictions, corpus.references)
+        ]
+
+    fast = prepare_corpus(predictions, references, normalize=normalize)
+    original = preparation._prepare_flat
+    try:
+        preparation._prepare_flat = lambda *args, **kwargs: None
+        slow = prepare_corpus(predictions, references, normalize=normalize)
+    finally:
+        preparation._prepare_flat = original
+    assert strings(fast) == strings(slow)
+    assert fast.predictions.sizes.tolist() == slow.predictions.sizes.tolist()
+    assert fast.references.sizes.tolist() == slow.references.sizes.tolist()
+    assert len(fast.predictions) == len(fast.references) == n
+
+
+def test_vectorized_preparation_drops_empty_and_repeated_keywords_and_keeps_scores():
+    corpus = prepare_corpus(
+        [["War", "war!", "", "Jedi", "WAR"], ["x"]],
+        [["jedi"], ["x"]],
+        scores=[[0.9, 0.8, 0.7, 0.6, 0.5], [0.25]],
+    )
+    assert [[corpus.strings[i] for i in ids] for ids in corpus.predictions.ids] == [["war", "jedi"], ["x"]]
+    assert corpus.predictions.scores == [(0.9, 0.6), (0.25,)]
+
+
+def test_invalid_rows_leave_the_vectorized_path_and_are_named():
+    with pytest.raises(ValueError, match="example 1, keyword 0 must be a str"):
+        prepare_corpus([["a"], [3]], [["a"], ["b"]])
+    with pytest.raises(ValueError, match="example 1"):
+        prepare_corpus([["a"], ["b"]], [["a"], ["b"]], scores=[[0.5], [1.5]])
+
+
+class TopicEncoder:
+    """Embeds "tA tB ..." as the normalized sum of topic unit vectors: cosines 1, 0.707, 0.5 or 0."""
+
+    def encode(self, texts, **options):
+        vectors = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in text.split():
+                vectors[row, int(token[1:])] = 1.0
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_semantic_one_to_one_matching_on_a_large_example_equals_scipy():
+    from opinion_metrics.semantic import semantic_keyword_prf
+
+    rng = np.random.default_rng(2)
+
+    def keywords(n):
+        chosen = (rng.choice(64, size=int(rng.integers(1, 3)), replace=False) for _ in range(n))
+        return list(dict.fromkeys(" ".join(f"t{t}" for t in sorted(topics)) for topics in chosen))
+
+    predictions, references = keywords(400), keywords(300)
+    embed = TopicEncoder().encode
+    similarity = embed(predictions).astype(np.float64) @ embed(references).astype(np.float64).T
+    neighbors = [np.flatnonzero(row >= 0.6).tolist() for row in similarity]  # cosines 0.5 / 0.707 are far from 0.6
+    expected = scipy_matching_size(neighbors)
+    assert hopcroft_karp(neighbors) == expected
+    result = semantic_keyword_prf([predictions], [references], model=TopicEncoder(), threshold=0.6, one_to_one=True)
+    assert result["semantic_precision"] == pytest.approx(expected / len(predictions))
+    assert result["semantic_recall"] == pytest.approx(expected / len(references))
+
+
+@pytest.mark.parametrize("match", ["substring", "token"])
+def test_relations_and_forms_kept_across_calls_give_the_values_of_a_fresh_call(match):
+    from opinion_metrics import keyword_prf, weighted_keyword_prf
+
+    gold = ["Star Wars", "the empire", "wars", "jedi knight", "café"]
+    first = [["star", "war"], ["empire strikes", "knight"], ["cafe\u0301"]]
+    second = [["star", "wars x"], ["Jedi", "the"], ["pire", "star wars", "war"]]  # partly new strings
+    scores = [[0.9, 0.5], [0.9, 0.5], [0.9, 0.5, 0.1]]
+    options = {"match": match, "stemmer": "porter", "return_per_example": True}
+    matching.clear_lexical_caches()
+    other = "token" if match == "substring" else "substring"
+    keyword_prf(second, [gold] * 3, **{**options, "match": other})  # the other relation, same strings
+    keyword_prf(first, [gold] * 3, **options)  # fills the caches for this gold list
+    warm = keyword_prf(second, [gold] * 3, **options)
+    warm_weighted = weighted_keyword_prf(second, scores, [gold] * 3, **options)
+    matching.clear_lexical_caches()
+    assert keyword_prf(second, [gold] * 3, **options) == warm
+    matching.clear_lexical_caches()
+    assert weighted_keyword_prf(second, scores, [gold] * 3, **options) == warm_weighted
+    # By hand (Porter: "wars" -> "war", "knight" stays): example 1, "jedi" ~ "jedi knight"; "the" ~ "the empir".
+    assert warm["per_example"]["precision"][1] == 1.0
