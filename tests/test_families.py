@@ -16,7 +16,14 @@ REPO = Path(__file__).resolve().parents[1]
 NAMES = list(FAMILIES)
 # Options that only the library and `compute` take (objects, tuning of one run's resources).
 NOT_ON_THE_COMMAND_LINE = {"sentiment", "return_per_example", "block_elements", "show_progress", "batch_size"}
-NOT_IN_THE_SPACES = NOT_ON_THE_COMMAND_LINE | {"device", "workers", "n_resamples", "random_state", "bootstrap", "aspects"}
+NOT_IN_THE_SPACES = NOT_ON_THE_COMMAND_LINE | {
+    "device",
+    "workers",
+    "n_resamples",
+    "random_state",
+    "bootstrap",
+    "aspects",
+}
 
 
 def key_stem(key: str) -> str:
