@@ -17,11 +17,13 @@ Exit status: 0 done, 1 the data cannot be evaluated, 2 a mistake in the command 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import os
 import re
 import secrets
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -958,7 +960,29 @@ def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
         temporary.unlink(missing_ok=True)
 
 
+def _printable_anywhere() -> None:
+    """A character the console cannot show (an emoji in a model's name on a Windows console) is
+    printed as its escape (\\U0001f600) instead of crashing the run."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
+def _check_plot_format(path: Path, formats: dict[str, str]) -> None:
+    """Fail before any work if matplotlib cannot write `path`'s format here (.pgf needs LaTeX)."""
+    import matplotlib
+
+    extension = path.suffix.lower().lstrip(".")
+    if extension not in formats:
+        supported = ", ".join(f".{name}" for name in sorted(formats))
+        raise UsageError(f"--plot {path}: give a file name ending in one of {supported}")
+    texsystem = matplotlib.rcParams["pgf.texsystem"]
+    if extension == "pgf" and shutil.which(texsystem) is None:
+        raise UsageError(f"--plot {path}: .pgf needs LaTeX ({texsystem}), which is not installed; try .pdf or .svg")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _printable_anywhere()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -974,9 +998,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if path is not None:
                 check_not_input(path, option, inputs)
                 check_output(path, option)
-        if args.plot is not None and args.plot.suffix.lower().lstrip(".") not in formats:
-            supported = ", ".join(f".{name}" for name in sorted(formats))
-            raise UsageError(f"--plot {args.plot}: give a file name ending in one of {supported}")
+        if args.plot is not None:
+            _check_plot_format(args.plot, formats)
         scores = args.scores or ("scores_*" if "*" in args.predictions else "scores")  # as _models reads them
         numbers = [scores, *([args.prediction_sentiments] if args.prediction_sentiments else [])]
         table = read_table(args.file, [args.predictions, args.references], numbers)
@@ -1006,7 +1029,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             write_atomically(target, write)
         except OSError as error:  # the folder vanished or filled up since the check
-            return _report(ValueError(f"cannot write {target}: {error.strerror}"))
+            return _report(ValueError(f"cannot write {target}: {error.strerror or error}"))
+        except Exception as error:  # matplotlib's own failures while drawing come in many types
+            if target is not args.plot:
+                raise
+            return _report(ValueError(f"cannot draw {target}: {error}"))
         print(("\n" if target is args.output else "") + f"wrote {target}")
     return 0
 

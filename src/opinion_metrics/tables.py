@@ -16,7 +16,6 @@ import re
 import tokenize
 import zlib
 from collections.abc import Iterator, Sequence
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -203,23 +202,63 @@ def _read_json(path: Path) -> tuple[dict[str, list[Any]], list[int] | None]:
     return columns, lines
 
 
+_PANDAS_HINT = "; from pandas, write df.to_json(path, orient='records', lines=True)"
+_ROW_LABEL = re.compile(r"0|[1-9][0-9]*")
+
+
+def _pandas_layout(path: Path, value: dict[str, Any]) -> dict[str, list[Any]] | None:
+    """The columns of a JSON object that pandas' `to_json` wrote with orient "split"
+    ({columns, index, data}), "table" ({schema, data}), "columns" (its default: {column:
+    {row: value}}) or "index" ({row: {column: value}}); None for any other object."""
+    keys = set(value)
+    if keys in ({"columns", "data"}, {"columns", "index", "data"}) and isinstance(value["data"], list):
+        names = value["columns"]
+        data_rows = all(isinstance(item, list) for item in value["data"])
+        if isinstance(names, list) and all(isinstance(name, str) for name in names) and data_rows:
+            for row, item in enumerate(value["data"], 1):
+                if len(item) != len(names):
+                    message = f"row {row} of 'data' is not a list of {len(names)} values, one per column"
+                    raise TableError(path, f"a pandas 'split' layout, but {message}")
+            return {name: [item[i] for item in value["data"]] for i, name in enumerate(names)}
+    records = value.get("data") if keys == {"schema", "data"} and isinstance(value["schema"], dict) else None
+    if isinstance(records, list) and all(isinstance(item, dict) for item in records):
+        columns = _records_to_columns(records)
+        if value["schema"].get("primaryKey") == ["index"]:  # pandas' unnamed row index, not a column
+            columns.pop("index", None)
+        return columns
+    if not value or not all(isinstance(inner, dict) for inner in value.values()):  # an object of columns
+        return None
+    by_index = all(_ROW_LABEL.fullmatch(key) for key in value) and not all(
+        _ROW_LABEL.fullmatch(key) for inner in value.values() for key in inner
+    )
+    if by_index:  # {row: {column: value}}
+        return _records_to_columns(list(value.values()))
+    labels = list(next(iter(value.values())))
+    for name, inner in value.items():  # {column: {row: value}}: every column has the same rows
+        if list(inner) != labels:
+            message = f"column {name!r} has other row labels than column {next(iter(value))!r}"
+            raise TableError(path, f"a pandas 'columns' layout, but {message}{_PANDAS_HINT}")
+    return {name: list(inner.values()) for name, inner in value.items()}
+
+
 def _json_columns(path: Path, value: Any, lines: list[int] | None) -> tuple[dict[str, list[Any]], list[int] | None]:
-    """The columns of a parsed JSON file: a list of row objects, or an object of columns."""
+    """The columns of a parsed JSON file: a list of row objects, an object of columns, or one of
+    pandas' object layouts (`_pandas_layout`)."""
     expected = "expected a list of row objects or an object mapping each column to a list"
     if lines is not None:
         for item, line in zip(value, lines):
             if not isinstance(item, dict):
-                raise TableError(path, f"{expected}; got a list holding {_kind(item)}", line)
+                hint = " (pandas' orient='values' has no column names)" + _PANDAS_HINT if isinstance(item, list) else ""
+                raise TableError(path, f"{expected}; got a list holding {_kind(item)}{hint}", line)
         return _records_to_columns(value), lines
     if not isinstance(value, dict):
         raise TableError(path, f"{expected}, got {_kind(value)}", 1)
+    layout = _pandas_layout(path, value)
+    if layout is not None:
+        return layout, None
     for name, column in value.items():
         if not isinstance(column, list):
-            hint = (
-                "; from pandas, write df.to_json(path, orient='records', lines=True)"
-                if isinstance(column, dict)
-                else ""
-            )
+            hint = _PANDAS_HINT if isinstance(column, dict) else ""
             raise TableError(path, f"{expected}; column {name!r} is {_kind(column)}, not a list{hint}")
     return value, None
 
@@ -264,8 +303,14 @@ def _read_delimited(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], l
 
 
 def _is_named(name: str, wanted: Sequence[str]) -> bool:
-    """`name` is one of `wanted`, where a wanted name with '*' is a pattern ('keywords_*')."""
-    return any(fnmatchcase(name, pattern) if "*" in pattern else name == pattern for pattern in wanted)
+    """`name` is one of `wanted`, where a wanted name with '*' is a pattern ('keywords_*'): '*'
+    stands for any text, every other character for itself ('kw[1]_*' is no character class)."""
+    return any(
+        re.fullmatch(".*".join(map(re.escape, pattern.split("*"))), name, re.DOTALL)
+        if "*" in pattern
+        else name == pattern
+        for pattern in wanted
+    )
 
 
 _NUMPY_SCALARS = {"float64", "float32", "float16", "int64", "int32", "int16", "int8", "str_"}
@@ -321,14 +366,44 @@ def _literal_items(text: str) -> list[Any] | None:
     return items if strings == sum(isinstance(item, str) for item in items) else None
 
 
+def _unordered(text: str) -> str | None:
+    """What a cell holds when it is a Python set or dict literal, or a JSON object ("{'a', 'b'}":
+    what pandas' `to_csv` writes for a column of sets), else None."""
+    if text == "set()":
+        return "a Python set"
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if isinstance(tree, ast.Set) and all(isinstance(node, ast.Constant) for node in tree.elts):
+        return "a Python set"
+    if isinstance(tree, ast.Dict) and all(isinstance(node, ast.Constant) for node in tree.keys):
+        return "an object (a dict)"
+    return None
+
+
 def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool) -> Any:
     """A CSV cell holding a list: "a; b; c", a JSON or Python list literal, or empty ([])."""
     if not isinstance(value, str):
         return value
     text = value.strip()
+    unordered = _unordered(text)
+    if unordered is not None:
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        message = f"column {column!r}: {shown!r} is {unordered}, not a list (a set has no order); {LIST_HELP}"
+        raise TableError(path, message, line)
     items = None
     if text.startswith("[") and text.endswith("]") or text.startswith("(") and text.endswith(")"):
         items = _literal_items(text)
+        if items is not None and "\\" in text:  # an escape such as \\ud83d can write half of an emoji
+            broken = next((item for item in items if isinstance(item, str) and _SURROGATE.search(item)), None)
+            if broken is not None:
+                message = (
+                    f"column {column!r}: {broken!r} holds a lone surrogate (half of an emoji: an escape like \\ud83d)"
+                )
+                raise TableError(path, message, line)
         if items is None and text.startswith("["):
             shown = text if len(text) <= 60 else text[:57] + "..."
             message = f"column {column!r}: {shown!r} looks like a list but is not a flat list of strings or numbers"
@@ -370,12 +445,29 @@ def _read_folder(path: Path) -> dict[str, list[Any]]:
     return dataset.to_dict()
 
 
+def _float_decimals(kind: Any) -> Any:
+    """`kind` with its decimal types as float64, lists of them included: a score is a number,
+    not a `Decimal`."""
+    import pyarrow
+
+    if pyarrow.types.is_decimal(kind):
+        return pyarrow.float64()
+    if pyarrow.types.is_list(kind) or pyarrow.types.is_large_list(kind):
+        item = kind.value_field.with_type(_float_decimals(kind.value_type))
+        return pyarrow.list_(item) if pyarrow.types.is_list(kind) else pyarrow.large_list(item)
+    if pyarrow.types.is_fixed_size_list(kind):
+        return pyarrow.list_(kind.value_field.with_type(_float_decimals(kind.value_type)), kind.list_size)
+    return kind
+
+
 def _read_parquet(path: Path) -> dict[str, list[Any]]:
     import pyarrow
     import pyarrow.parquet as parquet
 
     try:
-        return parquet.read_table(path).to_pydict()
+        table = parquet.read_table(path)
+        schema = pyarrow.schema([field.with_type(_float_decimals(field.type)) for field in table.schema])
+        return (table if schema.equals(table.schema) else table.cast(schema)).to_pydict()
     except UnicodeDecodeError:
         raise TableError(path, "a text column holds bytes that are not UTF-8; save its texts as UTF-8") from None
     except (pyarrow.ArrowException, OSError) as error:

@@ -69,13 +69,28 @@ def split_score(item: str) -> tuple[str, float | None]:
     return item[:opening].rstrip(), score
 
 
+def _year_like(text: str | None) -> bool:
+    """Some item of the box ends in a number in parentheses that cannot be a score (outside
+    [0, 1]: "Star Wars (1977)"), so the parentheses are part of the keywords."""
+    for line in (text or "").splitlines():
+        for item in line.split(KEYWORD_SEPARATOR):
+            score = split_score(item)[1]
+            if score is not None and not 0 <= score <= 1:
+                return True
+    return False
+
+
 def parse_keyword_lines(
-    text: str | None, name: str = "predictions", scored: bool = True
+    text: str | None, name: str = "predictions", scored: bool | None = True
 ) -> tuple[list[list[str]], list[list[float]] | None]:
     """One example per line, keywords separated by ';'. With `scored` (a box of a family that
     reads scores), each keyword may end with a score in parentheses: "social satire (0.8);
-    pizza (0.1)"; without it, "Star Wars (1977)" is a keyword. Returns keywords and scores
-    (None when no keyword has a score; otherwise every keyword needs one)."""
+    pizza (0.1)"; without it, "Star Wars (1977)" is a keyword. `scored=None` is a box shared by
+    families with and without scores: it reads scores unless one would be outside [0, 1] (a
+    year). Returns keywords and scores (None when no keyword has a score; otherwise every
+    keyword needs one)."""
+    if scored is None:
+        scored = not _year_like(text)
     keywords: list[list[str]] = []
     scores: list[list[float]] = []
     scored_lines = unscored_lines = 0
@@ -306,7 +321,8 @@ def collect_inputs(
     """The metric inputs of a family taking `inputs` ("predictions", "references", and
     "texts" or "aspects"), from the `upload` when given, else from the text boxes. The
     predictions box reads "keyword (0.8)" as a scored keyword only where `family` takes
-    scores (None: a box shared by every family, the weighted one included); an upload
+    scores (None: a box shared by every family, read as scored unless a number in
+    parentheses is outside [0, 1], as in "Star Wars (1977)"); an upload
     holding several systems (`system_column`) is refused: score each of `split_systems`."""
     data: dict[str, Any] = {}
     typed = any((text or "").strip() for text in (predictions, references, extra if "texts" in inputs else None))
@@ -360,7 +376,7 @@ def collect_inputs(
         data["prediction_sentiments"] = table.get("prediction_sentiments")
         data["texts"] = table.get("texts", table.get("review")) if "texts" in inputs else None
     else:
-        scored = family is None or takes_scores(family)
+        scored = None if family is None else takes_scores(family)
         data["predictions"], data["scores"] = parse_keyword_lines(predictions, "predictions", scored)
         if "references" in inputs:
             data["references"], _ = parse_keyword_lines(references, "references", scored=False)

@@ -1,0 +1,174 @@
+"""Inputs a hostile user tried on the CLI, the file readers and the Spaces' text boxes after
+the surfaces were hardened (issue 17): files written by pandas / polars / Excel, list cells in
+other syntaxes, odd consoles and plot formats. Each case failed before its fix."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from opinion_metrics import keyword_prf
+from opinion_metrics.cli import main
+from opinion_metrics.demo.parsing import collect_inputs
+from opinion_metrics.tables import TableError, read_table
+
+ROWS = [
+    {"review_id": 1, "model": "a", "predictions": ["great acting", "bad plot"], "references": ["acting", "plot"]},
+    {"review_id": 2, "model": "a", "predictions": ["star wars", "fun"], "references": ["star wars (1977)"]},
+    {"review_id": 1, "model": "b", "predictions": ["acting"], "references": ["acting", "plot"]},
+    {"review_id": 2, "model": "b", "predictions": ["fun", "star"], "references": ["star wars (1977)"]},
+]
+
+
+def _expected_by_model(match: str = "substring") -> dict[str, dict[str, float]]:
+    """keyword_prf per model, computed by the library on the rows themselves (not through a file)."""
+    found = {}
+    for model in ("a", "b"):
+        rows = [row for row in ROWS if row["model"] == model]
+        found[model] = keyword_prf([r["predictions"] for r in rows], [r["references"] for r in rows], match=match)
+    return found
+
+
+def _run(argv, capsys):
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+# pandas' DataFrame.to_json writes orient="columns" by default; "split", "index" and "table"
+# are its other object layouts. Each holds the same rows as orient="records".
+@pytest.mark.parametrize("orient", ["columns", "split", "index", "table"])
+def test_every_object_layout_of_pandas_to_json_is_read_as_its_rows(tmp_path, capsys, orient):
+    path = tmp_path / f"{orient}.json"
+    pd.DataFrame(ROWS).to_json(path, orient=orient)
+    table = read_table(path, ["predictions", "references"], [])
+    assert table.columns == {name: [row[name] for row in ROWS] for name in ROWS[0]}
+    status, out, err = _run([path, "--by", "model", "--output", tmp_path / "out.json"], capsys)
+    assert status == 0, err
+    written = json.loads((tmp_path / "out.json").read_text())
+    expected = _expected_by_model()
+    for model in ("a", "b"):
+        assert written[model]["keyword_prf"] == pytest.approx(expected[model])
+
+
+def test_pandas_values_layout_is_refused_naming_the_orient_that_keeps_column_names(tmp_path):
+    path = tmp_path / "values.json"
+    pd.DataFrame(ROWS).to_json(path, orient="values")
+    with pytest.raises(TableError, match="orient='records'"):
+        read_table(path)
+
+
+@pytest.mark.parametrize("cell", ["{'a', 'b'}", '{"a", "b"}', "{'a': 1}", '{"a": 0.5}', "set()", "{}"])
+def test_a_csv_cell_holding_a_python_set_or_dict_is_refused_not_read_as_one_keyword(tmp_path, cell):
+    # pandas' to_csv writes a column of sets as "{'a', 'b'}": read as the keyword "{'a', 'b'}", it
+    # matched "a" by substring and scored precision 1.
+    path = tmp_path / "sets.csv"
+    pd.DataFrame({"predictions": [cell], "references": ["a"]}).to_csv(path, index=False)
+    with pytest.raises(TableError, match=r"line 2: column 'predictions'.*(set|object|dict)"):
+        read_table(path, ["predictions", "references"], [])
+
+
+def test_a_keyword_in_braces_that_is_no_literal_stays_a_keyword(tmp_path):
+    path = tmp_path / "braces.csv"
+    path.write_text("predictions,references\n{redacted}; b,a\n", encoding="utf-8")
+    assert read_table(path, ["predictions"], []).columns["predictions"] == [["{redacted}", "b"]]
+
+
+@pytest.mark.parametrize("cell", ['["\\ud83d x"]', "['\\ud83d x']", "['\\U0001F600', '\\udc00']"])
+def test_a_lone_surrogate_written_as_an_escape_in_a_csv_list_cell_is_refused(tmp_path, cell):
+    path = tmp_path / "escaped.csv"
+    pd.DataFrame({"predictions": [cell], "references": ["x"]}).to_csv(path, index=False)
+    with pytest.raises(TableError, match="line 2: column 'predictions'.*lone surrogate"):
+        read_table(path, ["predictions"], [])
+
+
+def test_an_escaped_emoji_in_a_csv_list_cell_is_read(tmp_path):
+    path = tmp_path / "emoji.csv"
+    pd.DataFrame({"predictions": ["['\\U0001F600 fun', \"\\u00e9t\\u00e9\"]"]}).to_csv(path, index=False)
+    assert read_table(path, ["predictions"], []).columns["predictions"] == [["\U0001f600 fun", "été"]]
+
+
+def test_a_predictions_pattern_with_brackets_reads_its_csv_list_cells(tmp_path, capsys):
+    # fnmatch read "kw[1]_*" as a character class: the cells "x; y" stayed strings
+    path = tmp_path / "brackets.csv"
+    path.write_text("references,kw[1]_a,kw[1]_b\nx,x; y,x\n", encoding="utf-8")
+    table = read_table(path, ["kw[1]_*"], [])
+    assert table.columns["kw[1]_a"] == [["x", "y"]] and table.columns["kw[1]_b"] == [["x"]]
+    status, out, err = _run([path, "--predictions", "kw[1]_*", "--output", tmp_path / "o.json"], capsys)
+    assert status == 0, err
+    written = json.loads((tmp_path / "o.json").read_text())
+    assert written["a"]["keyword_prf"] == pytest.approx(keyword_prf([["x", "y"]], [["x"]]))
+    assert written["b"]["keyword_prf"]["precision"] == 1.0
+
+
+def test_decimal_scores_from_parquet_are_read_as_numbers(tmp_path):
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    scores = pa.array([[decimal.Decimal("0.50"), decimal.Decimal("0.25")]], pa.list_(pa.decimal128(5, 2)))
+    path = tmp_path / "decimal.parquet"
+    pq.write_table(pa.table({"predictions": [["a", "b"]], "references": [["a"]], "scores": scores}), path)
+    read = read_table(path).columns["scores"]
+    assert read == [[0.5, 0.25]] and all(type(value) is float for value in read[0])
+
+
+def test_an_unwritable_plot_format_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    # .pgf needs a LaTeX installation: matplotlib raised a RuntimeError traceback after the whole computation
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name, *args, **kwargs: None)
+    data = tmp_path / "x.jsonl"
+    data.write_text(json.dumps({"predictions": ["a"], "references": ["a"]}) + "\n", encoding="utf-8")
+    status, out, err = _run([data, "--plot", tmp_path / "x.pgf"], capsys)
+    assert status == 2 and out == ""
+    assert ".pgf needs LaTeX" in err and "Traceback" not in err
+    assert not (tmp_path / "x.pgf").exists()
+
+
+def test_an_error_while_drawing_is_one_line_and_keeps_the_old_file(tmp_path, capsys, monkeypatch):
+    import opinion_metrics.cli as cli
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("renderer exploded")
+
+    monkeypatch.setattr(cli, "plot_results", fail)
+    data = tmp_path / "x.jsonl"
+    data.write_text(json.dumps({"predictions": ["a"], "references": ["a"]}) + "\n", encoding="utf-8")
+    plot = tmp_path / "x.png"
+    plot.write_bytes(b"old")
+    status, out, err = _run([data, "--plot", plot], capsys)
+    assert status == 1 and err.strip() == f"opinion-metrics: error: cannot draw {plot}: renderer exploded"
+    assert plot.read_bytes() == b"old"
+
+
+def test_a_console_that_cannot_show_a_character_does_not_crash_the_cli(tmp_path):
+    # a Windows console (cp1252): printing a model named with an emoji raised UnicodeEncodeError
+    data = tmp_path / "x.jsonl"
+    rows = [{"model": "\U0001f468\u200d\U0001f469 family", "predictions": ["a"], "references": ["a"]}]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    env = {"PYTHONIOENCODING": "cp1252", "PYTHONPATH": ":".join(sys.path), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-m", "opinion_metrics.cli", str(data), "--by", "model"],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr.decode("cp1252", "replace")
+    out = done.stdout.decode("cp1252")
+    assert "\\U0001f468\\u200d\\U0001f469 family" in out and "1.0000" in out
+
+
+def test_a_shared_predictions_box_reads_a_year_in_parentheses_as_part_of_the_keyword():
+    # The combined Space passes no family: "Star Wars (1977)" on every line read as the keyword
+    # "Star Wars" with score 1977, and the lexical families scored "Star Wars".
+    predictions = "Star Wars (1977)\nThe Godfather (1972); mafia"
+    inputs = collect_inputs(["predictions", "references"], predictions, "star wars (1977)\nthe godfather (1972)")
+    assert inputs.data["predictions"] == [["Star Wars (1977)"], ["The Godfather (1972)", "mafia"]]
+    assert inputs.data["scores"] is None
+    scored = collect_inputs(["predictions", "references"], "war (0.8); jedi (0.2)\nring (1)", "war\nring")
+    assert scored.data["predictions"] == [["war", "jedi"], ["ring"]]
+    assert scored.data["scores"] == [[0.8, 0.2], [1.0]]
