@@ -172,3 +172,60 @@ def test_a_shared_predictions_box_reads_a_year_in_parentheses_as_part_of_the_key
     scored = collect_inputs(["predictions", "references"], "war (0.8); jedi (0.2)\nring (1)", "war\nring")
     assert scored.data["predictions"] == [["war", "jedi"], ["ring"]]
     assert scored.data["scores"] == [[0.8, 0.2], [1.0]]
+
+
+def test_an_ndjson_file_from_polars_is_read_as_json_lines(tmp_path, capsys):
+    import polars as pl
+
+    path = tmp_path / "rows.ndjson"
+    pl.DataFrame(ROWS).write_ndjson(path)
+    table = read_table(path, [], [])
+    assert table.columns["predictions"] == [row["predictions"] for row in ROWS] and table.lines == [1, 2, 3, 4]
+    assert read_table(_gzip(path), [], []).columns == table.columns
+    status, out, err = _run([path, "--by", "model", "--output", tmp_path / "out.json"], capsys)
+    assert status == 0, err
+    assert json.loads((tmp_path / "out.json").read_text())["b"]["keyword_prf"] == pytest.approx(
+        _expected_by_model()["b"]
+    )
+
+
+def _gzip(path):
+    import gzip
+
+    packed = path.with_name(path.name + ".gz")
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    return packed
+
+
+def test_json_lines_saved_as_json_are_read_as_json_lines(tmp_path):
+    # pandas' df.to_json("x.json", orient="records", lines=True): "invalid JSON (Extra data)" before
+    path = tmp_path / "rows.json"
+    pd.DataFrame(ROWS).to_json(path, orient="records", lines=True)
+    table = read_table(path, [], [])
+    assert table.columns == {name: [row[name] for row in ROWS] for name in ROWS[0]} and table.lines == [1, 2, 3, 4]
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"predictions": ["a"]}\n{"predictions": [}\n', encoding="utf-8")
+    with pytest.raises(TableError, match=r"broken.json, line 2: invalid JSON"):
+        read_table(broken)
+
+
+def test_a_json_array_saved_as_jsonl_says_to_name_it_json(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    pd.DataFrame(ROWS).to_json(path, orient="records")
+    with pytest.raises(TableError, match=r"line 1: .*got a list.*name the file \.json"):
+        read_table(path)
+
+
+def test_blanks_around_csv_header_names_are_not_part_of_the_names(tmp_path, capsys):
+    # "predictions, references" (a blank after the comma) named a column " references"
+    path = tmp_path / "blanks.csv"
+    path.write_text("predictions, references ,  model\nwar; jedi, war ,a\nring,ring; sword,a\n", encoding="utf-8")
+    assert list(read_table(path, ["predictions", "references"], []).columns) == ["predictions", "references", "model"]
+    status, out, err = _run([path, "--by", "model", "--output", tmp_path / "o.json"], capsys)
+    assert status == 0, err
+    expected = keyword_prf([["war", "jedi"], ["ring"]], [["war"], ["ring", "sword"]])
+    assert json.loads((tmp_path / "o.json").read_text())["a"]["keyword_prf"] == pytest.approx(expected)
+    twice = tmp_path / "twice.csv"
+    twice.write_text("predictions,predictions \na,b\n", encoding="utf-8")
+    with pytest.raises(TableError, match="column 'predictions' appears twice"):
+        read_table(twice)

@@ -804,7 +804,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__,
     )
-    parser.add_argument("file", type=Path, help=".jsonl, .json, .csv, .tsv (or .gz), .parquet, or a datasets folder")
+    parser.add_argument(
+        "file", type=Path, help=".jsonl (.ndjson), .json, .csv, .tsv (or .gz), .parquet, or a datasets folder"
+    )
     parser.add_argument(
         "--metrics",
         nargs="+",

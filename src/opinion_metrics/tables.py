@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 LIST_SEPARATOR = ";"
 LIST_HELP = f'write a list cell as items separated by \'{LIST_SEPARATOR}\' (a; b) or as a JSON list (["a", "b"])'
-SUPPORTED = ".jsonl, .json, .csv, .tsv (or .gz of those), .parquet, or a datasets folder"
+SUPPORTED = ".jsonl (.ndjson), .json, .csv, .tsv (or .gz of those), .parquet, or a datasets folder"
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Where JSON can write one (CSV, Parquet and Arrow texts are decoded strictly and cannot hold one).
@@ -179,11 +179,12 @@ def _read_jsonl(path: Path) -> tuple[dict[str, list[Any]], list[int]]:
             raise TableError(path, str(error), number) from None
         except json.JSONDecodeError as error:
             message = f"invalid JSON ({error.msg}, column {error.colno}); expected one JSON object per line"
-            raise TableError(path, message, number) from None
+            raise TableError(path, message + _array_hint(records, line), number) from None
         except RecursionError:
             raise TableError(path, _TOO_DEEP, number) from None
         if not isinstance(record, dict):
-            raise TableError(path, f"expected a JSON object (one row per line), got {_kind(record)}", number)
+            message = f"expected a JSON object (one row per line), got {_kind(record)}"
+            raise TableError(path, message + _array_hint(records, line), number)
         records.append(record)
         lines.append(number)
     columns = _records_to_columns(records)
@@ -193,8 +194,28 @@ def _read_jsonl(path: Path) -> tuple[dict[str, list[Any]], list[int]]:
     return columns, lines
 
 
+def _array_hint(records: list[Any], line: str) -> str:
+    """On the first row of a JSON Lines file that is one JSON array: say so."""
+    return "; the file is one JSON array: name the file .json" if not records and line.lstrip().startswith("[") else ""
+
+
+def _json_lines(text: str) -> bool:
+    """`text` is JSON Lines (an object, then another on a later line), whatever the file's name."""
+    position = _JSON_SPACE.match(text).end()
+    if not text.startswith("{", position):
+        return False
+    try:
+        _, end = json.JSONDecoder().raw_decode(text, position)
+    except (ValueError, RecursionError):
+        return False
+    after = _JSON_SPACE.match(text, end).end()
+    return "\n" in text[end:after] and text.startswith("{", after)
+
+
 def _read_json(path: Path) -> tuple[dict[str, list[Any]], list[int] | None]:
     text = "".join(line for _, line in _text_lines(path))
+    if _json_lines(text):  # pandas' to_json(lines=True) into a .json file
+        return _read_jsonl(path)
     value, lines = _parse_json(path, text)
     columns, lines = _json_columns(path, value, lines)
     if _SURROGATE_ESCAPE.search(text):
@@ -274,13 +295,13 @@ def _read_delimited(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], l
         for row in reader:
             if row:
                 if header is None:
-                    header = row
+                    header = [name.strip() for name in row]  # "predictions, references": no ' references'
                     other = next((c for c in ";\t," if c != delimiter and len(row) == 1 and c in row[0]), None)
                     if other:
                         wanted = "','" if delimiter == "," else "a tab"
                         found = "a tab" if other == "\t" else repr(other)
                         raise TableError(path, f"the header is separated by {found}; this file needs {wanted}", start)
-                    repeated = sorted({name for name in row if row.count(name) > 1})
+                    repeated = sorted({name for name in header if header.count(name) > 1})
                     if repeated:
                         raise TableError(path, f"column {repeated[0]!r} appears twice in the header", start)
                 elif len(row) != len(header):
@@ -525,7 +546,7 @@ def _read(
         columns = _read_folder(path)
     elif suffix == ".parquet":
         columns = _read_parquet(path)
-    elif suffix == ".jsonl":
+    elif suffix in (".jsonl", ".ndjson"):
         columns, lines = _read_jsonl(path)
     elif suffix == ".json":
         columns, lines = _read_json(path)

@@ -22,7 +22,7 @@ PREDICTION_PREFIX = "pred_"
 # What a free Space (2 vCPU, 16 GB) handles in a few seconds per request.
 MAX_UPLOAD_MB = 10
 MAX_EXPANDED_MB = 50
-UPLOAD_TYPES = [".csv", ".tsv", ".jsonl", ".json", ".parquet", ".gz"]
+UPLOAD_TYPES = [".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet", ".gz"]
 UPLOAD_LIMITS = f"up to {MAX_UPLOAD_MB} MB, {MAX_EXPANDED_MB} MB once decompressed"
 # The tourism data's Vietnamese column names, read as the default English aspects.
 ASPECT_ALIASES = dict(zip(DEFAULT_ASPECTS, VIETNAMESE_COLUMNS))
