@@ -229,3 +229,52 @@ def test_blanks_around_csv_header_names_are_not_part_of_the_names(tmp_path, caps
     twice.write_text("predictions,predictions \na,b\n", encoding="utf-8")
     with pytest.raises(TableError, match="column 'predictions' appears twice"):
         read_table(twice)
+
+
+def test_a_csv_file_joins_a_json_gold_file_whose_keys_are_numbers(tmp_path, capsys):
+    # a CSV cannot write a number: its movie "1" is the gold file's movie 1 (refused before)
+    predictions = tmp_path / "p.csv"
+    predictions.write_text("movie,predictions\n1,acting; plot\n2,star wars\n1,acting\n", encoding="utf-8")
+    gold = tmp_path / "g.jsonl"
+    gold.write_text(
+        '{"movie": 1, "keywords": ["acting", "story"]}\n{"movie": 2, "keywords": ["star wars"]}\n', encoding="utf-8"
+    )
+    status, out, err = _run([predictions, "--gold", gold, "--output", tmp_path / "o.json"], capsys)
+    assert status == 0, err
+    expected = keyword_prf(
+        [["acting", "plot"], ["star wars"], ["acting"]], [["acting", "story"], ["star wars"], ["acting", "story"]]
+    )
+    assert json.loads((tmp_path / "o.json").read_text())["all"]["keyword_prf"] == pytest.approx(expected)
+    # and the other way round; a gold file with 1 and "1" is two gold lists for one CSV key
+    reviews = tmp_path / "r.jsonl"
+    reviews.write_text('{"movie": 2, "predictions": ["star wars"]}\n', encoding="utf-8")
+    gold_csv = tmp_path / "g.csv"
+    gold_csv.write_text("movie,keywords\n2,star wars; jedi\n", encoding="utf-8")
+    assert _run([reviews, "--gold", gold_csv, "--output", tmp_path / "o2.json"], capsys)[0] == 0
+    recall = json.loads((tmp_path / "o2.json").read_text())["all"]["keyword_prf"]["recall"]
+    assert recall == 0.5
+    gold.write_text('{"movie": 1, "keywords": ["a"]}\n{"movie": "1", "keywords": ["b"]}\n', encoding="utf-8")
+    status, out, err = _run([predictions, "--gold", gold], capsys)
+    assert status == 1 and "movie: '1' has two gold lists (line 1 of g.jsonl and line 2 of g.jsonl)" in err
+
+
+def test_a_gold_file_does_not_silently_replace_the_files_own_references(tmp_path, capsys):
+    reviews = tmp_path / "r.jsonl"
+    reviews.write_text('{"movie": "m", "predictions": ["a"], "references": ["zzz"]}\n', encoding="utf-8")
+    gold = tmp_path / "g.jsonl"
+    gold.write_text('{"movie": "m", "keywords": ["a"]}\n', encoding="utf-8")
+    status, out, err = _run([reviews, "--gold", gold], capsys)
+    assert status == 2 and out == ""
+    assert "r.jsonl has its own gold column 'references'" in err
+    assert _run([reviews, "--gold", gold, "--references", "gold", "--output", tmp_path / "o.json"], capsys)[0] == 0
+    assert json.loads((tmp_path / "o.json").read_text())["all"]["keyword_prf"]["precision"] == 1.0
+
+
+def test_a_gold_key_that_differs_only_in_blanks_or_case_is_named(tmp_path, capsys):
+    reviews = tmp_path / "r.jsonl"
+    reviews.write_text('{"movie": "Star Wars ", "predictions": ["a"]}\n', encoding="utf-8")
+    gold = tmp_path / "g.jsonl"
+    gold.write_text('{"movie": "star wars", "keywords": ["a"]}\n', encoding="utf-8")
+    status, out, err = _run([reviews, "--gold", gold], capsys)
+    assert status == 1
+    assert "no gold keywords in g.jsonl for movie 'Star Wars '; g.jsonl has 'star wars' (blanks or case differ)" in err

@@ -37,7 +37,7 @@ from .aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from .families import FAMILIES as DECLARATIONS
 from .families import Option
 from .grouping import pool_by_group
-from .tables import Table, rating_rows, read_table
+from .tables import Table, delimited, rating_rows, read_table
 from .validation import PRESENCES, parse_top_k
 
 FAMILIES = tuple(DECLARATIONS)
@@ -64,28 +64,46 @@ def _column(table: Table, name: str, option: str) -> list[Any]:
 
 def attach_gold(table: Table, args: argparse.Namespace) -> tuple[Table, list[int]]:
     """Give every row the gold list of its key from a separate file (e.g. gold per movie).
-    Returns the gold table and each row's row there, so that a message can name that line."""
+    Returns the gold table and each row's row there, so that a message can name that line.
+    Where either file is a CSV / TSV (which writes no numbers), keys match by their text."""
+    if args.references in table.columns:
+        raise UsageError(
+            f"{table.path.name} has its own gold column {args.references!r} and --gold gives the gold lists: "
+            f"drop one, or name the column the joined lists get with --references"
+        )
     gold = read_table(args.gold, [args.gold_column], [])
     keys, lists = _column(gold, args.gold_key, "--gold-key"), _column(gold, args.gold_column, "--gold-column")
+    as_key = str if delimited(gold.path) or delimited(table.path) else (lambda key: key)
     by_key: dict[Any, int] = {}
     for row, key in enumerate(keys):
         if not isinstance(key, (str, int)) or isinstance(key, bool):
             raise ValueError(f"{args.gold_key}: {gold.location(row)} must be a string or an integer, got {key!r}")
-        if by_key.setdefault(key, row) != row:
-            where = f"{gold.location(by_key[key])} and {gold.location(row)}"
+        if by_key.setdefault(as_key(key), row) != row:
+            where = f"{gold.location(by_key[as_key(key)])} and {gold.location(row)}"
             raise ValueError(f"{args.gold_key}: {key!r} has two gold lists ({where}); keep one")
     for row, key in enumerate(_column(table, args.gold_key, "--gold-key")):
         if not isinstance(key, (str, int)) or isinstance(key, bool):
             raise ValueError(f"{args.gold_key}: {table.location(row)} must be a string or an integer, got {key!r}")
-    missing = list(dict.fromkeys(key for key in table.columns[args.gold_key] if key not in by_key))
+    row_keys = [as_key(key) for key in table.columns[args.gold_key]]
+    missing = list(dict.fromkeys(key for key in row_keys if key not in by_key))
     if missing:
         named = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        as_text = {str(key) for key in by_key}
-        hint = "; the files write the keys differently (text vs number)" if str(missing[0]) in as_text else ""
-        raise ValueError(f"no gold keywords in {args.gold.name} for {args.gold_key} {named}{hint}")
-    gold_rows = [by_key[key] for key in table.columns[args.gold_key]]
+        raise ValueError(
+            f"no gold keywords in {args.gold.name} for {args.gold_key} {named}{_near(missing[0], by_key, gold)}"
+        )
+    gold_rows = [by_key[key] for key in row_keys]
     table.columns[args.references] = [lists[row] for row in gold_rows]
     return gold, gold_rows
+
+
+def _near(key: Any, by_key: dict[Any, int], gold: Table) -> str:
+    """Why a key has no gold list when the gold file writes it differently: as a number, or
+    with other blanks or case."""
+    if str(key) in {str(known) for known in by_key}:
+        return "; the files write the keys differently (text vs number)"
+    folded = str(key).strip().casefold()
+    alike = next((known for known in by_key if str(known).strip().casefold() == folded), None)
+    return "" if alike is None else f"; {gold.path.name} has {alike!r} (blanks or case differ)"
 
 
 class _Examples:

@@ -536,6 +536,12 @@ def check_column_lengths(path: Path, columns: dict[str, list[Any]]) -> None:
         raise TableError(path, f"columns of different lengths: {described}; each column needs one value per row")
 
 
+def delimited(path: Path) -> bool:
+    """`path` is a CSV or TSV file (optionally .gz): its cells are texts, never numbers."""
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    return not path.is_dir() and bool(suffixes) and suffixes[-1] in (".csv", ".tsv")
+
+
 def _read(
     path: Path, list_columns: Sequence[str], number_columns: Sequence[str]
 ) -> tuple[dict[str, list[Any]], list[int] | None]:
