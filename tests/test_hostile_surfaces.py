@@ -278,3 +278,29 @@ def test_a_gold_key_that_differs_only_in_blanks_or_case_is_named(tmp_path, capsy
     status, out, err = _run([reviews, "--gold", gold], capsys)
     assert status == 1
     assert "no gold keywords in g.jsonl for movie 'Star Wars '; g.jsonl has 'star wars' (blanks or case differ)" in err
+
+
+def test_an_excel_csv_separated_by_semicolons_is_read_with_its_decimal_commas(tmp_path, capsys):
+    # Excel in many countries writes ';' between cells and 0,5 for a half (refused before)
+    path = tmp_path / "excel.csv"
+    text = '\ufeffmodel;predictions;scores;references\r\na;"war; jedi";"0,9; 0,25";war\r\na;ring;1;"ring; sword"\r\n'
+    path.write_bytes(text.encode("utf-8"))
+    table = read_table(path, ["predictions", "references"], ["scores"])
+    assert table.columns == {
+        "model": ["a", "a"],
+        "predictions": [["war", "jedi"], ["ring"]],
+        "scores": [[0.9, 0.25], [1.0]],
+        "references": [["war"], ["ring", "sword"]],
+    }
+    assert table.lines == [2, 3]
+    pd.DataFrame({"predictions": ["war", "ring"], "references": ["war", "x"]}).to_csv(
+        tmp_path / "tabs.csv", sep="\t", index=False
+    )
+    assert read_table(tmp_path / "tabs.csv", ["predictions"], []).columns["references"] == ["war", "x"]
+    commas = tmp_path / "commas.tsv"
+    commas.write_text("predictions,references\nwar,war\n", encoding="utf-8")
+    assert read_table(commas, ["predictions"], []).columns == {"predictions": [["war"]], "references": ["war"]}
+    status, out, err = _run([path, "--by", "model", "--output", tmp_path / "o.json"], capsys)
+    assert status == 0, err
+    expected = keyword_prf([["war", "jedi"], ["ring"]], [["war"], ["ring", "sword"]])
+    assert json.loads((tmp_path / "o.json").read_text())["a"]["keyword_prf"] == pytest.approx(expected)

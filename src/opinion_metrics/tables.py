@@ -284,7 +284,20 @@ def _json_columns(path: Path, value: Any, lines: list[int] | None) -> tuple[dict
     return value, None
 
 
-def _read_delimited(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], list[int]]:
+class _OtherSeparator(Exception):
+    """The header is separated by another character than the file's name says (`args[0]`)."""
+
+
+def _read_delimited(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], list[int], str]:
+    """The columns of a CSV / TSV, the line of each row, and the separator: the one its name
+    says, else the one its header uses (';' or a tab: what Excel writes in many countries)."""
+    try:
+        return (*_read_separated(path, delimiter), delimiter)
+    except _OtherSeparator as other:
+        return (*_read_separated(path, other.args[0]), other.args[0])
+
+
+def _read_separated(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], list[int]]:
     csv.field_size_limit(max(csv.field_size_limit(), _MAX_FIELD))  # a long review is one field
     reader = csv.reader((line for _, line in _text_lines(path)), delimiter=delimiter)
     header: list[str] | None = None
@@ -298,9 +311,7 @@ def _read_delimited(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], l
                     header = [name.strip() for name in row]  # "predictions, references": no ' references'
                     other = next((c for c in ";\t," if c != delimiter and len(row) == 1 and c in row[0]), None)
                     if other:
-                        wanted = "','" if delimiter == "," else "a tab"
-                        found = "a tab" if other == "\t" else repr(other)
-                        raise TableError(path, f"the header is separated by {found}; this file needs {wanted}", start)
+                        raise _OtherSeparator(other)
                     repeated = sorted({name for name in header if header.count(name) > 1})
                     if repeated:
                         raise TableError(path, f"column {repeated[0]!r} appears twice in the header", start)
@@ -405,8 +416,9 @@ def _unordered(text: str) -> str | None:
     return None
 
 
-def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool) -> Any:
-    """A CSV cell holding a list: "a; b; c", a JSON or Python list literal, or empty ([])."""
+def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool, decimal_comma: bool = False) -> Any:
+    """A CSV cell holding a list: "a; b; c", a JSON or Python list literal, or empty ([]). With
+    `decimal_comma` (a file separated by ';'), numbers may be written 0,5."""
     if not isinstance(value, str):
         return value
     text = value.strip()
@@ -435,7 +447,7 @@ def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool) ->
         items = [item.strip() for item in text.split(LIST_SEPARATOR) if item.strip()]
         if numbers:
             try:
-                return [float(item) for item in items]
+                return [float(item.replace(",", ".") if decimal_comma else item) for item in items]
             except ValueError:
                 message = f"column {column!r}: expected numbers separated by '{LIST_SEPARATOR}', got {text!r}"
                 raise TableError(path, message, line) from None
@@ -557,11 +569,13 @@ def _read(
     elif suffix == ".json":
         columns, lines = _read_json(path)
     elif suffix in (".csv", ".tsv"):
-        columns, lines = _read_delimited(path, "\t" if suffix == ".tsv" else ",")
+        columns, lines, delimiter = _read_delimited(path, "\t" if suffix == ".tsv" else ",")
         for name, values in columns.items():
             numbers = _is_named(name, number_columns)
             if numbers or _is_named(name, list_columns):
-                columns[name] = [_list_cell(path, v, line, name, numbers) for v, line in zip(values, lines)]
+                columns[name] = [
+                    _list_cell(path, v, line, name, numbers, delimiter == ";") for v, line in zip(values, lines)
+                ]
     else:
         raise TableError(path, f"unsupported kind of file; use {SUPPORTED}", usage=True)
     return columns, lines
