@@ -304,3 +304,20 @@ def test_an_excel_csv_separated_by_semicolons_is_read_with_its_decimal_commas(tm
     assert status == 0, err
     expected = keyword_prf([["war", "jedi"], ["ring"]], [["war"], ["ring", "sword"]])
     assert json.loads((tmp_path / "o.json").read_text())["a"]["keyword_prf"] == pytest.approx(expected)
+
+
+def test_the_ratings_box_reads_plain_integers_only_and_takes_semicolons():
+    from opinion_metrics.demo.parsing import parse_rating_lines
+
+    # int() reads "1_0" as 10 and "４" as 4: a typo must not become another rating
+    for typed in ("1_0, 3", "４, 3", "3, 0x1"):
+        with pytest.raises(ValueError, match="line 1: ratings must be integers"):
+            parse_rating_lines(typed)
+    assert parse_rating_lines("5; 0; 3\n4,0 ,+2\n-0 1") == [[5, 0, 3], [4, 0, 2], [0, 1]]
+
+
+def test_a_keyword_without_a_readable_score_is_named():
+    from opinion_metrics.demo.parsing import parse_keyword_lines
+
+    with pytest.raises(ValueError, match=r"line 2: give a score to every keyword or to none; 'b \(nan\)' has none"):
+        parse_keyword_lines("x (0.1)\na (0.5); b (nan)", scored=True)

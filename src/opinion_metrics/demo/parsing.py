@@ -29,6 +29,7 @@ ASPECT_ALIASES = dict(zip(DEFAULT_ASPECTS, VIETNAMESE_COLUMNS))
 # The characters of a score in "keyword (0.8)" (a decimal number, no nan / inf / underscores).
 _NUMBER_CHARACTERS = frozenset("0123456789+-.eE")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 # A column naming the system of each row of an upload (several systems' predictions in one file).
 SYSTEM_COLUMNS = ("model", "system")
 _CHUNK = 1 << 20
@@ -109,7 +110,11 @@ def parse_keyword_lines(
                 item = keyword
             row.append(item)
         if row_scores and len(row_scores) != len(row):
-            raise ValueError(f"{name}, line {number}: give a score to every keyword or to none")
+            unscored = next(
+                item for item in line.split(KEYWORD_SEPARATOR) if item.strip() and split_score(item)[1] is None
+            )
+            message = f"give a score to every keyword or to none; {unscored.strip()!r} has none"
+            raise ValueError(f"{name}, line {number}: {message}")
         scored_lines += bool(row_scores)
         unscored_lines += bool(row) and not row_scores
         keywords.append(row)
@@ -120,16 +125,14 @@ def parse_keyword_lines(
 
 
 def parse_rating_lines(text: str | None, name: str = "predictions") -> list[list[int]]:
-    """One example per line, one integer rating per aspect, separated by commas or spaces."""
+    """One example per line, one integer rating per aspect (ASCII digits: "1_0" is no 10),
+    separated by commas, semicolons or spaces."""
     rows = []
     for number, line in enumerate(lines(text, name), start=1):
-        cells = [cell for cell in re.split(r"[,\s]+", line.strip()) if cell]
-        try:
-            rows.append([int(cell) for cell in cells])
-        except ValueError:
-            raise ValueError(
-                f"{name}, line {number}: ratings must be integers separated by commas, got {line!r}"
-            ) from None
+        cells = [cell for cell in re.split(r"[,;\s]+", line.strip()) if cell]
+        if not all(_INTEGER.fullmatch(cell) for cell in cells):
+            raise ValueError(f"{name}, line {number}: ratings must be integers separated by commas, got {line!r}")
+        rows.append([int(cell) for cell in cells])
     return rows
 
 
