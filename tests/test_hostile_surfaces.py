@@ -321,3 +321,29 @@ def test_a_keyword_without_a_readable_score_is_named():
 
     with pytest.raises(ValueError, match=r"line 2: give a score to every keyword or to none; 'b \(nan\)' has none"):
         parse_keyword_lines("x (0.1)\na (0.5); b (nan)", scored=True)
+
+
+def test_a_plot_of_hundreds_of_by_values_stays_readable(tmp_path, capsys, monkeypatch):
+    # --by review_id on 400 reviews: a title listing 400 ids ran off the figure, 2,400 value
+    # labels piled up above the bars and the legend was cut off
+    import opinion_metrics.cli as cli
+
+    drawn = {}
+
+    def keep(results, path, title=""):
+        figure = cli.results_figure(results, title)
+        drawn["title"], drawn["figure"] = title, figure
+        path.write_bytes(b"png")
+
+    monkeypatch.setattr(cli, "plot_results", keep)
+    data = tmp_path / "many.jsonl"
+    rows = [{"review_id": i, "predictions": ["a", "b"], "references": ["a"]} for i in range(400)]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    status, out, err = _run([data, "--by", "review_id", "--plot", tmp_path / "many.png"], capsys)
+    assert status == 0, err
+    assert drawn["title"] == "many.jsonl (review_id: 0, 1, 2, 3, 4 and 395 more)"
+    axis = drawn["figure"].axes[0]
+    assert len(axis.texts) == 0 and axis.get_legend() is None  # 400 bars per metric: no labels, no legend
+    few = cli.results_figure({"a": {"keyword_prf": {"precision": 0.5}}, "b": {"keyword_prf": {"precision": 0.25}}})
+    assert [text.get_text() for text in few.axes[0].texts] == ["0.5000", "0.2500"]
+    assert [text.get_text() for text in few.axes[0].get_legend().get_texts()] == ["a", "b"]

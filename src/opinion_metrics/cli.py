@@ -45,6 +45,7 @@ KEYWORD_FAMILIES = tuple(name for name, family in DECLARATIONS.items() if family
 # options with no flag: objects, per-example output, tuning knobs; `aspects` is the column option --aspects
 NO_FLAG = {"sentiment", "return_per_example", "block_elements", "show_progress", "batch_size", "aspects"}
 Results = dict[str, dict[str, dict[str, float]]]
+MAX_LABELLED = 20  # a plot labels its bars and has a legend up to this many subsets
 COMPARE_LEVEL = 0.95  # the level of --compare without --ci
 ID_COLUMNS = ("review_id", "id")  # a row's example across systems (any case), when --id names none
 
@@ -681,15 +682,16 @@ def results_figure(results: Results, title: str = "") -> Any:
                 errors.append([high - v if v == v and high == high else 0.0 for v, high in zip(values, highs)])
             positions = [i + position * width for i in range(len(names))]
             bars = axis.bar(positions, values, width, label=subset, yerr=errors, capsize=3 if errors else 0)
-            rotation = 90 if len(subsets) > 2 else 0
-            labels = [_value_label(value) for value in values]
-            axis.bar_label(bars, labels, padding=2, fontsize="x-small", rotation=rotation)
+            if len(subsets) <= MAX_LABELLED:  # beyond, the labels pile up above the bars
+                rotation = 90 if len(subsets) > 2 else 0
+                labels = [_value_label(value) for value in values]
+                axis.bar_label(bars, labels, padding=2, fontsize="x-small", rotation=rotation)
         ticks = [name.replace("_", "\n", 1) if len(name) > 10 else name for name in names]  # no overlap
         axis.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], ticks)
         axis.set_ylim(0, top * (1.25 if len(subsets) > 2 else 1.12))
         axis.set_ylabel("value")
         axis.set_title(family)
-        if len(subsets) > 1:
+        if 1 < len(subsets) <= MAX_LABELLED:
             axis.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return figure
 
@@ -1043,7 +1045,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = json.dumps(written, indent=2) + "\n"
         outputs.append((args.output, lambda path: path.write_text(text, encoding="utf-8")))
     if args.plot:
-        subsets = f" ({label}: {', '.join(results)})" if label else ""
+        names = list(results)
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        subsets = f" ({label}: {shown})" if label else ""
         outputs.append((args.plot, lambda path: plot_results(results, path, f"{args.file.name}{subsets}")))
     for target, write in outputs:
         try:
