@@ -347,3 +347,25 @@ def test_a_plot_of_hundreds_of_by_values_stays_readable(tmp_path, capsys, monkey
     few = cli.results_figure({"a": {"keyword_prf": {"precision": 0.5}}, "b": {"keyword_prf": {"precision": 0.25}}})
     assert [text.get_text() for text in few.axes[0].texts] == ["0.5000", "0.2500"]
     assert [text.get_text() for text in few.axes[0].get_legend().get_texts()] == ["a", "b"]
+
+
+def test_an_unknown_compare_base_lists_a_few_short_values(tmp_path, capsys):
+    data = tmp_path / "x.jsonl"
+    rows = [{"model": f"model {i} " + "x" * 200, "predictions": ["a"], "references": ["a"]} for i in range(30)]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    status, out, err = _run([data, "--by", "model", "--compare", "nope"], capsys)
+    assert status == 2
+    shown = "model 0 " + "x" * 29 + "..."
+    assert f"--compare 'nope' is not a value of --by model (there: {shown}, " in err
+    assert "and 20 more)" in err and len(err) < 800
+
+
+def test_a_ratings_file_with_some_aspects_says_how_to_evaluate_it(tmp_path, capsys):
+    # only two of the six default aspects: the lexical families were picked and 'predictions' was missing
+    path = tmp_path / "ratings.csv"
+    path.write_text("review,giai_tri,luu_tru,pred_giai_tri,pred_luu_tru\nok,5,0,4,0\n", encoding="utf-8")
+    status, out, err = _run([path], capsys)
+    assert status == 2
+    assert "--metrics aspect_sentiment_score --aspects giai_tri,luu_tru" in err
+    status, out, err = _run([path, "--metrics", "aspect_sentiment_score", "--aspects", "giai_tri,luu_tru"], capsys)
+    assert status == 0, err

@@ -296,6 +296,15 @@ def _aspects(table: Table, args: argparse.Namespace) -> list[str]:
 def _default_families(table: Table, args: argparse.Namespace, scores: list[str]) -> list[str]:
     if args.predictions not in table.columns and all(a in table.columns for a in _aspects(table, args)):
         return ["aspect_sentiment_score"]
+    rated = [
+        name for name in table.columns if args.prediction_prefix and args.prediction_prefix + name in table.columns
+    ]
+    if args.predictions not in table.columns and rated:  # some aspects only: --aspects names them
+        raise UsageError(
+            f"no column {args.predictions!r} of keywords in {table.path.name}, but aspect ratings "
+            f"({', '.join(rated)} and {args.prediction_prefix}...): give --metrics aspect_sentiment_score "
+            f"--aspects {','.join(rated)}"
+        )
     return ["keyword_prf"] + (["weighted_keyword_prf"] if all(s in table.columns for s in scores) else [])
 
 
@@ -446,7 +455,9 @@ def _compare_dimension(
     else:
         raise UsageError("--compare needs systems to compare: --by COLUMN (e.g. model) or --predictions 'keywords_*'")
     if args.compare not in names:
-        raise UsageError(f"--compare {args.compare!r} is not a {what} (there: {', '.join(names)})")
+        shown = [name if len(name) <= 40 else name[:37] + "..." for name in names[:10]]
+        more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+        raise UsageError(f"--compare {args.compare!r} is not a {what} (there: {', '.join(shown)}{more})")
     if len(names) < 2:
         raise UsageError(f"--compare {args.compare!r}: there is no other {what} to compare with it")
     if args.prediction_sentiments and "sentiment_appropriateness" in (args.metrics or []):
