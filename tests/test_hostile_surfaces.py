@@ -369,3 +369,12 @@ def test_a_ratings_file_with_some_aspects_says_how_to_evaluate_it(tmp_path, caps
     assert "--metrics aspect_sentiment_score --aspects giai_tri,luu_tru" in err
     status, out, err = _run([path, "--metrics", "aspect_sentiment_score", "--aspects", "giai_tri,luu_tru"], capsys)
     assert status == 0, err
+
+
+def test_two_subsets_that_would_share_a_result_name_are_refused(tmp_path, capsys):
+    # model 'a' with --by value 'b/x' and model 'a/b' with value 'x' were both "a/b/x": one row vanished
+    path = tmp_path / "x.csv"
+    path.write_text("keywords_a,keywords_a/b,references,model\nx,q,x,b/x\nq,x,x,x\n", encoding="utf-8")
+    status, out, err = _run([path, "--predictions", "keywords_*", "--by", "model"], capsys)
+    assert status == 2 and out == ""
+    assert "two result rows would both be named 'a/b/x'" in err

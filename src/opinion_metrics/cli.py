@@ -368,13 +368,21 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
         raise UsageError("--id pairs the rows of --compare by --by value: it needs --compare and --by")
     presences = _presences(args)
     runs = []  # (result name, family, subset)
+    owners: dict[str, tuple[str, str, str]] = {}  # result name: the subset it names
     for model, columns in models.items():
         for value, rows in by_value.items():
             for presence in presences:
                 for family in families:
                     if _takes_presence(family) or presence == presences[0]:
                         subset = _Subset(model, value, presence, columns, rows)
-                        runs.append((subset.name(_takes_presence(family) and len(presences) > 1), family, subset))
+                        name = subset.name(_takes_presence(family) and len(presences) > 1)
+                        named = owners.setdefault(name, (model, value, presence))
+                        if named != (model, value, presence):
+                            raise UsageError(
+                                f"two result rows would both be named {name!r} (model, --by value, presence: "
+                                f"{named} and {(model, value, presence)}); rename a model or a value without '/'"
+                            )
+                        runs.append((name, family, subset))
     evaluation = Evaluation({name: {} for name, _, _ in runs})
     inputs = {}
     progress = tqdm(runs, desc="evaluating", unit="metric", disable=len(runs) < 2 or n < 1000, leave=False)
