@@ -378,3 +378,20 @@ def test_two_subsets_that_would_share_a_result_name_are_refused(tmp_path, capsys
     status, out, err = _run([path, "--predictions", "keywords_*", "--by", "model"], capsys)
     assert status == 2 and out == ""
     assert "two result rows would both be named 'a/b/x'" in err
+
+
+@pytest.mark.parametrize(
+    ("films", "message"),
+    [
+        ([None, 1], "--group film: line 1 of x.jsonl is empty; give every row a value"),
+        (["", 1], "--group film: line 1 of x.jsonl is empty"),
+        ([1, "1"], "--group film: 1 (line 1 of x.jsonl) and '1' (line 2 of x.jsonl) would be one group"),
+    ],
+)
+def test_group_values_are_checked_like_by_values(tmp_path, capsys, films, message):
+    # a missing film was pooled as a group of its own, and 1 / "1" as two groups
+    path = tmp_path / "x.jsonl"
+    rows = [{"film": film, "predictions": ["a"], "references": ["a"]} for film in films]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    status, out, err = _run([path, "--group", "film"], capsys)
+    assert status == 1 and message in err

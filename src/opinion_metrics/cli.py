@@ -246,6 +246,8 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
         scores = [table.columns[score_column][i] for i in rows]
     if args.group:
         groups = _column(table, args.group, "--group")
+        lines = [table.lines[i] for i in rows] if table.lines is not None else None
+        _labelled_rows(Table(table.path, {args.group: [groups[i] for i in rows]}, lines, rows), args.group, "--group")
         pooled = pool_by_group(
             predictions,
             references,
@@ -410,18 +412,24 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
 
 
 def _by_values(table: Table, args: argparse.Namespace) -> dict[str, list[int]]:
-    """{value of --by: its rows}; every row needs a value, and two values may not print alike (1 and "1")."""
+    """{value of --by: its rows}."""
+    return _labelled_rows(table, args.by, "--by")
+
+
+def _labelled_rows(table: Table, column: str, option: str) -> dict[str, list[int]]:
+    """{value of `column`: its rows}; every row needs a value, and two values may not print
+    alike (1 and "1"): for --by they would be one row of results, for --group one group."""
     by_value: dict[str, list[int]] = {}
     first: dict[str, tuple[Any, int]] = {}
-    for row, value in enumerate(_column(table, args.by, "--by")):
+    for row, value in enumerate(_column(table, column, option)):
         if value is None or isinstance(value, (list, dict)) or value == "":
             shown = "empty" if value in (None, "") else ("a list" if isinstance(value, list) else "an object")
-            raise ValueError(f"--by {args.by}: {table.location(row)} is {shown}; give every row a value")
+            raise ValueError(f"{option} {column}: {table.location(row)} is {shown}; give every row a value")
         name = str(value)
         earlier, earlier_row = first.setdefault(name, (value, row))
         if type(earlier) is not type(value):
             raise ValueError(
-                f"--by {args.by}: {earlier!r} ({table.location(earlier_row)}) and {value!r} ({table.location(row)}) "
+                f"{option} {column}: {earlier!r} ({table.location(earlier_row)}) and {value!r} ({table.location(row)}) "
                 "would be one group; write the values alike"
             )
         by_value.setdefault(name, []).append(row)
