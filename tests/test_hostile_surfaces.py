@@ -395,3 +395,15 @@ def test_group_values_are_checked_like_by_values(tmp_path, capsys, films, messag
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     status, out, err = _run([path, "--group", "film"], capsys)
     assert status == 1 and message in err
+
+
+def test_a_pipe_or_standard_input_is_refused_instead_of_hanging(tmp_path, capsys):
+    # a named pipe called x.jsonl was opened twice (gzip check, then reading): the second open waited forever
+    import os
+
+    fifo = tmp_path / "x.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(TableError, match="x.jsonl: not a regular file \\(a pipe or a device\\)"):
+        read_table(fifo)  # refused before opening it: no writer is needed
+    status, out, err = _run(["-"], capsys)
+    assert status == 2 and "standard input is not read; save the data to a file" in err

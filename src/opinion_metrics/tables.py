@@ -585,8 +585,13 @@ def read_table(path: Path, list_columns: Sequence[str] = (), number_columns: Seq
     """The columns of a file, with the line of each row where the format has lines. In CSV / TSV,
     the `list_columns` and `number_columns` (names, or patterns with '*') hold items separated by ';'."""
     path = Path(path)
+    if str(path) == "-":
+        raise TableError(path, "standard input is not read; save the data to a file and give its name", usage=True)
     if not path.exists():
         raise TableError(path, "no such file or folder", usage=True)
+    if not path.is_file() and not path.is_dir():  # read twice (gzip check, layout), a pipe would hang
+        message = "not a regular file (a pipe or a device); save the data to a file and give its name"
+        raise TableError(path, message, usage=True)
     try:
         columns, lines = _read(path, list_columns, number_columns)
     except OSError as error:
