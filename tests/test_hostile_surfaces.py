@@ -407,3 +407,27 @@ def test_a_pipe_or_standard_input_is_refused_instead_of_hanging(tmp_path, capsys
         read_table(fifo)  # refused before opening it: no writer is needed
     status, out, err = _run(["-"], capsys)
     assert status == 2 and "standard input is not read; save the data to a file" in err
+
+
+@pytest.mark.parametrize("writer", ["pandas_feather", "polars_ipc"])
+def test_arrow_ipc_files_from_pandas_and_polars_are_read(tmp_path, capsys, writer):
+    import polars as pl
+
+    path = tmp_path / ("rows.feather" if writer == "pandas_feather" else "rows.arrow")
+    if writer == "pandas_feather":
+        pd.DataFrame(ROWS).to_feather(path)
+    else:
+        pl.DataFrame(ROWS).write_ipc(path)
+    assert read_table(path).columns == {name: [row[name] for row in ROWS] for name in ROWS[0]}
+    status, out, err = _run([path, "--by", "model", "--output", tmp_path / "o.json"], capsys)
+    assert status == 0, err
+    assert json.loads((tmp_path / "o.json").read_text())["a"]["keyword_prf"] == pytest.approx(_expected_by_model()["a"])
+
+
+def test_a_space_refuses_an_arrow_upload_whose_decoded_size_it_cannot_bound(tmp_path):
+    from opinion_metrics.demo.parsing import read_upload
+
+    path = tmp_path / "rows.feather"
+    pd.DataFrame(ROWS).to_feather(path)
+    with pytest.raises(ValueError, match="rows.feather: upload a .csv, .tsv, .jsonl"):
+        read_upload(path)

@@ -852,7 +852,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=__doc__,
     )
     parser.add_argument(
-        "file", type=Path, help=".jsonl (.ndjson), .json, .csv, .tsv (or .gz), .parquet, or a datasets folder"
+        "file",
+        type=Path,
+        help=".jsonl (.ndjson), .json, .csv, .tsv (or .gz), .parquet, .arrow / .feather, or a datasets folder",
     )
     parser.add_argument(
         "--metrics",

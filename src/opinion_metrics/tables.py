@@ -21,7 +21,8 @@ from typing import Any, NamedTuple
 
 LIST_SEPARATOR = ";"
 LIST_HELP = f'write a list cell as items separated by \'{LIST_SEPARATOR}\' (a; b) or as a JSON list (["a", "b"])'
-SUPPORTED = ".jsonl (.ndjson), .json, .csv, .tsv (or .gz of those), .parquet, or a datasets folder"
+SUPPORTED = ".jsonl (.ndjson), .json, .csv, .tsv (or .gz of those), .parquet, .arrow / .feather, or a datasets folder"
+ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Where JSON can write one (CSV, Parquet and Arrow texts are decoded strictly and cannot hold one).
@@ -493,6 +494,25 @@ def _float_decimals(kind: Any) -> Any:
     return kind
 
 
+def _read_arrow(path: Path) -> dict[str, list[Any]]:
+    """An Arrow IPC file (pandas' `to_feather`, polars' `write_ipc`) or stream."""
+    import pyarrow
+    import pyarrow.ipc as ipc
+
+    try:
+        try:
+            table = ipc.open_file(path).read_all()
+        except pyarrow.ArrowInvalid:  # the stream format (no footer)
+            with pyarrow.OSFile(str(path)) as source:
+                table = ipc.open_stream(source).read_all()
+        schema = pyarrow.schema([field.with_type(_float_decimals(field.type)) for field in table.schema])
+        return (table if schema.equals(table.schema) else table.cast(schema)).to_pydict()
+    except UnicodeDecodeError:
+        raise TableError(path, "a text column holds bytes that are not UTF-8; save its texts as UTF-8") from None
+    except (pyarrow.ArrowException, OSError) as error:
+        raise TableError(path, f"not a readable Arrow file ({error})") from None
+
+
 def _read_parquet(path: Path) -> dict[str, list[Any]]:
     import pyarrow
     import pyarrow.parquet as parquet
@@ -564,6 +584,8 @@ def _read(
         columns = _read_folder(path)
     elif suffix == ".parquet":
         columns = _read_parquet(path)
+    elif suffix in ARROW_SUFFIXES:
+        columns = _read_arrow(path)
     elif suffix in (".jsonl", ".ndjson"):
         columns, lines = _read_jsonl(path)
     elif suffix == ".json":

@@ -228,6 +228,8 @@ def read_upload(path: str | Path) -> Table:
     """An uploaded CSV / TSV / JSONL / JSON / Parquet file (list cells in CSV: ';'), after
     `check_upload_size`: its columns and the line of each row."""
     path = Path(path)
+    if not path.name.lower().endswith(tuple(UPLOAD_TYPES)):  # an Arrow file's decoded size is not bounded here
+        raise ValueError(f"{path.name}: upload a {', '.join(UPLOAD_TYPES)} file")
     check_upload_size(path)
     return read_table(path, ["predictions", "references"], ["scores", "prediction_sentiments"])
 
