@@ -431,3 +431,12 @@ def test_a_space_refuses_an_arrow_upload_whose_decoded_size_it_cannot_bound(tmp_
     pd.DataFrame(ROWS).to_feather(path)
     with pytest.raises(ValueError, match="rows.feather: upload a .csv, .tsv, .jsonl"):
         read_upload(path)
+
+
+def test_output_dash_is_refused_instead_of_writing_a_file_named_dash(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "x.jsonl"
+    data.write_text(json.dumps({"predictions": ["a"], "references": ["a"]}) + "\n", encoding="utf-8")
+    status, out, err = _run([data, "--output", "-"], capsys)
+    assert status == 2 and "--output -: give a file name (the tables already go to standard output" in err
+    assert not (tmp_path / "-").exists()

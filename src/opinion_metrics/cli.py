@@ -973,6 +973,8 @@ def check_not_input(path: Path, option: str, inputs: Sequence[tuple[Path, str]])
 def check_output(path: Path, option: str) -> None:
     """Fail before any work if `path` cannot be written (a folder, its folder missing or
     read-only). Nothing is created."""
+    if str(path) == "-":  # not standard output: the tables go there
+        raise UsageError(f"{option} -: give a file name (the tables already go to standard output; /dev/stdout works)")
     if path.is_dir():
         raise UsageError(f"{option} {path}: is a folder; give a file name")
     if not path.parent.is_dir():
