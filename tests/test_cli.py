@@ -367,7 +367,7 @@ def test_with_group_a_row_error_names_the_line(tmp_path, capsys):
     rows = [{**row, "movie": "a"} for row in BY_MODEL[:2]] + [{**BY_MODEL[2], "movie": ["b"]}]
     path = _jsonl(tmp_path / "x.jsonl", rows)
     assert main([str(path), "--group", "movie"]) == 1
-    assert "groups (column 'movie'): line 3 of x.jsonl must be hashable, got list" in capsys.readouterr().err
+    assert "--group movie: line 3 of x.jsonl is a list; give every row a value" in capsys.readouterr().err
 
 
 def test_the_readme_command_lines_run(tmp_path, monkeypatch, capsys):

@@ -336,10 +336,11 @@ def test_a_csv_with_a_review_longer_than_csvs_default_field_limit_is_read(tmp_pa
     )
 
 
-def test_a_pandas_json_of_columns_by_index_says_how_to_write_rows(tmp_path, capsys):
-    pd.DataFrame({"predictions": [["war"]], "references": [["war"]]}).to_json(tmp_path / "x.json")
-    assert main([str(tmp_path / "x.json")]) == 1
-    assert "from pandas, write df.to_json(path, orient='records', lines=True)" in capsys.readouterr().err
+def test_a_pandas_json_of_columns_by_index_is_read_as_its_rows(tmp_path, capsys):
+    pd.DataFrame({"predictions": [["war"], ["x"]], "references": [["war"], ["y"]]}).to_json(tmp_path / "x.json")
+    assert main([str(tmp_path / "x.json"), "--output", str(tmp_path / "out.json")]) == 0
+    written = json.loads((tmp_path / "out.json").read_text())["all"]["keyword_prf"]
+    assert written == pytest.approx(keyword_prf([["war"], ["x"]], [["war"], ["y"]]))
 
 
 @pytest.mark.parametrize(

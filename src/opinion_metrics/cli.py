@@ -26,12 +26,14 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib.util
+import io
 import json
 import logging
 import math
 import os
 import re
 import secrets
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -46,7 +48,7 @@ from .families import FAMILIES as DECLARATIONS
 from .families import Option, output_for
 from .grouping import pool_by_group
 from .semantic import DEFAULT_MODEL
-from .tables import Table, rating_rows, read_table
+from .tables import Table, delimited, rating_rows, read_table
 from .validation import PRESENCES, parse_top_k
 
 FAMILIES = tuple(DECLARATIONS)
@@ -54,6 +56,7 @@ KEYWORD_FAMILIES = tuple(name for name, family in DECLARATIONS.items() if family
 # options with no flag: objects, per-example output, tuning knobs; `aspects` is the column option --aspects
 NO_FLAG = {"sentiment", "return_per_example", "block_elements", "show_progress", "batch_size", "aspects"}
 Results = dict[str, dict[str, dict[str, float]]]
+MAX_LABELLED = 20  # a plot labels its bars and has a legend up to this many subsets
 COMPARE_LEVEL = 0.95  # the level of --compare without --ci
 ID_COLUMNS = ("review_id", "id")  # a row's example across systems (any case), when --id names none
 
@@ -73,28 +76,46 @@ def _column(table: Table, name: str, option: str) -> list[Any]:
 
 def attach_gold(table: Table, args: argparse.Namespace) -> tuple[Table, list[int]]:
     """Give every row the gold list of its key from a separate file (e.g. gold per movie).
-    Returns the gold table and each row's row there, so that a message can name that line."""
+    Returns the gold table and each row's row there, so that a message can name that line.
+    Where either file is a CSV / TSV (which writes no numbers), keys match by their text."""
+    if args.references in table.columns:
+        raise UsageError(
+            f"{table.path.name} has its own gold column {args.references!r} and --gold gives the gold lists: "
+            f"drop one, or name the column the joined lists get with --references"
+        )
     gold = read_table(args.gold, [args.gold_column], [])
     keys, lists = _column(gold, args.gold_key, "--gold-key"), _column(gold, args.gold_column, "--gold-column")
+    as_key = str if delimited(gold.path) or delimited(table.path) else (lambda key: key)
     by_key: dict[Any, int] = {}
     for row, key in enumerate(keys):
         if not isinstance(key, (str, int)) or isinstance(key, bool):
             raise ValueError(f"{args.gold_key}: {gold.location(row)} must be a string or an integer, got {key!r}")
-        if by_key.setdefault(key, row) != row:
-            where = f"{gold.location(by_key[key])} and {gold.location(row)}"
+        if by_key.setdefault(as_key(key), row) != row:
+            where = f"{gold.location(by_key[as_key(key)])} and {gold.location(row)}"
             raise ValueError(f"{args.gold_key}: {key!r} has two gold lists ({where}); keep one")
     for row, key in enumerate(_column(table, args.gold_key, "--gold-key")):
         if not isinstance(key, (str, int)) or isinstance(key, bool):
             raise ValueError(f"{args.gold_key}: {table.location(row)} must be a string or an integer, got {key!r}")
-    missing = list(dict.fromkeys(key for key in table.columns[args.gold_key] if key not in by_key))
+    row_keys = [as_key(key) for key in table.columns[args.gold_key]]
+    missing = list(dict.fromkeys(key for key in row_keys if key not in by_key))
     if missing:
         named = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        as_text = {str(key) for key in by_key}
-        hint = "; the files write the keys differently (text vs number)" if str(missing[0]) in as_text else ""
-        raise ValueError(f"no gold keywords in {args.gold.name} for {args.gold_key} {named}{hint}")
-    gold_rows = [by_key[key] for key in table.columns[args.gold_key]]
+        raise ValueError(
+            f"no gold keywords in {args.gold.name} for {args.gold_key} {named}{_near(missing[0], by_key, gold)}"
+        )
+    gold_rows = [by_key[key] for key in row_keys]
     table.columns[args.references] = [lists[row] for row in gold_rows]
     return gold, gold_rows
+
+
+def _near(key: Any, by_key: dict[Any, int], gold: Table) -> str:
+    """Why a key has no gold list when the gold file writes it differently: as a number, or
+    with other blanks or case."""
+    if str(key) in {str(known) for known in by_key}:
+        return "; the files write the keys differently (text vs number)"
+    folded = str(key).strip().casefold()
+    alike = next((known for known in by_key if str(known).strip().casefold() == folded), None)
+    return "" if alike is None else f"; {gold.path.name} has {alike!r} (blanks or case differ)"
 
 
 class _Examples:
@@ -238,6 +259,8 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
         scores = [table.columns[score_column][i] for i in rows]
     if args.group:
         groups = _column(table, args.group, "--group")
+        lines = [table.lines[i] for i in rows] if table.lines is not None else None
+        _labelled_rows(Table(table.path, {args.group: [groups[i] for i in rows]}, lines, rows), args.group, "--group")
         pooled = pool_by_group(
             predictions,
             references,
@@ -288,6 +311,15 @@ def _aspects(table: Table, args: argparse.Namespace) -> list[str]:
 def _default_families(table: Table, args: argparse.Namespace, scores: list[str]) -> list[str]:
     if args.predictions not in table.columns and all(a in table.columns for a in _aspects(table, args)):
         return ["aspect_sentiment_score"]
+    rated = [
+        name for name in table.columns if args.prediction_prefix and args.prediction_prefix + name in table.columns
+    ]
+    if args.predictions not in table.columns and rated:  # some aspects only: --aspects names them
+        raise UsageError(
+            f"no column {args.predictions!r} of keywords in {table.path.name}, but aspect ratings "
+            f"({', '.join(rated)} and {args.prediction_prefix}...): give --metrics aspect_sentiment_score "
+            f"--aspects {','.join(rated)}"
+        )
     return ["keyword_prf"] + (["weighted_keyword_prf"] if all(s in table.columns for s in scores) else [])
 
 
@@ -353,13 +385,21 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
         raise UsageError("--id pairs the rows of --compare by --by value: it needs --compare and --by")
     presences = _presences(args)
     runs = []  # (result name, family, subset)
+    owners: dict[str, tuple[str, str, str]] = {}  # result name: the subset it names
     for model, columns in models.items():
         for value, rows in by_value.items():
             for presence in presences:
                 for family in families:
                     if _takes_presence(family) or presence == presences[0]:
                         subset = _Subset(model, value, presence, columns, rows)
-                        runs.append((subset.name(_takes_presence(family) and len(presences) > 1), family, subset))
+                        name = subset.name(_takes_presence(family) and len(presences) > 1)
+                        named = owners.setdefault(name, (model, value, presence))
+                        if named != (model, value, presence):
+                            raise UsageError(
+                                f"two result rows would both be named {name!r} (model, --by value, presence: "
+                                f"{named} and {(model, value, presence)}); rename a model or a value without '/'"
+                            )
+                        runs.append((name, family, subset))
     evaluation = Evaluation({name: {} for name, _, _ in runs})
     inputs = evaluation.inputs
     progress = tqdm(runs, desc="evaluating", unit="metric", disable=len(runs) < 2 or n < 1000, leave=False)
@@ -386,18 +426,24 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
 
 
 def _by_values(table: Table, args: argparse.Namespace) -> dict[str, list[int]]:
-    """{value of --by: its rows}; every row needs a value, and two values may not print alike (1 and "1")."""
+    """{value of --by: its rows}."""
+    return _labelled_rows(table, args.by, "--by")
+
+
+def _labelled_rows(table: Table, column: str, option: str) -> dict[str, list[int]]:
+    """{value of `column`: its rows}; every row needs a value, and two values may not print
+    alike (1 and "1"): for --by they would be one row of results, for --group one group."""
     by_value: dict[str, list[int]] = {}
     first: dict[str, tuple[Any, int]] = {}
-    for row, value in enumerate(_column(table, args.by, "--by")):
+    for row, value in enumerate(_column(table, column, option)):
         if value is None or isinstance(value, (list, dict)) or value == "":
             shown = "empty" if value in (None, "") else ("a list" if isinstance(value, list) else "an object")
-            raise ValueError(f"--by {args.by}: {table.location(row)} is {shown}; give every row a value")
+            raise ValueError(f"{option} {column}: {table.location(row)} is {shown}; give every row a value")
         name = str(value)
         earlier, earlier_row = first.setdefault(name, (value, row))
         if type(earlier) is not type(value):
             raise ValueError(
-                f"--by {args.by}: {earlier!r} ({table.location(earlier_row)}) and {value!r} ({table.location(row)}) "
+                f"{option} {column}: {earlier!r} ({table.location(earlier_row)}) and {value!r} ({table.location(row)}) "
                 "would be one group; write the values alike"
             )
         by_value.setdefault(name, []).append(row)
@@ -439,7 +485,9 @@ def _compare_dimension(
     else:
         raise UsageError("--compare needs systems to compare: --by COLUMN (e.g. model) or --predictions 'keywords_*'")
     if args.compare not in names:
-        raise UsageError(f"--compare {args.compare!r} is not a {what} (there: {', '.join(names)})")
+        shown = [name if len(name) <= 40 else name[:37] + "..." for name in names[:10]]
+        more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+        raise UsageError(f"--compare {args.compare!r} is not a {what} (there: {', '.join(shown)}{more})")
     if len(names) < 2:
         raise UsageError(f"--compare {args.compare!r}: there is no other {what} to compare with it")
     if args.prediction_sentiments and "sentiment_appropriateness" in (args.metrics or []):
@@ -780,9 +828,10 @@ def results_figure(results: Results, title: str = "") -> Any:
                 errors.append([high - v if v == v and high == high else 0.0 for v, high in zip(values, highs)])
             positions = [i + position * width for i in range(len(names))]
             bars = axis.bar(positions, values, width, label=subset, yerr=errors, capsize=3 if errors else 0)
-            rotation = 90 if len(subsets) > 2 else 0
-            labels = [_value_label(value) for value in values]
-            axis.bar_label(bars, labels, padding=2, fontsize="x-small", rotation=rotation)
+            if len(subsets) <= MAX_LABELLED:  # beyond, the labels pile up above the bars
+                rotation = 90 if len(subsets) > 2 else 0
+                labels = [_value_label(value) for value in values]
+                axis.bar_label(bars, labels, padding=2, fontsize="x-small", rotation=rotation)
         ticks = [name.replace("_", "\n", 1) if len(name) > 10 else name for name in names]  # no overlap
         lower = [(output := output_for(family, name)) is not None and not output.higher_is_better for name in names]
         ticks = [tick + "\n(lower is better)" if flag else tick for tick, flag in zip(ticks, lower)]
@@ -790,7 +839,7 @@ def results_figure(results: Results, title: str = "") -> Any:
         axis.set_ylim(0, top * (1.25 if len(subsets) > 2 else 1.12))
         axis.set_ylabel("value")
         axis.set_title(family)
-        if len(subsets) > 1:
+        if 1 < len(subsets) <= MAX_LABELLED:
             axis.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return figure
 
@@ -929,7 +978,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__,
     )
-    parser.add_argument("file", type=Path, help=".jsonl, .json, .csv, .tsv (or .gz), .parquet, or a datasets folder")
+    parser.add_argument(
+        "file",
+        type=Path,
+        help=".jsonl (.ndjson), .json, .csv, .tsv (or .gz), .parquet, .arrow / .feather, or a datasets folder",
+    )
     parser.add_argument(
         "--metrics",
         nargs="+",
@@ -1060,6 +1113,8 @@ def check_not_input(path: Path, option: str, inputs: Sequence[tuple[Path, str]])
 def check_output(path: Path, option: str) -> None:
     """Fail before any work if `path` cannot be written (a folder, its folder missing or
     read-only). Nothing is created."""
+    if str(path) == "-":  # not standard output: the tables go there
+        raise UsageError(f"{option} -: give a file name (the tables already go to standard output; /dev/stdout works)")
     if path.is_dir():
         raise UsageError(f"{option} {path}: is a folder; give a file name")
     if not path.parent.is_dir():
@@ -1191,7 +1246,29 @@ def _progress_display(quiet: bool) -> Iterator[None]:
         yield
 
 
+def _printable_anywhere() -> None:
+    """A character the console cannot show (an emoji in a model's name on a Windows console) is
+    printed as its escape (\\U0001f600) instead of crashing the run."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
+def _check_plot_format(path: Path, formats: dict[str, str]) -> None:
+    """Fail before any work if matplotlib cannot write `path`'s format here (.pgf needs LaTeX)."""
+    import matplotlib
+
+    extension = path.suffix.lower().lstrip(".")
+    if extension not in formats:
+        supported = ", ".join(f".{name}" for name in sorted(formats))
+        raise UsageError(f"--plot {path}: give a file name ending in one of {supported}")
+    texsystem = matplotlib.rcParams["pgf.texsystem"]
+    if extension == "pgf" and shutil.which(texsystem) is None:
+        raise UsageError(f"--plot {path}: .pgf needs LaTeX ({texsystem}), which is not installed; try .pdf or .svg")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _printable_anywhere()
     parser = build_parser()
     args = parser.parse_args(argv)
     _quiet_third_party()
@@ -1214,9 +1291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if path is not None:
                 check_not_input(path, option, inputs)
                 check_output(path, option)
-        if args.plot is not None and args.plot.suffix.lower().lstrip(".") not in formats:
-            supported = ", ".join(f".{name}" for name in sorted(formats))
-            raise UsageError(f"--plot {args.plot}: give a file name ending in one of {supported}")
+        if args.plot is not None:
+            _check_plot_format(args.plot, formats)
         scores = args.scores or ("scores_*" if "*" in args.predictions else "scores")  # as _models reads them
         numbers = [scores, *([args.prediction_sentiments] if args.prediction_sentiments else [])]
         table = read_table(args.file, [args.predictions, args.references], numbers)
@@ -1246,13 +1322,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = f" ({len(per_example)} rows: one per example, subset and family)"
         outputs.append((args.per_example, lambda path: write_per_example(per_example, path), rows))
     if args.plot:
-        subsets = f" ({label}: {', '.join(results)})" if label else ""
+        names = list(results)
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        subsets = f" ({label}: {shown})" if label else ""
         outputs.append((args.plot, lambda path: plot_results(results, path, f"{args.file.name}{subsets}"), ""))
     for target, write, what in outputs:
         try:
             write_atomically(target, write)
         except OSError as error:  # the folder vanished or filled up since the check
-            return _report(ValueError(f"cannot write {target}: {error.strerror}"))
+            return _report(ValueError(f"cannot write {target}: {error.strerror or error}"))
+        except Exception as error:  # matplotlib's own failures while drawing come in many types
+            if target is not args.plot:
+                raise
+            return _report(ValueError(f"cannot draw {target}: {error}"))
         print(("\n" if target is args.output else "") + f"wrote {target}{what}")
     return 0
 

@@ -16,13 +16,13 @@ import re
 import tokenize
 import zlib
 from collections.abc import Iterator, Sequence
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, NamedTuple
 
 LIST_SEPARATOR = ";"
 LIST_HELP = f'write a list cell as items separated by \'{LIST_SEPARATOR}\' (a; b) or as a JSON list (["a", "b"])'
-SUPPORTED = ".jsonl, .json, .csv, .tsv (or .gz of those), .parquet, or a datasets folder"
+SUPPORTED = ".jsonl (.ndjson), .json, .csv, .tsv (or .gz of those), .parquet, .arrow / .feather, or a datasets folder"
+ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Where JSON can write one (CSV, Parquet and Arrow texts are decoded strictly and cannot hold one).
@@ -180,11 +180,12 @@ def _read_jsonl(path: Path) -> tuple[dict[str, list[Any]], list[int]]:
             raise TableError(path, str(error), number) from None
         except json.JSONDecodeError as error:
             message = f"invalid JSON ({error.msg}, column {error.colno}); expected one JSON object per line"
-            raise TableError(path, message, number) from None
+            raise TableError(path, message + _array_hint(records, line), number) from None
         except RecursionError:
             raise TableError(path, _TOO_DEEP, number) from None
         if not isinstance(record, dict):
-            raise TableError(path, f"expected a JSON object (one row per line), got {_kind(record)}", number)
+            message = f"expected a JSON object (one row per line), got {_kind(record)}"
+            raise TableError(path, message + _array_hint(records, line), number)
         records.append(record)
         lines.append(number)
     columns = _records_to_columns(records)
@@ -194,8 +195,28 @@ def _read_jsonl(path: Path) -> tuple[dict[str, list[Any]], list[int]]:
     return columns, lines
 
 
+def _array_hint(records: list[Any], line: str) -> str:
+    """On the first row of a JSON Lines file that is one JSON array: say so."""
+    return "; the file is one JSON array: name the file .json" if not records and line.lstrip().startswith("[") else ""
+
+
+def _json_lines(text: str) -> bool:
+    """`text` is JSON Lines (an object, then another on a later line), whatever the file's name."""
+    position = _JSON_SPACE.match(text).end()
+    if not text.startswith("{", position):
+        return False
+    try:
+        _, end = json.JSONDecoder().raw_decode(text, position)
+    except (ValueError, RecursionError):
+        return False
+    after = _JSON_SPACE.match(text, end).end()
+    return "\n" in text[end:after] and text.startswith("{", after)
+
+
 def _read_json(path: Path) -> tuple[dict[str, list[Any]], list[int] | None]:
     text = "".join(line for _, line in _text_lines(path))
+    if _json_lines(text):  # pandas' to_json(lines=True) into a .json file
+        return _read_jsonl(path)
     value, lines = _parse_json(path, text)
     columns, lines = _json_columns(path, value, lines)
     if _SURROGATE_ESCAPE.search(text):
@@ -203,28 +224,81 @@ def _read_json(path: Path) -> tuple[dict[str, list[Any]], list[int] | None]:
     return columns, lines
 
 
+_PANDAS_HINT = "; from pandas, write df.to_json(path, orient='records', lines=True)"
+_ROW_LABEL = re.compile(r"0|[1-9][0-9]*")
+
+
+def _pandas_layout(path: Path, value: dict[str, Any]) -> dict[str, list[Any]] | None:
+    """The columns of a JSON object that pandas' `to_json` wrote with orient "split"
+    ({columns, index, data}), "table" ({schema, data}), "columns" (its default: {column:
+    {row: value}}) or "index" ({row: {column: value}}); None for any other object."""
+    keys = set(value)
+    if keys in ({"columns", "data"}, {"columns", "index", "data"}) and isinstance(value["data"], list):
+        names = value["columns"]
+        data_rows = all(isinstance(item, list) for item in value["data"])
+        if isinstance(names, list) and all(isinstance(name, str) for name in names) and data_rows:
+            for row, item in enumerate(value["data"], 1):
+                if len(item) != len(names):
+                    message = f"row {row} of 'data' is not a list of {len(names)} values, one per column"
+                    raise TableError(path, f"a pandas 'split' layout, but {message}")
+            return {name: [item[i] for item in value["data"]] for i, name in enumerate(names)}
+    records = value.get("data") if keys == {"schema", "data"} and isinstance(value["schema"], dict) else None
+    if isinstance(records, list) and all(isinstance(item, dict) for item in records):
+        columns = _records_to_columns(records)
+        if value["schema"].get("primaryKey") == ["index"]:  # pandas' unnamed row index, not a column
+            columns.pop("index", None)
+        return columns
+    if not value or not all(isinstance(inner, dict) for inner in value.values()):  # an object of columns
+        return None
+    by_index = all(_ROW_LABEL.fullmatch(key) for key in value) and not all(
+        _ROW_LABEL.fullmatch(key) for inner in value.values() for key in inner
+    )
+    if by_index:  # {row: {column: value}}
+        return _records_to_columns(list(value.values()))
+    labels = list(next(iter(value.values())))
+    for name, inner in value.items():  # {column: {row: value}}: every column has the same rows
+        if list(inner) != labels:
+            message = f"column {name!r} has other row labels than column {next(iter(value))!r}"
+            raise TableError(path, f"a pandas 'columns' layout, but {message}{_PANDAS_HINT}")
+    return {name: list(inner.values()) for name, inner in value.items()}
+
+
 def _json_columns(path: Path, value: Any, lines: list[int] | None) -> tuple[dict[str, list[Any]], list[int] | None]:
-    """The columns of a parsed JSON file: a list of row objects, or an object of columns."""
+    """The columns of a parsed JSON file: a list of row objects, an object of columns, or one of
+    pandas' object layouts (`_pandas_layout`)."""
     expected = "expected a list of row objects or an object mapping each column to a list"
     if lines is not None:
         for item, line in zip(value, lines):
             if not isinstance(item, dict):
-                raise TableError(path, f"{expected}; got a list holding {_kind(item)}", line)
+                hint = " (pandas' orient='values' has no column names)" + _PANDAS_HINT if isinstance(item, list) else ""
+                raise TableError(path, f"{expected}; got a list holding {_kind(item)}{hint}", line)
         return _records_to_columns(value), lines
     if not isinstance(value, dict):
         raise TableError(path, f"{expected}, got {_kind(value)}", 1)
+    layout = _pandas_layout(path, value)
+    if layout is not None:
+        return layout, None
     for name, column in value.items():
         if not isinstance(column, list):
-            hint = (
-                "; from pandas, write df.to_json(path, orient='records', lines=True)"
-                if isinstance(column, dict)
-                else ""
-            )
+            hint = _PANDAS_HINT if isinstance(column, dict) else ""
             raise TableError(path, f"{expected}; column {name!r} is {_kind(column)}, not a list{hint}")
     return value, None
 
 
-def _read_delimited(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], list[int]]:
+class _OtherSeparator(Exception):
+    """The header is separated by another character than the file's name says (`args[0]`)."""
+
+
+def _read_delimited(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], list[int], str]:
+    """The columns of a CSV / TSV, the line of each row, and the separator: the one its name
+    says, else the one its header uses (';' or a tab: what Excel writes in many countries)."""
+    try:
+        return (*_read_separated(path, delimiter), delimiter)
+    except _OtherSeparator as other:
+        return (*_read_separated(path, other.args[0]), other.args[0])
+
+
+def _read_separated(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], list[int]]:
     csv.field_size_limit(max(csv.field_size_limit(), _MAX_FIELD))  # a long review is one field
     reader = csv.reader((line for _, line in _text_lines(path)), delimiter=delimiter)
     header: list[str] | None = None
@@ -235,13 +309,11 @@ def _read_delimited(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], l
         for row in reader:
             if row:
                 if header is None:
-                    header = row
+                    header = [name.strip() for name in row]  # "predictions, references": no ' references'
                     other = next((c for c in ";\t," if c != delimiter and len(row) == 1 and c in row[0]), None)
                     if other:
-                        wanted = "','" if delimiter == "," else "a tab"
-                        found = "a tab" if other == "\t" else repr(other)
-                        raise TableError(path, f"the header is separated by {found}; this file needs {wanted}", start)
-                    repeated = sorted({name for name in row if row.count(name) > 1})
+                        raise _OtherSeparator(other)
+                    repeated = sorted({name for name in header if header.count(name) > 1})
                     if repeated:
                         raise TableError(path, f"column {repeated[0]!r} appears twice in the header", start)
                 elif len(row) != len(header):
@@ -264,8 +336,14 @@ def _read_delimited(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], l
 
 
 def _is_named(name: str, wanted: Sequence[str]) -> bool:
-    """`name` is one of `wanted`, where a wanted name with '*' is a pattern ('keywords_*')."""
-    return any(fnmatchcase(name, pattern) if "*" in pattern else name == pattern for pattern in wanted)
+    """`name` is one of `wanted`, where a wanted name with '*' is a pattern ('keywords_*'): '*'
+    stands for any text, every other character for itself ('kw[1]_*' is no character class)."""
+    return any(
+        re.fullmatch(".*".join(map(re.escape, pattern.split("*"))), name, re.DOTALL)
+        if "*" in pattern
+        else name == pattern
+        for pattern in wanted
+    )
 
 
 _NUMPY_SCALARS = {"float64", "float32", "float16", "int64", "int32", "int16", "int8", "str_"}
@@ -321,14 +399,45 @@ def _literal_items(text: str) -> list[Any] | None:
     return items if strings == sum(isinstance(item, str) for item in items) else None
 
 
-def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool) -> Any:
-    """A CSV cell holding a list: "a; b; c", a JSON or Python list literal, or empty ([])."""
+def _unordered(text: str) -> str | None:
+    """What a cell holds when it is a Python set or dict literal, or a JSON object ("{'a', 'b'}":
+    what pandas' `to_csv` writes for a column of sets), else None."""
+    if text == "set()":
+        return "a Python set"
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if isinstance(tree, ast.Set) and all(isinstance(node, ast.Constant) for node in tree.elts):
+        return "a Python set"
+    if isinstance(tree, ast.Dict) and all(isinstance(node, ast.Constant) for node in tree.keys):
+        return "an object (a dict)"
+    return None
+
+
+def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool, decimal_comma: bool = False) -> Any:
+    """A CSV cell holding a list: "a; b; c", a JSON or Python list literal, or empty ([]). With
+    `decimal_comma` (a file separated by ';'), numbers may be written 0,5."""
     if not isinstance(value, str):
         return value
     text = value.strip()
+    unordered = _unordered(text)
+    if unordered is not None:
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        message = f"column {column!r}: {shown!r} is {unordered}, not a list (a set has no order); {LIST_HELP}"
+        raise TableError(path, message, line)
     items = None
     if text.startswith("[") and text.endswith("]") or text.startswith("(") and text.endswith(")"):
         items = _literal_items(text)
+        if items is not None and "\\" in text:  # an escape such as \\ud83d can write half of an emoji
+            broken = next((item for item in items if isinstance(item, str) and _SURROGATE.search(item)), None)
+            if broken is not None:
+                message = (
+                    f"column {column!r}: {broken!r} holds a lone surrogate (half of an emoji: an escape like \\ud83d)"
+                )
+                raise TableError(path, message, line)
         if items is None and text.startswith("["):
             shown = text if len(text) <= 60 else text[:57] + "..."
             message = f"column {column!r}: {shown!r} looks like a list but is not a flat list of strings or numbers"
@@ -339,7 +448,7 @@ def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool) ->
         items = [item.strip() for item in text.split(LIST_SEPARATOR) if item.strip()]
         if numbers:
             try:
-                return [float(item) for item in items]
+                return [float(item.replace(",", ".") if decimal_comma else item) for item in items]
             except ValueError:
                 message = f"column {column!r}: expected numbers separated by '{LIST_SEPARATOR}', got {text!r}"
                 raise TableError(path, message, line) from None
@@ -370,12 +479,48 @@ def _read_folder(path: Path) -> dict[str, list[Any]]:
     return dataset.to_dict()
 
 
+def _float_decimals(kind: Any) -> Any:
+    """`kind` with its decimal types as float64, lists of them included: a score is a number,
+    not a `Decimal`."""
+    import pyarrow
+
+    if pyarrow.types.is_decimal(kind):
+        return pyarrow.float64()
+    if pyarrow.types.is_list(kind) or pyarrow.types.is_large_list(kind):
+        item = kind.value_field.with_type(_float_decimals(kind.value_type))
+        return pyarrow.list_(item) if pyarrow.types.is_list(kind) else pyarrow.large_list(item)
+    if pyarrow.types.is_fixed_size_list(kind):
+        return pyarrow.list_(kind.value_field.with_type(_float_decimals(kind.value_type)), kind.list_size)
+    return kind
+
+
+def _read_arrow(path: Path) -> dict[str, list[Any]]:
+    """An Arrow IPC file (pandas' `to_feather`, polars' `write_ipc`) or stream."""
+    import pyarrow
+    import pyarrow.ipc as ipc
+
+    try:
+        try:
+            table = ipc.open_file(path).read_all()
+        except pyarrow.ArrowInvalid:  # the stream format (no footer)
+            with pyarrow.OSFile(str(path)) as source:
+                table = ipc.open_stream(source).read_all()
+        schema = pyarrow.schema([field.with_type(_float_decimals(field.type)) for field in table.schema])
+        return (table if schema.equals(table.schema) else table.cast(schema)).to_pydict()
+    except UnicodeDecodeError:
+        raise TableError(path, "a text column holds bytes that are not UTF-8; save its texts as UTF-8") from None
+    except (pyarrow.ArrowException, OSError) as error:
+        raise TableError(path, f"not a readable Arrow file ({error})") from None
+
+
 def _read_parquet(path: Path) -> dict[str, list[Any]]:
     import pyarrow
     import pyarrow.parquet as parquet
 
     try:
-        return parquet.read_table(path).to_pydict()
+        table = parquet.read_table(path)
+        schema = pyarrow.schema([field.with_type(_float_decimals(field.type)) for field in table.schema])
+        return (table if schema.equals(table.schema) else table.cast(schema)).to_pydict()
     except UnicodeDecodeError:
         raise TableError(path, "a text column holds bytes that are not UTF-8; save its texts as UTF-8") from None
     except (pyarrow.ArrowException, OSError) as error:
@@ -423,6 +568,12 @@ def check_column_lengths(path: Path, columns: dict[str, list[Any]]) -> None:
         raise TableError(path, f"columns of different lengths: {described}; each column needs one value per row")
 
 
+def delimited(path: Path) -> bool:
+    """`path` is a CSV or TSV file (optionally .gz): its cells are texts, never numbers."""
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    return not path.is_dir() and bool(suffixes) and suffixes[-1] in (".csv", ".tsv")
+
+
 def _read(
     path: Path, list_columns: Sequence[str], number_columns: Sequence[str]
 ) -> tuple[dict[str, list[Any]], list[int] | None]:
@@ -433,16 +584,20 @@ def _read(
         columns = _read_folder(path)
     elif suffix == ".parquet":
         columns = _read_parquet(path)
-    elif suffix == ".jsonl":
+    elif suffix in ARROW_SUFFIXES:
+        columns = _read_arrow(path)
+    elif suffix in (".jsonl", ".ndjson"):
         columns, lines = _read_jsonl(path)
     elif suffix == ".json":
         columns, lines = _read_json(path)
     elif suffix in (".csv", ".tsv"):
-        columns, lines = _read_delimited(path, "\t" if suffix == ".tsv" else ",")
+        columns, lines, delimiter = _read_delimited(path, "\t" if suffix == ".tsv" else ",")
         for name, values in columns.items():
             numbers = _is_named(name, number_columns)
             if numbers or _is_named(name, list_columns):
-                columns[name] = [_list_cell(path, v, line, name, numbers) for v, line in zip(values, lines)]
+                columns[name] = [
+                    _list_cell(path, v, line, name, numbers, delimiter == ";") for v, line in zip(values, lines)
+                ]
     else:
         raise TableError(path, f"unsupported kind of file; use {SUPPORTED}", usage=True)
     return columns, lines
@@ -452,8 +607,13 @@ def read_table(path: Path, list_columns: Sequence[str] = (), number_columns: Seq
     """The columns of a file, with the line of each row where the format has lines. In CSV / TSV,
     the `list_columns` and `number_columns` (names, or patterns with '*') hold items separated by ';'."""
     path = Path(path)
+    if str(path) == "-":
+        raise TableError(path, "standard input is not read; save the data to a file and give its name", usage=True)
     if not path.exists():
         raise TableError(path, "no such file or folder", usage=True)
+    if not path.is_file() and not path.is_dir():  # read twice (gzip check, layout), a pipe would hang
+        message = "not a regular file (a pipe or a device); save the data to a file and give its name"
+        raise TableError(path, message, usage=True)
     try:
         columns, lines = _read(path, list_columns, number_columns)
     except OSError as error:

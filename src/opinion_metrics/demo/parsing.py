@@ -22,13 +22,14 @@ PREDICTION_PREFIX = "pred_"
 # What a free Space (2 vCPU, 16 GB) handles in a few seconds per request.
 MAX_UPLOAD_MB = 10
 MAX_EXPANDED_MB = 50
-UPLOAD_TYPES = [".csv", ".tsv", ".jsonl", ".json", ".parquet", ".gz"]
+UPLOAD_TYPES = [".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet", ".gz"]
 UPLOAD_LIMITS = f"up to {MAX_UPLOAD_MB} MB, {MAX_EXPANDED_MB} MB once decompressed"
 # The tourism data's Vietnamese column names, read as the default English aspects.
 ASPECT_ALIASES = dict(zip(DEFAULT_ASPECTS, VIETNAMESE_COLUMNS))
 # The characters of a score in "keyword (0.8)" (a decimal number, no nan / inf / underscores).
 _NUMBER_CHARACTERS = frozenset("0123456789+-.eE")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 # A column naming the system of each row of an upload (several systems' predictions in one file).
 SYSTEM_COLUMNS = ("model", "system")
 _CHUNK = 1 << 20
@@ -69,13 +70,28 @@ def split_score(item: str) -> tuple[str, float | None]:
     return item[:opening].rstrip(), score
 
 
+def _year_like(text: str | None) -> bool:
+    """Some item of the box ends in a number in parentheses that cannot be a score (outside
+    [0, 1]: "Star Wars (1977)"), so the parentheses are part of the keywords."""
+    for line in (text or "").splitlines():
+        for item in line.split(KEYWORD_SEPARATOR):
+            score = split_score(item)[1]
+            if score is not None and not 0 <= score <= 1:
+                return True
+    return False
+
+
 def parse_keyword_lines(
-    text: str | None, name: str = "predictions", scored: bool = True
+    text: str | None, name: str = "predictions", scored: bool | None = True
 ) -> tuple[list[list[str]], list[list[float]] | None]:
     """One example per line, keywords separated by ';'. With `scored` (a box of a family that
     reads scores), each keyword may end with a score in parentheses: "social satire (0.8);
-    pizza (0.1)"; without it, "Star Wars (1977)" is a keyword. Returns keywords and scores
-    (None when no keyword has a score; otherwise every keyword needs one)."""
+    pizza (0.1)"; without it, "Star Wars (1977)" is a keyword. `scored=None` is a box shared by
+    families with and without scores: it reads scores unless one would be outside [0, 1] (a
+    year). Returns keywords and scores (None when no keyword has a score; otherwise every
+    keyword needs one)."""
+    if scored is None:
+        scored = not _year_like(text)
     keywords: list[list[str]] = []
     scores: list[list[float]] = []
     scored_lines = unscored_lines = 0
@@ -94,7 +110,11 @@ def parse_keyword_lines(
                 item = keyword
             row.append(item)
         if row_scores and len(row_scores) != len(row):
-            raise ValueError(f"{name}, line {number}: give a score to every keyword or to none")
+            unscored = next(
+                item for item in line.split(KEYWORD_SEPARATOR) if item.strip() and split_score(item)[1] is None
+            )
+            message = f"give a score to every keyword or to none; {unscored.strip()!r} has none"
+            raise ValueError(f"{name}, line {number}: {message}")
         scored_lines += bool(row_scores)
         unscored_lines += bool(row) and not row_scores
         keywords.append(row)
@@ -105,16 +125,14 @@ def parse_keyword_lines(
 
 
 def parse_rating_lines(text: str | None, name: str = "predictions") -> list[list[int]]:
-    """One example per line, one integer rating per aspect, separated by commas or spaces."""
+    """One example per line, one integer rating per aspect (ASCII digits: "1_0" is no 10),
+    separated by commas, semicolons or spaces."""
     rows = []
     for number, line in enumerate(lines(text, name), start=1):
-        cells = [cell for cell in re.split(r"[,\s]+", line.strip()) if cell]
-        try:
-            rows.append([int(cell) for cell in cells])
-        except ValueError:
-            raise ValueError(
-                f"{name}, line {number}: ratings must be integers separated by commas, got {line!r}"
-            ) from None
+        cells = [cell for cell in re.split(r"[,;\s]+", line.strip()) if cell]
+        if not all(_INTEGER.fullmatch(cell) for cell in cells):
+            raise ValueError(f"{name}, line {number}: ratings must be integers separated by commas, got {line!r}")
+        rows.append([int(cell) for cell in cells])
     return rows
 
 
@@ -210,6 +228,8 @@ def read_upload(path: str | Path) -> Table:
     """An uploaded CSV / TSV / JSONL / JSON / Parquet file (list cells in CSV: ';'), after
     `check_upload_size`: its columns and the line of each row."""
     path = Path(path)
+    if not path.name.lower().endswith(tuple(UPLOAD_TYPES)):  # an Arrow file's decoded size is not bounded here
+        raise ValueError(f"{path.name}: upload a {', '.join(UPLOAD_TYPES)} file")
     check_upload_size(path)
     return read_table(path, ["predictions", "references"], ["scores", "prediction_sentiments"])
 
@@ -306,7 +326,8 @@ def collect_inputs(
     """The metric inputs of a family taking `inputs` ("predictions", "references", and
     "texts" or "aspects"), from the `upload` when given, else from the text boxes. The
     predictions box reads "keyword (0.8)" as a scored keyword only where `family` takes
-    scores (None: a box shared by every family, the weighted one included); an upload
+    scores (None: a box shared by every family, read as scored unless a number in
+    parentheses is outside [0, 1], as in "Star Wars (1977)"); an upload
     holding several systems (`system_column`) is refused: score each of `split_systems`."""
     data: dict[str, Any] = {}
     typed = any((text or "").strip() for text in (predictions, references, extra if "texts" in inputs else None))
@@ -360,7 +381,7 @@ def collect_inputs(
         data["prediction_sentiments"] = table.get("prediction_sentiments")
         data["texts"] = table.get("texts", table.get("review")) if "texts" in inputs else None
     else:
-        scored = family is None or takes_scores(family)
+        scored = None if family is None else takes_scores(family)
         data["predictions"], data["scores"] = parse_keyword_lines(predictions, "predictions", scored)
         if "references" in inputs:
             data["references"], _ = parse_keyword_lines(references, "references", scored=False)
