@@ -332,7 +332,7 @@ def join_by_relation_cost(degrees: np.ndarray, gold_sizes: np.ndarray) -> np.nda
 
 
 def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
-    """Every matching (prediction, gold keyword) pair of every example (SPEC section 2).
+    """Every matching (prediction, gold keyword) pair of every example (docs/definitions.md section 2).
 
     Equal ids are joined directly; for "substring" and "token", the relation is computed
     once per distinct (prediction, gold) string pair (`relation_arrays`), then each

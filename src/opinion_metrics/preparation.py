@@ -50,7 +50,7 @@ _SEPARATOR = "\x00"
 
 
 def _normalize_unicode(text: str) -> str:
-    """The "default" normalization of any string (SPEC section 1)."""
+    """The "default" normalization of any string (docs/definitions.md section 1)."""
     text = unicodedata.normalize("NFKC", text).casefold().translate(_DROP_PUNCTUATION_AND_SYMBOLS)
     return " ".join(text.split())
 
@@ -509,7 +509,7 @@ def _row_groups(lists: Sequence[Any]) -> np.ndarray | None:
 def _prepare_flat(
     lists: Sequence[Any], vocabulary: Vocabulary, scores: Sequence[Any] | None, group_repeats: bool
 ) -> PreparedSide | None:
-    """`prepare_side` without a Python loop over rows or keywords (SPEC section 1): each
+    """`prepare_side` without a Python loop over rows or keywords (docs/definitions.md section 1): each
     distinct keyword string is normalized once, duplicates are found by sorting. Applies
     when every row is a list or tuple of str (and every score row a list or tuple of floats
     in [0, 1] of the same length); otherwise None, and the per-row path checks and reports."""
