@@ -187,7 +187,9 @@ def test_bad_inputs(model, monkeypatch):
         semantic_keyword_prf([["a", 3]], [["b"]], model=model)
     with pytest.raises(ValueError, match=r"threshold must be a number in \[-1, 1\]"):
         semantic_keyword_prf([["a"]], [["b"]], model=model, threshold=2)
-    with pytest.raises(ValueError, match="model must be a model name, a path or a model with .encode"):
+    with pytest.raises(
+        ValueError, match="model must be a sentence-transformers model name, a path or a model object with .encode"
+    ):
         semantic_keyword_prf([["a"]], [["b"]], model=42)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(
@@ -211,7 +213,8 @@ class FixedModel:
 )
 def test_zero_or_non_finite_embeddings_are_errors(bad, word):
     encoder = FixedModel({"good": [1.0, 0.0], "bad": bad})
-    with pytest.raises(ValueError, match=f"{word} embedding for the keyword 'bad'"):
+    message = rf"references: example 0, keyword 0 'bad' \(normalized 'bad'\): the model returned a {word} embedding"
+    with pytest.raises(ValueError, match=message):
         semantic_keyword_prf([["good"]], [["bad"]], model=encoder)
 
 

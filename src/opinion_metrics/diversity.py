@@ -17,9 +17,10 @@ import numpy as np
 from .averaging import Values, optional_mean_statistics, optional_mean_values, summarize
 from .preparation import NormalizeOption, Vocabulary, make_normalizer
 from .resampling import RandomState
-from .semantic import DEFAULT_BLOCK_ELEMENTS, KeywordEncoder
+from .semantic import DEFAULT_BLOCK_ELEMENTS, EmbeddingError, KeywordEncoder, name_keyword
 from .validation import (
     check_corpus,
+    check_device,
     check_flag,
     check_interval_options,
     check_keyword,
@@ -103,6 +104,7 @@ def diversity_statistics(
     values, per_example)`, the statistics as `optional_mean_statistics` builds them."""
     zero_division = check_zero_division(zero_division)
     batch_size = check_positive_int(batch_size, "batch_size")
+    device = check_device(device)  # also without a model: a wrong value is a mistake worth naming
     encoder = None if model is None else KeywordEncoder(model, device=device, batch_size=batch_size)
     predictions = check_corpus(predictions, "predictions")
     check_same_length(predictions=predictions)
@@ -123,7 +125,10 @@ def diversity_statistics(
     per_example: dict[str, list[float | None]] = dict(zip(DIVERSITY_NAMES, (keyword_ratio, token_ratio)))
     if encoder is not None:
         used = sorted({i for ids in distinct if len(ids) >= 2 for i in ids})
-        embeddings = _embeddings(vocabulary.strings, used, encoder) if used else np.zeros((0, 0))
+        try:
+            embeddings = _embeddings(vocabulary.strings, used, encoder) if used else np.zeros((0, 0))
+        except EmbeddingError as error:
+            raise name_keyword(error, make_normalizer(normalize, stemmer), predictions=predictions) from None
         per_example[DIVERSITY_NAMES[2]] = _self_similarities(distinct, embeddings)
     return optional_mean_statistics(per_example), optional_mean_values(list(per_example), zero_division), per_example
 

@@ -26,14 +26,18 @@ from .validation import (
     check_aspects,
     check_average,
     check_confidence_level,
+    check_device,
     check_flag,
     check_match,
+    check_model,
     check_n_resamples,
+    check_normalize_callable,
     check_positive_int,
     check_presence,
     check_random_state,
     check_rating_range,
     check_relevance,
+    check_sentiment,
     check_threshold,
     check_top_k,
     check_zero_division,
@@ -131,6 +135,8 @@ def _choice(name: str, choices: tuple[Any, ...]) -> Callable[[Any], Any]:
 
 def _check_normalize(value: Any) -> Any:
     make_normalizer(value)
+    if callable(value):
+        check_normalize_callable(value)
     return value
 
 
@@ -309,7 +315,7 @@ FAMILIES: dict[str, Family] = {
             (PREDICTIONS, REFERENCES, TEXTS),
             (
                 PRESENCE,
-                Option("model", "text", "sentence-transformers model name or path (or a model object)"),
+                Option("model", "text", "sentence-transformers model name or path (or a model object)", check_model),
                 Option(
                     "threshold",
                     "number",
@@ -322,12 +328,22 @@ FAMILIES: dict[str, Family] = {
                 NORMALIZE,
                 STEMMER,
                 ZERO_DIVISION,
-                Option("device", "text", "where the model runs: cuda, cpu, mps (default: CUDA when available)"),
+                Option(
+                    "device",
+                    "text",
+                    "where the model runs: cuda, cpu, mps (default: CUDA when available)",
+                    check_device,
+                ),
                 Option("batch_size", "int", "keywords encoded per batch", _positive_int("batch_size")),
                 Option(
                     "block_elements", "int", "most similarities held in memory at once", _positive_int("block_elements")
                 ),
-                Option("show_progress", "flag", "a progress bar while encoding (default: for 10,000+ new keywords)"),
+                Option(
+                    "show_progress",
+                    "flag",
+                    "a progress bar while encoding (default: for 10,000+ new keywords)",
+                    lambda value: None if value is None else check_flag(value, "show_progress"),
+                ),
                 *INTERVALS,
                 RETURN_PER_EXAMPLE,
             ),
@@ -365,7 +381,7 @@ FAMILIES: dict[str, Family] = {
                     _choice("mapping", ("weighted", "compound")),
                     ("weighted", "compound"),
                 ),
-                Option("sentiment", "object", "a custom str -> [0, 1] function replacing VADER"),
+                Option("sentiment", "object", "a custom str -> [0, 1] function replacing VADER", check_sentiment),
                 NORMALIZE,
                 STEMMER,
                 Option("workers", "int", "processes for VADER on long texts", _optional_positive_int("workers")),
@@ -412,8 +428,13 @@ FAMILIES: dict[str, Family] = {
             (
                 NORMALIZE,
                 STEMMER,
-                Option("model", "text", "sentence-transformers model for self_similarity (default: none)"),
-                Option("device", "text", "where the model runs: cuda, cpu, mps (default: CUDA when available)"),
+                Option("model", "text", "sentence-transformers model for self_similarity (default: none)", check_model),
+                Option(
+                    "device",
+                    "text",
+                    "where the model runs: cuda, cpu, mps (default: CUDA when available)",
+                    check_device,
+                ),
                 Option("batch_size", "int", "keywords encoded per batch", _positive_int("batch_size")),
                 Option("zero_division", "number", "the value when no example has a keyword", check_zero_division),
                 *INTERVALS,

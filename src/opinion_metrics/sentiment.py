@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import numbers
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -19,7 +20,15 @@ import numpy as np
 from .averaging import Values, optional_mean_statistics, optional_mean_values, summarize
 from .preparation import NormalizeOption, prepare_corpus
 from .resampling import RandomState
-from .validation import check_corpus, check_flag, check_interval_options, check_positive_int, check_texts, describe
+from .validation import (
+    check_corpus,
+    check_flag,
+    check_interval_options,
+    check_positive_int,
+    check_sentiment,
+    check_texts,
+    describe,
+)
 
 MAPPINGS = ("weighted", "compound")
 SAS_NAMES = ("sas_from_keywords", "sas_from_text")
@@ -56,9 +65,10 @@ class _CachedSentiment:
         value = self.cache.get(text)
         if value is None:
             value = self.function(text)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+            number = math.nan if isinstance(value, bool) or not isinstance(value, numbers.Real) else float(value)
+            if not 0.0 <= number <= 1.0:  # numpy floats and Fractions are numbers; NaN is not in range
                 raise ValueError(f"the sentiment function returned {describe(value)} for {text!r}; expected [0, 1]")
-            value = self.cache[text] = float(value)
+            value = self.cache[text] = number
         return value
 
     def mean(self, texts: Sequence[str]) -> float:
@@ -116,8 +126,8 @@ def sentiment_statistics(
     use_vader = sentiment is None
     if sentiment is None:
         sentiment = vader_sentiment(mapping)
-    elif not callable(sentiment):
-        raise ValueError(f"sentiment must be a callable str -> float in [0, 1], got {describe(sentiment)}")
+    else:
+        check_sentiment(sentiment)
     predictions = check_corpus(predictions, "predictions")
     if references is None and texts is None:
         raise ValueError("give references, texts, or both: there is nothing to compare the predictions with")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -27,19 +27,68 @@ def describe(value: Any, limit: int = 60) -> str:
     return f"{type(value).__name__} {text}"
 
 
+FLAT_LIST_HINT = "expected a list of keyword lists per example, such as [['war', 'jedi'], ['fraud']]"
+
+
 def check_keyword_list(value: Any, side: str, index: int) -> Sequence[Any]:
-    """Check that one example's entry is a list of keywords (not a bare string, not None)."""
-    if isinstance(value, np.ndarray) and value.ndim == 1:
-        return value.tolist()
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise ValueError(f"{side}: example {index} must be a list of keywords (str), got {describe(value)}")
-    return value
+    """Check that one example's entry is a list of keywords (not a bare string, not None).
+
+    A 1-d numpy array, a pandas or polars Series and an Arrow array are read by position."""
+    if isinstance(value, (list, tuple)):
+        return value
+    if isinstance(value, str):
+        raise ValueError(
+            f"{side}: example {index} must be a list of keywords (str), got {describe(value)}; {FLAT_LIST_HINT}"
+        )
+    if isinstance(value, np.ndarray):
+        if value.ndim == 1:
+            return value.tolist()
+    elif not isinstance(value, (bytes, Mapping)):
+        if isinstance(value, Sequence):
+            return value
+        to_list = getattr(value, "to_list", None) or getattr(value, "to_pylist", None)  # pandas, polars, Arrow
+        if callable(to_list) and hasattr(value, "__len__") and getattr(value, "ndim", 1) == 1:
+            listed = to_list()
+            if isinstance(listed, list):
+                return listed
+    raise ValueError(f"{side}: example {index} must be a list of keywords (str), got {describe(value)}")
+
+
+def lone_surrogate(text: str) -> str | None:
+    """Why `text` is not valid Unicode (a lone surrogate, such as the half of a truncated
+    emoji "\\ud83d"), or None. Such a string cannot be written as UTF-8 (Arrow, files)."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (
+            f"holds a lone surrogate {text[error.start]!r} at character {error.start}, which is not valid Unicode "
+            "(a truncated emoji?)"
+        )
+    return None
 
 
 def check_keyword(value: Any, side: str, index: int, position: int) -> None:
-    """Every keyword must be a str."""
+    """Every keyword must be a str of valid Unicode."""
     if not isinstance(value, str):
         raise ValueError(f"{side}: example {index}, keyword {position} must be a str, got {describe(value)}")
+    problem = lone_surrogate(value)
+    if problem:
+        raise ValueError(f"{side}: example {index}, keyword {position} {describe(value)} {problem}")
+
+
+def check_text(value: Any, side: str, index: int, allow_none: bool) -> None:
+    """One text: a str of valid Unicode (or None, with `allow_none`)."""
+    if value is None and allow_none:
+        return
+    if not isinstance(value, str):
+        raise ValueError(
+            f"{side}: example {index} must be {'a str (or None)' if allow_none else 'a str'}, got {describe(value)}"
+        )
+    problem = lone_surrogate(value)
+    if problem:
+        raise ValueError(f"{side}: example {index} ({describe(value)}) {problem}")
 
 
 def check_corpus(value: Any, side: str) -> Sequence[Any]:
@@ -63,7 +112,14 @@ def check_corpus(value: Any, side: str) -> Sequence[Any]:
 
 
 def check_same_length(**corpora: Sequence[Any]) -> int:
-    """Check that all corpus-level inputs have one entry per example; return that count."""
+    """Check that all corpus-level inputs have one entry per example; return that count.
+
+    Keywords given as a flat list of strings (one example's list, not one list per example)
+    are named as such, rather than as a length mismatch."""
+    for name in ("predictions", "references"):
+        corpus = corpora.get(name)
+        if corpus is not None and len(corpus) and isinstance(corpus[0], str):
+            raise ValueError(f"{name}: {FLAT_LIST_HINT}; got a flat list of str starting with {corpus[0]!r}")
     lengths = {name: len(corpus) for name, corpus in corpora.items()}
     if len(set(lengths.values())) > 1:
         described = ", ".join(f"{name} has {n}" for name, n in lengths.items())
@@ -177,10 +233,8 @@ def check_texts(texts: Any, n: int, option: str = "presence", allow_none: bool =
     texts = check_corpus(texts, "texts")
     if len(texts) != n:
         raise ValueError(f"inputs must have one entry per example, but predictions has {n}, texts has {len(texts)}")
-    expected = "a str (or None)" if allow_none else "a str"
     for index, text in enumerate(texts):
-        if not isinstance(text, str) and not (allow_none and text is None):
-            raise ValueError(f"texts: example {index} must be {expected}, got {describe(text)}")
+        check_text(text, "texts", index, allow_none)
     return list(texts)
 
 
@@ -256,3 +310,75 @@ def rating_problem(value: Any, min_rating: int | None = None, max_rating: int | 
     if min_rating is not None and max_rating is not None and number != 0 and not min_rating <= number <= max_rating:
         return outside_range(number, min_rating, max_rating)
     return None
+
+
+def check_device(device: Any) -> str | None:
+    """None (CUDA when available), or a device PyTorch knows and can see here ("cpu",
+    "cuda", "cuda:1", "mps"); checked before any model loads or any data is consumed."""
+    if device is None:
+        return None
+    if not isinstance(device, str):
+        if type(device).__name__ != "device":  # a torch.device
+            raise ValueError(f"device must be a str such as 'cpu', 'cuda' or 'mps' (or None), got {describe(device)}")
+        device = str(device)
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, ValueError):
+        raise ValueError(
+            f"device={device!r} is not a device PyTorch knows: use 'cpu', 'cuda', 'cuda:N' or 'mps' "
+            "(or None: CUDA when available)"
+        ) from None
+    if parsed.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(
+                f"device={device!r}, but PyTorch sees no CUDA GPU here (torch.cuda.is_available() is False); "
+                "use device='cpu', or leave device unset to pick what is available"
+            )
+        if parsed.index is not None and parsed.index >= torch.cuda.device_count():
+            raise ValueError(f"device={device!r}, but PyTorch sees {torch.cuda.device_count()} CUDA GPU(s) here")
+    elif parsed.type == "mps":
+        if not (getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()):
+            raise ValueError(f"device={device!r}, but PyTorch sees no Apple MPS device here; use device='cpu'")
+    elif parsed.type != "cpu":
+        raise ValueError(f"device={device!r}: the metrics run models on 'cpu', 'cuda' or 'mps' only")
+    return device
+
+
+def check_model(model: Any) -> Any:
+    """None (no model, where that is allowed), a model name or path, or an object with `.encode`."""
+    if model is None or (isinstance(model, str) and model.strip()) or callable(getattr(model, "encode", None)):
+        return model
+    raise ValueError(
+        "model must be a sentence-transformers model name, a path or a model object with .encode, "
+        f"got {describe(model)}"
+    )
+
+
+def check_sentiment(sentiment: Any) -> Callable[[str], Any] | None:
+    """None (VADER) or a callable str -> number in [0, 1]."""
+    if sentiment is not None and not callable(sentiment):
+        raise ValueError(
+            f"sentiment must be None (VADER) or a callable str -> float in [0, 1], got {describe(sentiment)}"
+        )
+    return sentiment
+
+
+NORMALIZE_PROBE = "Star Wars: the Empire's fall"
+
+
+def check_normalize_callable(normalize: Callable[[str], Any]) -> None:
+    """A custom `normalize` must return a str: it is tried on a fixed keyword up front, so a
+    wrong one fails before any data is read (or consumed by evaluate)."""
+    try:
+        result = normalize(NORMALIZE_PROBE)
+    except Exception as error:  # noqa: BLE001 - reported with the option's name
+        raise ValueError(
+            f"normalize raised {type(error).__name__}: {error} on the keyword {NORMALIZE_PROBE!r}; it must map any "
+            "str to a str"
+        ) from error
+    if not isinstance(result, str):
+        raise ValueError(
+            f"normalize returned {describe(result)} for the keyword {NORMALIZE_PROBE!r}; it must return a str"
+        )
