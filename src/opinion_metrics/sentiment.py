@@ -7,6 +7,7 @@ into [0, 1], unless a custom function or per-keyword sentiments are given.
 
 from __future__ import annotations
 
+import heapq
 import math
 import multiprocessing
 import numbers
@@ -48,10 +49,59 @@ def vader_sentiment(mapping: str = "weighted") -> SentimentFunction:
         raise ImportError(
             "the sentiment metric needs VADER: pip install 'opinion-metrics[sentiment]' (vaderSentiment)"
         ) from error
-    polarity = SentimentIntensityAnalyzer().polarity_scores
+    polarity = _linear_vader(SentimentIntensityAnalyzer)().polarity_scores
     if mapping == "weighted":
         return lambda text: (lambda s: 1.0 * s["pos"] + 0.5 * s["neu"])(polarity(text))
     return lambda text: (polarity(text)["compound"] + 1.0) / 2.0
+
+
+def _linear_vader(analyzer: type) -> type:
+    """VADER's analyzer with the same scores in time linear in the text's length.
+
+    vaderSentiment's scorer is quadratic on one long text: for every sentiment word it
+    lower-cases the whole word list (in `_negation_check` and `_special_idioms_check`, which
+    only look three words around it), and `_but_check` finds each sentiment with
+    `list.index`. Here the two checks get a window of the words around the sentiment word
+    (they index at most three before and two after it), and `_but_check` is replayed with
+    an index of positions by value; the original code computes everything else.
+    """
+
+    class LinearSentimentIntensityAnalyzer(analyzer):
+        def _negation_check(self, valence: float, words: list[str], start_i: int, i: int) -> float:
+            start = max(0, i - 3)
+            return analyzer._negation_check(valence, words[start : i + 3], start_i, i - start)
+
+        def _special_idioms_check(self, valence: float, words: list[str], i: int) -> float:
+            start = max(0, i - 3)
+            return analyzer._special_idioms_check(valence, words[start : i + 3], i - start)
+
+        @staticmethod
+        def _but_check(words: list[str], sentiments: list[float]) -> list[float]:
+            """VADER's `_but_check`: for each position k in order, the first position si that
+            holds the value now at k is halved (before the first "but") or multiplied by 1.5
+            (after it). Positions holding each value are kept in min-heaps (stale entries
+            skipped), so each lookup is logarithmic instead of a scan."""
+            lowered = [str(word).lower() for word in words]
+            if "but" not in lowered:
+                return sentiments
+            but = lowered.index("but")
+            positions: dict[float, list[int]] = {}
+            for position, value in enumerate(sentiments):
+                positions.setdefault(value, []).append(position)  # already in increasing order: heaps
+            for k in range(len(sentiments)):
+                value = sentiments[k]
+                heap = positions[value]
+                while sentiments[heap[0]] != value:  # compared with ==, as list.index does
+                    heapq.heappop(heap)
+                first = heap[0]
+                if first == but:
+                    continue
+                new = value * 0.5 if first < but else value * 1.5
+                sentiments[first] = new
+                heapq.heappush(positions.setdefault(new, []), first)
+            return sentiments
+
+    return LinearSentimentIntensityAnalyzer
 
 
 class _CachedSentiment:
