@@ -479,3 +479,45 @@ def test_messages_show_the_keyword_as_given():
         semantic_keyword_prf([["a"], ["b"]], [["c"], ["WAR!!"]], model=ZeroForWar())
     with pytest.raises(ValueError, match=r"predictions: example 0, keyword 1 'War ' \(normalized 'war'\)"):
         keyword_diversity([["a", "War "]], model=ZeroForWar())
+
+
+# --- found by the hostile pass -------------------------------------------------------------
+
+
+def test_arrow_fixed_size_list_ratings_on_every_route():
+    pa = pytest.importorskip("pyarrow")
+    predicted, gold = [[1, 0], [2, 3]], [[1, 0], [2, 2]]
+    truth = aspect_sentiment_score(predicted, gold, aspects=["x", "y"])
+    for value_type in (pa.int8(), pa.int64(), pa.float32()):
+        column = pa.array(predicted, type=pa.list_(value_type, 2))
+        assert aspect_sentiment_score(column, gold, aspects=["x", "y"]) == truth
+        assert fresh(A).compute(predictions=column, references=pa.array(gold), aspects=["x", "y"]) == truth
+        module = fresh(A)
+        module.add_batch(predictions=column, references=gold)
+        assert module.compute(aspects=["x", "y"]) == truth
+    keywords = pa.array([["a", "b"], ["c", "d"]], type=pa.list_(pa.string(), 2))
+    assert fresh(K).compute(predictions=keywords, references=[["a"], ["d"]]) == keyword_prf(
+        [["a", "b"], ["c", "d"]], [["a"], ["d"]]
+    )
+
+
+def test_numeric_zero_dimensional_arrays_are_numbers_and_generators_are_read_in_order():
+    import numpy as np
+
+    truth = weighted_keyword_prf([["a", "b"]], [[0.5, 0.25]], [["a"]])
+    zero_d = [[np.array(0.5), np.array(0.25, dtype=np.float32)]]
+    assert weighted_keyword_prf([["a", "b"]], zero_d, [["a"]]) == truth
+    assert fresh(W).compute(predictions=[["a", "b"]], scores=zero_d, references=[["a"]]) == truth
+    predictions, references = [["a"], ["b", "c"]], [["a"], ["c"]]
+    assert keyword_prf(iter(predictions), (row for row in references)) == keyword_prf(predictions, references)
+    assert aspect_sentiment_score([[1, 0]], [[1, 0]], aspects=np.array(["x", "y"]))["score"] == 1.0
+
+
+def test_aspect_names_and_normalized_keywords_with_lone_surrogates_are_named():
+    with pytest.raises(ValueError, match=r"aspects: the name 'food\\ud83d' holds a lone surrogate"):
+        aspect_sentiment_score([[1]], [[1]], aspects=["food\ud83d"])
+    with pytest.raises(ValueError, match=r"aspects: the name 'food\\ud83d' holds a lone surrogate"):
+        fresh(A).compute(predictions=[[1]], references=[[1]], aspects=["food\ud83d"])
+    message = r"predictions: example 0, keyword 0 'a' \(normalized 'a\\ud83d'\): the normalized keyword holds a lone"
+    with pytest.raises(ValueError, match=message):
+        semantic_keyword_prf([["a"]], [["b"]], model=TinyEncoder(), normalize=lambda s: s + "\ud83d")

@@ -20,6 +20,7 @@ import numpy as np
 
 from .preparation import repeated_rows
 from .validation import (
+    as_number,
     check_corpus,
     check_keyword,
     check_keyword_list,
@@ -55,7 +56,7 @@ def _check_score_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
     messages (the range depends on `clip_scores`, a compute option, and is checked there)."""
     checked = []
     for index, row in enumerate(rows):
-        row = check_keyword_list(row, name, offset + index)
+        row = [as_number(score) for score in check_keyword_list(row, name, offset + index)]
         for position, score in enumerate(row):
             check_score(score, name, offset + index, position, None, clip=True)
         checked.append(row)
@@ -401,6 +402,8 @@ def arrow_to_ratings(column: Any) -> Any:
     if not isinstance(column, (pa.Array, pa.ChunkedArray)):
         return column
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not hasattr(array, "offsets"):  # a fixed-size list column
+        return array.to_pylist()
     lengths = np.diff(np.asarray(array.offsets))
     if array.null_count or len(array) == 0 or (lengths != lengths[0]).any():
         return array.to_pylist()

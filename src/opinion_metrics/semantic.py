@@ -41,6 +41,7 @@ from .validation import (
     check_threshold,
     check_top_k,
     check_zero_division,
+    lone_surrogate,
 )
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -154,14 +155,16 @@ def load_model(model: str = DEFAULT_MODEL, device: str | None = None) -> Any:
 
 
 class EmbeddingError(ValueError):
-    """The model returned a zero or non-finite embedding for `text` (a prepared keyword)."""
+    """A prepared keyword (`text`) cannot be embedded, or the model returned a zero or
+    non-finite embedding for it; `reason` says which."""
 
-    def __init__(self, text: str, problem: str) -> None:
-        self.text, self.problem = text, problem
-        super().__init__(
-            f"the model returned {problem} embedding for the keyword {text!r}; cosine similarity needs a finite, "
-            "non-zero vector"
-        )
+    def __init__(self, text: str, reason: str) -> None:
+        self.text, self.reason = text, reason
+        super().__init__(f"the keyword {text!r}: {reason}")
+
+
+def _embedding_problem(kind: str) -> str:
+    return f"the model returned {kind} embedding; cosine similarity needs a finite, non-zero vector"
 
 
 def name_keyword(error: EmbeddingError, normalizer: Any, **sides: Sequence[Any]) -> ValueError:
@@ -170,10 +173,8 @@ def name_keyword(error: EmbeddingError, normalizer: Any, **sides: Sequence[Any])
         for index, keywords in enumerate(check_corpus(corpus, side)):
             for position, raw in enumerate(check_keyword_list(keywords, side, index)):
                 if isinstance(raw, str) and normalizer(raw) == error.text:
-                    return ValueError(
-                        f"{side}: example {index}, keyword {position} {raw!r} (normalized {error.text!r}): the model "
-                        f"returned {error.problem} embedding; cosine similarity needs a finite, non-zero vector"
-                    )
+                    where = f"{side}: example {index}, keyword {position} {raw!r}"
+                    return ValueError(f"{where} (normalized {error.text!r}): {error.reason}")
     return error
 
 
@@ -221,6 +222,11 @@ class KeywordEncoder:
         cache = self.cache
         missing = list(dict.fromkeys(text for text in texts if text not in cache))
         if missing:
+            for text in missing:  # only a custom normalize can make one
+                if lone_surrogate(text):
+                    raise EmbeddingError(
+                        text, f"the normalized keyword {lone_surrogate(text)}; check the normalize function"
+                    )
             model = load_model(self.model, self.device) if isinstance(self.model, str) else self.model
             show = len(missing) >= 10_000 if self.show_progress is None else self.show_progress
             batches = padding_free_batches(model, missing, self.batch_size)
@@ -248,7 +254,9 @@ class KeywordEncoder:
             bad = ~np.isfinite(norms[:, 0]) | (norms[:, 0] == 0)
             if bad.any():
                 first = int(np.argmax(bad))
-                raise EmbeddingError(missing[first], "a zero" if norms[first, 0] == 0 else "a non-finite")
+                raise EmbeddingError(
+                    missing[first], _embedding_problem("a zero" if norms[first, 0] == 0 else "a non-finite")
+                )
             vectors = (vectors / norms).astype(np.float32)
             cache.update(zip(missing, vectors))
         if not texts:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -97,6 +97,8 @@ def check_corpus(value: Any, side: str) -> Sequence[Any]:
     and an Arrow column are read in order, never by label."""
     if isinstance(value, (list, tuple)):
         return value
+    if isinstance(value, Iterator) and not hasattr(value, "__len__"):  # a generator: read once, in order
+        return list(value)
     if (
         value is None
         or isinstance(value, (str, bytes, dict))
@@ -137,6 +139,7 @@ def check_score(value: Any, side: str, index: int, position: int, keyword: Any, 
     """Validate one score (finite, in [0, 1] unless clipped) and return it as a float
     (`keyword`, when not None, is named in the message)."""
     where = f"{side}: example {index}, keyword {position}" + ("" if keyword is None else f" ({keyword!r})")
+    value = as_number(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{where}: score must be a number in [0, 1], got {describe(value)}")
     score = float(value)
@@ -148,6 +151,13 @@ def check_score(value: Any, side: str, index: int, position: int, keyword: Any, 
         return min(max(score, 0.0), 1.0)
     hint = "; pass clip_scores=True to clip scores such as negative cosine similarities into [0, 1]"
     raise ValueError(f"{where}: score {score!r} is outside [0, 1]" + (hint if side == "scores" else ""))
+
+
+def as_number(value: Any) -> Any:
+    """A numeric numpy 0-d array as its Python number (as numpy scalars are); anything else as is."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        return value.item()
+    return value
 
 
 def check_average(average: str) -> str:
@@ -239,11 +249,16 @@ def check_texts(texts: Any, n: int, option: str = "presence", allow_none: bool =
 
 
 def check_aspects(aspects: Any) -> tuple[str, ...]:
+    if isinstance(aspects, np.ndarray) and aspects.ndim == 1:
+        aspects = aspects.tolist()
     if isinstance(aspects, str) or not isinstance(aspects, Sequence) or not aspects:
         raise ValueError(f"aspects must be a non-empty list of names, got {describe(aspects)}")
     names = tuple(aspects)
     if not all(isinstance(name, str) and name for name in names) or len(set(names)) != len(names):
         raise ValueError(f"aspects must be distinct non-empty strings, got {names!r}")
+    for name in names:
+        if lone_surrogate(name):
+            raise ValueError(f"aspects: the name {name!r} {lone_surrogate(name)}")
     return names
 
 
