@@ -521,3 +521,11 @@ def test_aspect_names_and_normalized_keywords_with_lone_surrogates_are_named():
     message = r"predictions: example 0, keyword 0 'a' \(normalized 'a\\ud83d'\): the normalized keyword holds a lone"
     with pytest.raises(ValueError, match=message):
         semantic_keyword_prf([["a"]], [["b"]], model=TinyEncoder(), normalize=lambda s: s + "\ud83d")
+
+
+def test_combine_names_a_required_input_left_out():
+    combined = evaluate.combine([fresh(K), fresh(W)])
+    with pytest.raises(ValueError, match=r"weighted_keyword_prf needs scores: pass scores=\.\.\. to add_batch"):
+        combined.add_batch(predictions=[["a"]], references=[["a"]])
+    with pytest.raises(ValueError, match=r"weighted_keyword_prf needs scores: pass scores=\.\.\. to add"):
+        combined.add(prediction=["a"], reference=["a"])

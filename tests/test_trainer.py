@@ -273,3 +273,15 @@ def test_keyphrase_helper_given_logits_says_so():
 def test_aspect_helper_checks_zero_division_when_made():
     with pytest.raises(ValueError, match=r"zero_division must be a number in \[0, 1\], got 2"):
         aspect_compute_metrics(zero_division=2)
+
+
+def test_helpers_given_something_other_than_an_eval_prediction_say_so():
+    for metric in (keyphrase_compute_metrics(WordTokenizer()), aspect_compute_metrics()):
+        with pytest.raises(ValueError, match=r"an EvalPrediction or a \(predictions, label_ids\) pair, got NoneType"):
+            metric(None)
+
+
+def test_keyphrase_helper_reads_texts_given_as_a_generator_once():
+    metric = keyphrase_compute_metrics(WordTokenizer(), presence="present", texts=(text for text in ["war", "jedi"]))
+    ids = np.array([[1, 0, 0], [3, 0, 0]])
+    assert metric((ids, ids)) == keyword_prf([["war"], ["jedi"]], [["war"], ["jedi"]])

@@ -250,6 +250,11 @@ class CheckedArrowInputs:
         batch = caller.f_locals.get("batch") if caller.f_code.co_name in ("add", "add_batch") else None
         if not isinstance(batch, dict) or type(caller.f_locals.get("self")).__name__ != "CombinedEvaluations":
             return names
+        missing = [name for name in names if name not in batch and name not in self.optional_inputs]
+        if missing:
+            raise ValueError(
+                f"{self.name} needs {', '.join(missing)}: pass {missing[0]}=... to {caller.f_code.co_name}"
+            )
         return [name for name in names if name in batch or name not in self.optional_inputs]
 
     def _inputs(self, batch: dict[str, Any]) -> dict[str, Any]:

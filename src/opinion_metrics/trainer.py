@@ -30,6 +30,13 @@ KEYPHRASE_METRICS = ("keyword_prf", "ndcg", "map")
 
 
 def _unpack(eval_prediction: Any) -> tuple[Any, Any]:
+    if not hasattr(eval_prediction, "label_ids") and not (
+        isinstance(eval_prediction, (tuple, list)) and len(eval_prediction) == 2
+    ):
+        raise ValueError(
+            "compute_metrics takes what Trainer passes: an EvalPrediction or a (predictions, label_ids) pair, "
+            f"got {type(eval_prediction).__name__}"
+        )
     predictions, labels = (
         (eval_prediction.predictions, eval_prediction.label_ids)
         if hasattr(eval_prediction, "label_ids")
@@ -181,7 +188,8 @@ def keyphrase_compute_metrics(
         raise ValueError(f"separator must be a non-blank str such as ';', got {separator!r}")
     k = check_positive_int(k, "k")
     if texts is not None:
-        texts = check_texts(texts, len(check_corpus(texts, "texts")), allow_none=False)
+        texts = check_corpus(texts, "texts")
+        texts = check_texts(texts, len(texts), allow_none=False)
     check_options("keyword_prf", options)  # a bad option fails now, not after training
     pad_token_id = getattr(tokenizer, "pad_token_id", None)
     if pad_token_id is None:
