@@ -206,7 +206,7 @@ def parse_top_k(text: str) -> TopK:
         return None
     if value.upper() == "O":
         return "O"
-    if not value.lstrip("+").isdigit():
+    if not value.lstrip("+").isdecimal():  # isdigit() accepts superscripts such as "²", which int() refuses
         raise ValueError(f"top_k must be M, O or a positive integer, got {value!r}")
     return check_top_k(int(value))
 
