@@ -316,8 +316,8 @@ BAD_OPTIONS = [  # (modules, option, value, message) refused before the rows are
     ([S, "keyword_diversity"], "model", 3, r"model must be a sentence-transformers model name, .*got int 3"),
     ([S, "keyword_diversity"], "model", "./no/such/model", r"model './no/such/model' looks like a path, but there is no such folder"),
     ([S, "keyword_diversity"], "model", "no-such-owner/no-such-model", r"could not load the sentence-transformers model 'no-such-owner/no-such-model'"),
-    ([S, "keyword_diversity"], "device", "gpu", r"^device='gpu' is not a device PyTorch knows"),
-    ([S, "keyword_diversity"], "device", "cuda:99", r"^device='cuda:99', but PyTorch sees"),
+    ([S, "keyword_diversity"], "device", "gpu", r"^device must be 'cpu', 'cuda', 'cuda:N' or 'mps' .*, got 'gpu': not a device PyTorch knows"),
+    ([S, "keyword_diversity"], "device", "cuda:99", r"^device must be one PyTorch can see here, got 'cuda:99'"),
     ([S, "keyword_diversity"], "device", 0, r"device must be a str such as 'cpu'"),
     ([S], "show_progress", "yes", r"show_progress must be True or False, got 'yes'"),
     ([K, W, S, T, "keyword_diversity"], "normalize", lambda s: None, r"normalize returned NoneType None for the keyword \"Star Wars: the Empire's fall\"; it must return a str"),
@@ -464,7 +464,10 @@ def test_device_gpu_leads_with_the_device_problem():
         lambda: semantic_keyword_prf([["a"]], [["b"]], device="gpu"),
         lambda: keyword_diversity([["a", "b"]], model="x", device="gpu"),
     ):
-        with pytest.raises(ValueError, match=r"^device='gpu' is not a device PyTorch knows"):
+        with pytest.raises(
+            ValueError,
+            match=r"^device must be 'cpu', 'cuda', 'cuda:N' or 'mps' .*, got 'gpu': not a device PyTorch knows",
+        ):
             run()
 
 

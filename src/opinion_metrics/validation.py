@@ -338,26 +338,25 @@ def check_device(device: Any) -> str | None:
         device = str(device)
     import torch
 
+    known = "'cpu', 'cuda', 'cuda:N' or 'mps' (or None: CUDA when available)"
     try:
         parsed = torch.device(device)
     except (RuntimeError, ValueError):
-        raise ValueError(
-            f"device={device!r} is not a device PyTorch knows: use 'cpu', 'cuda', 'cuda:N' or 'mps' "
-            "(or None: CUDA when available)"
-        ) from None
+        raise ValueError(f"device must be {known}, got {device!r}: not a device PyTorch knows") from None
+    visible = f"device must be one PyTorch can see here, got {device!r}"
     if parsed.type == "cuda":
         if not torch.cuda.is_available():
             raise ValueError(
-                f"device={device!r}, but PyTorch sees no CUDA GPU here (torch.cuda.is_available() is False); "
-                "use device='cpu', or leave device unset to pick what is available"
+                f"{visible}: it sees no CUDA GPU (torch.cuda.is_available() is False); use 'cpu', or leave it unset "
+                "to pick what is available"
             )
         if parsed.index is not None and parsed.index >= torch.cuda.device_count():
-            raise ValueError(f"device={device!r}, but PyTorch sees {torch.cuda.device_count()} CUDA GPU(s) here")
+            raise ValueError(f"{visible}: it sees {torch.cuda.device_count()} CUDA GPU(s)")
     elif parsed.type == "mps":
         if not (getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()):
-            raise ValueError(f"device={device!r}, but PyTorch sees no Apple MPS device here; use device='cpu'")
+            raise ValueError(f"{visible}: it sees no Apple MPS device; use 'cpu'")
     elif parsed.type != "cpu":
-        raise ValueError(f"device={device!r}: the metrics run models on 'cpu', 'cuda' or 'mps' only")
+        raise ValueError(f"device must be {known}, got {device!r}: the metrics run models on these only")
     return device
 
 
