@@ -532,3 +532,21 @@ def test_combine_names_a_required_input_left_out():
         combined.add_batch(predictions=[["a"]], references=[["a"]])
     with pytest.raises(ValueError, match=r"weighted_keyword_prf needs scores: pass scores=\.\.\. to add"):
         combined.add(prediction=["a"], reference=["a"])
+
+
+def test_zero_dimensional_sentiments_are_numbers_and_model_strings_or_classes_are_named():
+    import numpy as np
+    import torch
+
+    for make in (np.array, torch.tensor):
+        result = sentiment_appropriateness(
+            [["a"]], [["b"]], sentiment=lambda s, make=make: make(0.25 if s == "a" else 0.75)
+        )
+        assert result == {"sas_from_keywords": 0.5}
+    with pytest.raises(ValueError, match=r"the sentiment function returned Tensor tensor\(True\) for 'a'"):
+        sentiment_appropriateness([["a"]], [["b"]], sentiment=lambda s: torch.tensor(True))
+    for model in ("", "  ", TinyEncoder):  # a str has an encode method; a class is not a model
+        with pytest.raises(ValueError, match=r"model must be a sentence-transformers model name, a path or a model"):
+            semantic_keyword_prf([["a"]], [["b"]], model=model)
+        with pytest.raises(ValueError, match=r"model must be a sentence-transformers model name, a path or a model"):
+            fresh(S).compute(predictions=[["a"]], references=[["b"]], model=model)

@@ -22,6 +22,7 @@ from .averaging import Values, optional_mean_statistics, optional_mean_values, s
 from .preparation import NormalizeOption, prepare_corpus
 from .resampling import RandomState
 from .validation import (
+    as_number,
     check_corpus,
     check_flag,
     check_interval_options,
@@ -114,7 +115,7 @@ class _CachedSentiment:
     def __call__(self, text: str) -> float:
         value = self.cache.get(text)
         if value is None:
-            value = self.function(text)
+            value = as_number(self.function(text))
             number = math.nan if isinstance(value, bool) or not isinstance(value, numbers.Real) else float(value)
             if not 0.0 <= number <= 1.0:  # numpy floats and Fractions are numbers; NaN is not in range
                 raise ValueError(f"the sentiment function returned {describe(value)} for {text!r}; expected [0, 1]")

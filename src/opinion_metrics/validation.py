@@ -154,9 +154,15 @@ def check_score(value: Any, side: str, index: int, position: int, keyword: Any, 
 
 
 def as_number(value: Any) -> Any:
-    """A numeric numpy 0-d array as its Python number (as numpy scalars are); anything else as is."""
-    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
-        return value.item()
+    """A numeric 0-d array (numpy, torch) as its Python number; anything else as is."""
+    if (
+        getattr(value, "ndim", None) == 0
+        and callable(getattr(value, "item", None))
+        and not isinstance(value, np.generic)
+    ):
+        number = value.item()
+        if isinstance(number, numbers.Real) and not isinstance(number, bool):
+            return number
     return value
 
 
@@ -362,7 +368,10 @@ def check_device(device: Any) -> str | None:
 
 def check_model(model: Any) -> Any:
     """None (no model, where that is allowed), a model name or path, or an object with `.encode`."""
-    if model is None or (isinstance(model, str) and model.strip()) or callable(getattr(model, "encode", None)):
+    if isinstance(model, str):  # (a str has an `encode` method too)
+        if model.strip():
+            return model
+    elif model is None or (not isinstance(model, type) and callable(getattr(model, "encode", None))):
         return model
     raise ValueError(
         "model must be a sentence-transformers model name, a path or a model object with .encode, "
