@@ -248,7 +248,7 @@ def test_model_and_device_errors_say_what_is_wrong(tmp_path, monkeypatch):
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    with pytest.raises(ValueError, match=r"device='cuda', but PyTorch sees no CUDA GPU here"):
+    with pytest.raises(ValueError, match=r"^device must be one PyTorch can see here, got 'cuda': it sees no CUDA GPU"):
         semantic_keyword_prf([["a"]], [["b"]], model="some/model", device="cuda")
     with pytest.raises(ValueError, match=r"is a folder but not a sentence-transformers model"):
         semantic_keyword_prf([["a"]], [["b"]], model=str(tmp_path))
