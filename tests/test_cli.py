@@ -321,9 +321,12 @@ def test_device_reaches_the_semantic_family(tmp_path, capsys):
     assert json.loads(output.read_text())["all"]["semantic_keyword_prf"] == pytest.approx(expected)
     capsys.readouterr()
     clear_embedding_cache()  # else the cached embeddings answer without the model
-    assert main([str(path), "--metrics", "semantic_keyword_prf", "--device", "no-such-device"]) != 0
-    error = capsys.readouterr().err.split("\n")[-2]  # after the model's loading progress
-    assert error.startswith("opinion-metrics: error: ") and "no-such-device" in error
+    with pytest.raises(SystemExit) as exit:  # refused with the options, before any model loads
+        main([str(path), "--metrics", "semantic_keyword_prf", "--device", "no-such-device"])
+    assert exit.value.code == 2
+    error = capsys.readouterr().err.split("\n")[-2]
+    assert error.startswith("opinion-metrics: error: argument --device: must be 'cpu', 'cuda', 'cuda:N' or 'mps'")
+    assert "got 'no-such-device': not a device PyTorch knows" in error
 
 
 def test_the_plot_names_the_file_and_models_and_labels_tiny_values():

@@ -395,3 +395,30 @@ def test_self_similarity_equals_a_pair_loop_on_random_vectors_in_any_block_size(
     blocked = _self_similarities(distinct, embeddings, block_elements=1)  # one example per block
     assert [v is None for v in blocked] == [v is None for v in result]
     assert [v for v in blocked if v is not None] == pytest.approx([v for v in result if v is not None], abs=1e-6)
+
+
+def test_self_similarity_equals_a_float64_pair_loop_to_1e9_with_memory_linear_in_keywords():
+    import tracemalloc
+
+    from opinion_metrics.diversity import _self_similarities
+
+    rng = np.random.default_rng(1)
+    embeddings = rng.normal(size=(3000, 16))
+    embeddings = (embeddings / np.linalg.norm(embeddings, axis=1, keepdims=True)).astype(np.float32)
+    distinct = [list(rng.choice(3000, size=n, replace=False)) for n in (0, 1, 2, 3, 17, 40, 2, 5)] + [list(range(3000))]
+    for block_elements in (1, 100, 10**7):
+        values = _self_similarities(distinct, embeddings, block_elements=block_elements)
+        for ids, value in zip(distinct, values):
+            if len(ids) < 2:
+                assert value is None
+                continue
+            vectors = embeddings[ids].astype(np.float64)
+            pairs = [vectors[i] @ vectors[j] for i in range(len(ids)) for j in range(i + 1, len(ids))]
+            assert value == pytest.approx(math.fsum(pairs) / len(pairs), abs=1e-9)
+    # one example of 3000 keywords: a Gram matrix would hold 9,000,000 values (72 MB in float64);
+    # linear memory is a few copies of its 3000 x 16 embeddings
+    tracemalloc.start()
+    _self_similarities([list(range(3000))], embeddings)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 5 * 3000 * 16 * 8

@@ -280,9 +280,15 @@ def test_sliced_large_string_columns_are_read_row_by_row(keyword_module, arrow_t
     assert keyword_module.compute(predictions=rows[1:], references=column) == expected
 
 
-def test_add_names_its_singular_arguments(keyword_module):
-    with pytest.raises(ValueError, match=r"add takes one example: prediction=..., reference=..."):
-        keyword_module.add(predictions=["a"], references=["a"])
+def test_add_takes_one_example_under_either_name(keyword_module):
+    # evaluate.combine(...).add passes the one example as predictions= / references=.
+    keyword_module.add(predictions=["a", "b"], references=["a"])
+    keyword_module.add(prediction=["c"], reference=["d"])
+    assert keyword_module.compute() == keyword_prf([["a", "b"], ["c"]], [["a"], ["d"]])
+    with pytest.raises(ValueError, match=r"add takes one example \(a list of keywords\), got a list of lists"):
+        keyword_module.add(predictions=[["a"], ["b"]], references=[["a"], ["b"]])
+    with pytest.raises(ValueError, match=r"give prediction= or predictions=, not both"):
+        keyword_module.add(prediction=["a"], predictions=["b"], reference=["a"])
 
 
 def test_presence_without_added_texts_keeps_the_added_rows(keyword_module):

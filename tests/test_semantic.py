@@ -187,7 +187,9 @@ def test_bad_inputs(model, monkeypatch):
         semantic_keyword_prf([["a", 3]], [["b"]], model=model)
     with pytest.raises(ValueError, match=r"threshold must be a number in \[-1, 1\]"):
         semantic_keyword_prf([["a"]], [["b"]], model=model, threshold=2)
-    with pytest.raises(ValueError, match="model must be a model name, a path or a model with .encode"):
+    with pytest.raises(
+        ValueError, match="model must be a sentence-transformers model name, a path or a model object with .encode"
+    ):
         semantic_keyword_prf([["a"]], [["b"]], model=42)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(
@@ -211,7 +213,8 @@ class FixedModel:
 )
 def test_zero_or_non_finite_embeddings_are_errors(bad, word):
     encoder = FixedModel({"good": [1.0, 0.0], "bad": bad})
-    with pytest.raises(ValueError, match=f"{word} embedding for the keyword 'bad'"):
+    message = rf"references: example 0, keyword 0 'bad' \(normalized 'bad'\): the model returned a {word} embedding"
+    with pytest.raises(ValueError, match=message):
         semantic_keyword_prf([["good"]], [["bad"]], model=encoder)
 
 
@@ -245,7 +248,7 @@ def test_model_and_device_errors_say_what_is_wrong(tmp_path, monkeypatch):
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    with pytest.raises(ValueError, match=r"device='cuda', but PyTorch sees no CUDA GPU here"):
+    with pytest.raises(ValueError, match=r"^device must be one PyTorch can see here, got 'cuda': it sees no CUDA GPU"):
         semantic_keyword_prf([["a"]], [["b"]], model="some/model", device="cuda")
     with pytest.raises(ValueError, match=r"is a folder but not a sentence-transformers model"):
         semantic_keyword_prf([["a"]], [["b"]], model=str(tmp_path))
@@ -260,3 +263,60 @@ def test_huge_but_finite_embeddings_are_normalized_without_overflow():
     encoder = FixedModel({"war": [3e38, 3e38], "jedi": [3e38, -3e38]})
     result = semantic_keyword_prf([["war"]], [["war", "jedi"]], model=encoder, threshold=0.5)
     assert (result["semantic_precision"], result["semantic_recall"]) == (1.0, 0.5)
+
+
+class CountingEncoder:
+    """Deterministic embeddings; counts the texts it is asked to encode."""
+
+    def __init__(self):
+        self.encoded = 0
+
+    def encode(self, texts, **options):
+        self.encoded += len(texts)
+        return np.array([[len(t), sum(map(ord, t)) % 97 + 1, 1.0] for t in texts], dtype=np.float32)
+
+
+class UnhashableEncoder(CountingEncoder):
+    __hash__ = None  # defines __eq__ semantics of its own, as a dataclass(eq=True) would
+
+
+class SlottedEncoder:  # neither hashable by identity tricks nor weakly referenceable
+    __slots__ = ("encoded",)
+    __hash__ = None
+
+    def __init__(self):
+        self.encoded = 0
+
+    encode = CountingEncoder.encode
+
+
+def test_encoders_that_are_unhashable_or_not_weakly_referenceable_are_cached_by_identity():
+    from opinion_metrics.diversity import keyword_diversity
+
+    predictions, references = [["space opera", "jedi"], ["fraud"]], [["space opera"], ["scam"]]
+    truth = semantic_keyword_prf(predictions, references, model=CountingEncoder())
+    for make in (UnhashableEncoder, SlottedEncoder):
+        encoder = make()
+        assert semantic_keyword_prf(predictions, references, model=encoder) == truth
+        first = encoder.encoded
+        assert first == 4
+        assert semantic_keyword_prf(predictions, references, model=encoder) == truth
+        # an object that can be weakly referenced keeps its embeddings between calls
+        assert encoder.encoded == (first if make is UnhashableEncoder else 2 * first)
+        assert keyword_diversity(predictions, model=encoder)["self_similarity"] == pytest.approx(
+            keyword_diversity(predictions, model=CountingEncoder())["self_similarity"], abs=1e-12
+        )
+
+
+def test_an_encoders_cache_goes_with_it():
+    import gc
+
+    from opinion_metrics import semantic
+
+    encoder = UnhashableEncoder()
+    semantic_keyword_prf([["a"]], [["b"]], model=encoder)
+    key = id(encoder)
+    assert key in semantic._OBJECT_CACHES
+    del encoder
+    gc.collect()
+    assert key not in semantic._OBJECT_CACHES

@@ -146,3 +146,65 @@ def test_worker_processes_give_the_same_values(movie_reviews):
     assert together == alone
     with pytest.raises(ValueError, match="workers must be a positive integer"):
         sentiment_appropriateness(predictions, references, workers=0)
+
+
+def _tricky_text(rng, n):
+    words = [
+        "good",
+        "bad",
+        "but",
+        "BUT",
+        "not",
+        "never",
+        "so",
+        "this",
+        "no",
+        "or",
+        "nor",
+        "least",
+        "at",
+        "very",
+        "kind",
+        "of",
+        "sort",
+        "the",
+        "movie",
+        "GREAT",
+        "awful",
+        "without",
+        "doubt",
+        "isn't",
+        ":)",
+        "😀",
+        "!",
+        "?",
+        "really",
+        "extremely",
+        "barely",
+        "kiss",
+        "death",
+        "yeah",
+        "right",
+        "bomb",
+        "cool",
+        "cute",
+    ]
+    return " ".join(rng.choice(words) for _ in range(n))
+
+
+def test_linear_vader_equals_vader_on_real_reviews_and_long_tricky_texts(movie_reviews):
+    import random
+
+    from opinion_metrics.sentiment import _linear_vader
+
+    linear = _linear_vader(vader.SentimentIntensityAnalyzer)()
+    reviews = [review["review"] for review in movie_reviews[::7]]
+    assert all(linear.polarity_scores(text) == ANALYZER.polarity_scores(text) for text in reviews)
+    rng = random.Random(0)
+    for n in (1, 2, 3, 4, 10, 100, 3000):  # 'but' before, after and at the sentiment words; idioms; negations
+        for _ in range(5 if n < 3000 else 1):
+            text = _tricky_text(rng, n)
+            assert linear.polarity_scores(text) == ANALYZER.polarity_scores(text), text[:200]
+    joined = " ".join(reviews[:60])  # one long review: thousands of words
+    assert linear.polarity_scores(joined) == ANALYZER.polarity_scores(joined)
+    assert vader_sentiment("compound")(joined) == (ANALYZER.polarity_scores(joined)["compound"] + 1) / 2

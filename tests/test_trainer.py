@@ -219,7 +219,69 @@ def test_keyphrase_helper_checks_its_options_when_it_is_made():
     class Tokenizer:
         pad_token_id = 0
 
+        def batch_decode(self, rows, skip_special_tokens=True):
+            return []
+
     with pytest.raises(ValueError, match="has no option 'averge'; did you mean 'average'"):
         keyphrase_compute_metrics(Tokenizer(), averge="micro")
     with pytest.raises(ValueError, match="presence must be one of"):
         keyphrase_compute_metrics(Tokenizer(), presence="presnt")
+
+
+class WordTokenizer:
+    pad_token_id = 0
+    vocab = {1: "war", 2: ";", 3: "jedi"}
+
+    def batch_decode(self, rows, skip_special_tokens=True):
+        return [" ".join(self.vocab[int(i)] for i in row if i != 0) for row in rows]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"separator": ""}, r"separator must be a non-blank str such as ';', got ''"),
+        ({"separator": " "}, r"separator must be a non-blank str"),
+        ({"separator": None}, r"separator must be a non-blank str"),
+        ({"k": 0}, r"k must be a positive integer, got 0"),
+        ({"k": 2.5}, r"k must be a positive integer, got 2.5"),
+        ({"metrics": "ndcg"}, r"metrics must be a non-empty subset of .*got 'ndcg'"),
+        ({"texts": ["fine", 3]}, r"texts: example 1 must be a str, got int 3"),
+        ({"texts": ["fine \ud83d"]}, r"texts: example 0 .* holds a lone surrogate"),
+    ],
+)
+def test_keyphrase_helper_options_are_checked_when_it_is_made(options, message):
+    with pytest.raises(ValueError, match=message):
+        keyphrase_compute_metrics(WordTokenizer(), **options)
+
+
+def test_keyphrase_helper_given_logits_says_so():
+    metric = keyphrase_compute_metrics(WordTokenizer())
+    logits = np.random.default_rng(0).normal(size=(2, 3, 4)).astype(np.float32)  # (examples, length, vocabulary)
+    labels = np.array([[1, 2, 3], [3, -100, -100]])
+    with pytest.raises(
+        ValueError, match=r"predictions look like logits \(shape \(2, 3, 4\).*predict_with_generate=True"
+    ):
+        metric((logits, labels))
+    with pytest.raises(ValueError, match=r"predictions look like logits .*predict_with_generate=True"):
+        metric((logits[:, :, 0], labels))  # 2-d but not integer-valued
+    # integer-valued floats are ids (what some loops gather as float arrays)
+    assert metric((np.array([[1.0, 2.0, 3.0], [3.0, 0.0, 0.0]]), labels)) == keyword_prf(
+        [["war", "jedi"], ["jedi"]], [["war", "jedi"], ["jedi"]]
+    )
+
+
+def test_aspect_helper_checks_zero_division_when_made():
+    with pytest.raises(ValueError, match=r"zero_division must be a number in \[0, 1\], got 2"):
+        aspect_compute_metrics(zero_division=2)
+
+
+def test_helpers_given_something_other_than_an_eval_prediction_say_so():
+    for metric in (keyphrase_compute_metrics(WordTokenizer()), aspect_compute_metrics()):
+        with pytest.raises(ValueError, match=r"an EvalPrediction or a \(predictions, label_ids\) pair, got NoneType"):
+            metric(None)
+
+
+def test_keyphrase_helper_reads_texts_given_as_a_generator_once():
+    metric = keyphrase_compute_metrics(WordTokenizer(), presence="present", texts=(text for text in ["war", "jedi"]))
+    ids = np.array([[1, 0, 0], [3, 0, 0]])
+    assert metric((ids, ids)) == keyword_prf([["war"], ["jedi"]], [["war"], ["jedi"]])

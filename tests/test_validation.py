@@ -13,7 +13,7 @@ def test_parse_top_k_reads_what_a_text_box_or_flag_holds(text, expected):
     assert check_top_k(expected) == expected
 
 
-@pytest.mark.parametrize("text", ["0", "2.5", "-1", "five", "1e3"])
+@pytest.mark.parametrize("text", ["0", "2.5", "-1", "five", "1e3", "²", "1²", "5\u2075"])
 def test_parse_top_k_refuses_what_check_top_k_refuses(text):
     with pytest.raises(ValueError, match="top_k must be"):
         parse_top_k(text)

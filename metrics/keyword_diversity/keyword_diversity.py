@@ -99,10 +99,6 @@ class KeywordDiversity(CheckedArrowInputs, evaluate.Measurement):
             reference_urls=["https://arxiv.org/abs/2303.15422"],
         )
 
-    def add(self, *, prediction=None, **kwargs):
-        """Add one example's predicted keywords."""
-        self.add_batch(predictions=[prediction], **{name: [value] for name, value in kwargs.items()})
-
     def _compute(
         self,
         predictions,

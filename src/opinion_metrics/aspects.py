@@ -91,6 +91,8 @@ def ratings_table(rows: Any, side: str, aspects: Sequence[str], min_rating: int,
     """
     if rows is None or isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__len__"):
         raise ValueError(f"{side} must be a table with one row of ratings per example, got {describe(rows)}")
+    if hasattr(rows, "type") and callable(getattr(rows, "to_pylist", None)):  # an Arrow list column, by position
+        rows = rows.to_pylist()
 
     def problem() -> str:
         message = _first_bad_value(rows, side, aspects, min_rating, max_rating)

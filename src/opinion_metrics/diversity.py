@@ -2,9 +2,8 @@
 
 Keywords are prepared as in section 1 except that duplicates are kept (they are what the
 ratios count). Each distinct normalized keyword is embedded once, through the semantic
-family's encoder and its (model, text) cache; per example, the cosines of its distinct
-keywords form a small Gram matrix, computed for all examples with the same number of
-distinct keywords in one batched product.
+family's encoder and its (model, text) cache; per example, the mean cosine over pairs of its
+distinct keywords comes from the sum of their unit vectors (no Gram matrix).
 """
 
 from __future__ import annotations
@@ -17,9 +16,10 @@ import numpy as np
 from .averaging import Values, optional_mean_statistics, optional_mean_values, summarize
 from .preparation import NormalizeOption, Vocabulary, make_normalizer
 from .resampling import RandomState
-from .semantic import DEFAULT_BLOCK_ELEMENTS, KeywordEncoder
+from .semantic import DEFAULT_BLOCK_ELEMENTS, EmbeddingError, KeywordEncoder, name_keyword
 from .validation import (
     check_corpus,
+    check_device,
     check_flag,
     check_interval_options,
     check_keyword,
@@ -68,24 +68,30 @@ def _self_similarities(
 ) -> list[float | None]:
     """Per example, the mean cosine over pairs i < j of its distinct keywords (None if < 2).
 
-    Examples with the same number of distinct keywords share one batched product, in blocks
-    whose stacked embeddings hold at most `block_elements` values.
+    No Gram matrix: with s the sum of an example's n unit vectors, the pairs' cosines sum to
+    (||s||^2 - sum of ||u_i||^2) / 2, so memory is linear in the number of keywords. Distinct
+    keywords are distinct strings, so no pair is equal strings (S = 1 in SPEC section 5). In
+    float64, in blocks of examples whose stacked embeddings hold at most `block_elements`
+    values (an example larger than that is one block).
     """
     values: list[float | None] = [None] * len(distinct)
-    by_size: dict[int, list[int]] = {}
-    for index, ids in enumerate(distinct):
-        if len(ids) >= 2:
-            by_size.setdefault(len(ids), []).append(index)
-    for size, members in by_size.items():
-        upper = np.triu_indices(size, k=1)  # distinct strings: no pair of equal strings (S = 1)
-        step = max(1, block_elements // (size * embeddings.shape[1]))
-        for start in range(0, len(members), step):
-            block = members[start : start + step]
-            vectors = embeddings[np.asarray([distinct[index] for index in block])]  # (m, size, dim)
-            gram = np.clip(vectors @ vectors.transpose(0, 2, 1), -1.0, 1.0)  # float rounding can pass 1
-            means = gram[:, upper[0], upper[1]].mean(axis=1, dtype=np.float64)
-            for index, value in zip(block, means.tolist()):
-                values[index] = value
+    members = [index for index, ids in enumerate(distinct) if len(ids) >= 2]
+    slots_per_block = max(1, block_elements // max(1, embeddings.shape[1]))
+    start = 0
+    while start < len(members):
+        block, slots = [], 0
+        while start < len(members) and (not block or slots + len(distinct[members[start]]) <= slots_per_block):
+            block.append(members[start])
+            slots += len(distinct[members[start]])
+            start += 1
+        sizes = np.asarray([len(distinct[index]) for index in block], dtype=np.float64)
+        offsets = np.concatenate([[0], np.cumsum(sizes[:-1])]).astype(np.int64)
+        vectors = embeddings[np.concatenate([distinct[index] for index in block])].astype(np.float64)
+        sums = np.add.reduceat(vectors, offsets, axis=0)  # (examples, dim)
+        squared_norms = np.add.reduceat(np.einsum("ij,ij->i", vectors, vectors), offsets)
+        means = (np.einsum("ij,ij->i", sums, sums) - squared_norms) / (sizes * (sizes - 1))
+        for index, value in zip(block, means.tolist()):
+            values[index] = value
     return values
 
 
@@ -110,6 +116,7 @@ def diversity_statistics(
     values, per_example)`, the statistics as `optional_mean_statistics` builds them."""
     zero_division = check_zero_division(zero_division)
     batch_size = check_positive_int(batch_size, "batch_size")
+    device = check_device(device)  # also without a model: a wrong value is a mistake worth naming
     encoder = None if model is None else KeywordEncoder(model, device=device, batch_size=batch_size)
     predictions = check_corpus(predictions, "predictions")
     check_same_length(predictions=predictions)
@@ -130,7 +137,10 @@ def diversity_statistics(
     per_example: dict[str, list[float | None]] = dict(zip(DIVERSITY_NAMES, (keyword_ratio, token_ratio)))
     if encoder is not None:
         used = sorted({i for ids in distinct if len(ids) >= 2 for i in ids})
-        embeddings = _embeddings(vocabulary.strings, used, encoder) if used else np.zeros((0, 0))
+        try:
+            embeddings = _embeddings(vocabulary.strings, used, encoder) if used else np.zeros((0, 0))
+        except EmbeddingError as error:
+            raise name_keyword(error, make_normalizer(normalize, stemmer), predictions=predictions) from None
         per_example[DIVERSITY_NAMES[2]] = _self_similarities(distinct, embeddings)
     values = diversity_reducer({"model": encoder, "zero_division": zero_division})
     return optional_mean_statistics(per_example), values, per_example

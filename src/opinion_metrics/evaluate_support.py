@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,12 +20,14 @@ import numpy as np
 
 from .preparation import repeated_rows
 from .validation import (
+    as_number,
     check_corpus,
+    check_device,
     check_keyword,
     check_keyword_list,
     check_same_length,
     check_score,
-    describe,
+    check_text,
     rating_problem,
 )
 
@@ -54,7 +57,7 @@ def _check_score_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
     messages (the range depends on `clip_scores`, a compute option, and is checked there)."""
     checked = []
     for index, row in enumerate(rows):
-        row = check_keyword_list(row, name, offset + index)
+        row = [as_number(score) for score in check_keyword_list(row, name, offset + index)]
         for position, score in enumerate(row):
             check_score(score, name, offset + index, position, None, clip=True)
         checked.append(row)
@@ -83,8 +86,7 @@ def _check_rating_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]
 
 def _check_text_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
     for index, row in enumerate(rows):
-        if row is not None and not isinstance(row, str):
-            raise ValueError(f"{name}: example {offset + index} must be a str (or None), got {describe(row)}")
+        check_text(row, name, offset + index, allow_none=True)
     return list(rows)
 
 
@@ -173,13 +175,56 @@ class CheckedArrowInputs:
                 raise ValueError(  # before evaluate consumes the added rows
                     f"presence={options['presence']!r} needs texts: add them with add_batch(..., texts=...)"
                 )
-            return super().compute(**options)
+            return self._compute_added(options)
         columns = {name: value for name, value in kwargs.items() if name in names}
         inputs = self._inputs({"predictions": predictions, "references": references, **columns})
         if self.num_process == 1 and self.writer is None:
             return self._compute(**inputs, **options)
+        before = 0 if self.writer is None else self._examples_added
         self.add_batch(**inputs)
-        return super().compute(**options)
+        return self._compute_added(options, kept=before)
+
+    def _compute_added(self, options: dict[str, Any], kept: int | None = None) -> dict | None:
+        """evaluate's `compute` over the added rows; if `_compute` fails (a model that loads
+        but fails on a keyword, a sentiment function that fails on a text), the first `kept`
+        rows (all by default) are added back, so the same call with a corrected option works."""
+        if self.num_process > 1 or self.writer is None:  # other processes hold rows too: nothing to restore
+            return super().compute(**options)
+        saved = (self.selected_feature_format, self._examples_added, dict(self._optional_given))
+        compute = self._compute
+        failed: dict[str, Any] = {}
+
+        def guarded(**inputs: Any) -> Any:
+            try:
+                return compute(**inputs)
+            except Exception:
+                failed["rows"] = _in_memory_table({name: inputs[name] for name in self.input_kinds})
+                raise
+
+        self._compute = guarded  # an instance attribute, for this call only
+        try:
+            return super().compute(**options)
+        except Exception:
+            if "rows" in failed:
+                self._restore_rows(failed["rows"], saved, saved[1] if kept is None else kept)
+            raise
+        finally:
+            del self._compute
+
+    def _restore_rows(self, rows: Any, saved: tuple[Any, int, dict[str, bool]], kept: int) -> None:
+        """Release evaluate's cache files as its `compute` would, then add `rows[:kept]` again."""
+        import os
+
+        self.data = self.writer = None
+        if not self.keep_in_memory:
+            for filelock, file_path in reversed(list(zip(self.filelocks, self.file_paths))):
+                if os.path.exists(file_path):
+                    os.remove(file_path)
+                filelock.release()
+        self.selected_feature_format, _, self._optional_given = saved
+        self._init_writer()
+        self.writer.write_table(rows.slice(0, kept))
+        self._examples_added = kept
 
     def _check_options(self, options: dict[str, Any]) -> None:
         """Raise ValueError for an option `_compute` does not take or a bad option value."""
@@ -193,6 +238,25 @@ class CheckedArrowInputs:
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise ValueError(f"{self.name}: unknown option {name!r}{hint}; the options are {accepted}")
         check_options(self.name, options)  # the module's name is its family's
+        if isinstance(options.get("model"), str):  # an unknown name or path fails before the rows are consumed
+            from .semantic import load_model
+
+            load_model(options["model"], check_device(options.get("device")))  # loaded once: compute reuses it
+
+    def _feature_names(self) -> list[str]:
+        """The declared inputs. `evaluate.combine(...).add_batch / add` looks every declared
+        input up in what it was given: there, an optional input left out is left out."""
+        names = list(super()._feature_names())
+        caller = sys._getframe(1)
+        batch = caller.f_locals.get("batch") if caller.f_code.co_name in ("add", "add_batch") else None
+        if not isinstance(batch, dict) or type(caller.f_locals.get("self")).__name__ != "CombinedEvaluations":
+            return names
+        missing = [name for name in names if name not in batch and name not in self.optional_inputs]
+        if missing:
+            raise ValueError(
+                f"{self.name} needs {', '.join(missing)}: pass {missing[0]}=... to {caller.f_code.co_name}"
+            )
+        return [name for name in names if name in batch or name not in self.optional_inputs]
 
     def _inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
         """The feature columns of `batch`; optional ones absent are None, others an error."""
@@ -264,18 +328,46 @@ class CheckedArrowInputs:
 
     def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
         """Add one example; other inputs (such as `scores`) by their feature name. An optional
-        input left out or None is absent for this example."""
-        plural = [name for name in ("predictions", "references") if name in kwargs]
-        if plural:
+        input left out or None is absent for this example. `predictions=` / `references=`
+        (what `evaluate.combine(...).add` passes) name the same one example."""
+        for singular, plural in (("prediction", "predictions"), ("reference", "references")):
+            if plural in kwargs:
+                if (prediction if singular == "prediction" else reference) is not None:
+                    raise ValueError(f"add takes one example: give {singular}= or {plural}=, not both")
+                if singular == "prediction":
+                    prediction = kwargs.pop(plural)
+                else:
+                    reference = kwargs.pop(plural)
+        if self.input_kinds["predictions"] == KEYWORDS and _is_batch(prediction):
             raise ValueError(
-                f"add takes one example: prediction=..., reference=... (not {', '.join(plural)}); "
-                "add_batch takes lists of examples"
+                "add takes one example (a list of keywords), got a list of lists: use add_batch for several examples"
             )
         self.add_batch(
             predictions=[prediction],
             references=None if reference is None else [reference],
             **{name: None if value is None else [value] for name, value in kwargs.items()},
         )
+
+
+def _is_batch(example: Any) -> bool:
+    """Whether one example's keywords look like several examples' (a list of lists)."""
+    return isinstance(example, (list, tuple)) and len(example) > 0 and isinstance(example[0], (list, tuple))
+
+
+def _in_memory_table(columns: dict[str, Any]) -> Any:
+    """An Arrow table of `_compute`'s inputs, copied into memory (evaluate deletes its cache files)."""
+    import pyarrow as pa
+
+    table = pa.table(
+        {
+            name: column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+            for name, column in columns.items()
+        }
+    )
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return pa.ipc.open_stream(sink.getvalue()).read_all()
 
 
 def arrow_to_lists(column: Any, share_duplicates: bool = False) -> list[Any]:
@@ -316,6 +408,8 @@ def arrow_to_ratings(column: Any) -> Any:
     if not isinstance(column, (pa.Array, pa.ChunkedArray)):
         return column
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not hasattr(array, "offsets"):  # a fixed-size list column
+        return array.to_pylist()
     lengths = np.diff(np.asarray(array.offsets))
     if array.null_count or len(array) == 0 or (lengths != lengths[0]).any():
         return array.to_pylist()

@@ -29,14 +29,18 @@ from .validation import (
     check_average,
     check_bootstrap,
     check_confidence_level,
+    check_device,
     check_flag,
     check_match,
+    check_model,
     check_n_resamples,
+    check_normalize_callable,
     check_positive_int,
     check_presence,
     check_random_state,
     check_rating_range,
     check_relevance,
+    check_sentiment,
     check_threshold,
     check_top_k,
     check_zero_division,
@@ -178,6 +182,8 @@ def _choice(name: str, choices: tuple[Any, ...]) -> Callable[[Any], Any]:
 
 def _check_normalize(value: Any) -> Any:
     make_normalizer(value)
+    if callable(value):
+        check_normalize_callable(value)
     return value
 
 
@@ -369,7 +375,7 @@ FAMILIES: dict[str, Family] = {
             (PREDICTIONS, REFERENCES, TEXTS),
             (
                 PRESENCE,
-                Option("model", "text", "sentence-transformers model name or path (or a model object)"),
+                Option("model", "text", "sentence-transformers model name or path (or a model object)", check_model),
                 Option(
                     "threshold",
                     "number",
@@ -386,6 +392,7 @@ FAMILIES: dict[str, Family] = {
                     "device",
                     "text",
                     "where the model runs: cuda, cpu, mps (default: CUDA when available)",
+                    check_device,
                     resource=True,
                 ),
                 Option("batch_size", "int", "keywords encoded per batch", _positive_int("batch_size"), resource=True),
@@ -400,6 +407,7 @@ FAMILIES: dict[str, Family] = {
                     "show_progress",
                     "flag",
                     "a progress bar while encoding (default: for 10,000+ new keywords)",
+                    lambda value: None if value is None else check_flag(value, "show_progress"),
                     resource=True,
                 ),
                 *INTERVALS,
@@ -441,7 +449,7 @@ FAMILIES: dict[str, Family] = {
                     _choice("mapping", ("weighted", "compound")),
                     ("weighted", "compound"),
                 ),
-                Option("sentiment", "object", "a custom str -> [0, 1] function replacing VADER"),
+                Option("sentiment", "object", "a custom str -> [0, 1] function replacing VADER", check_sentiment),
                 NORMALIZE,
                 STEMMER,
                 Option(
@@ -498,11 +506,12 @@ FAMILIES: dict[str, Family] = {
             (
                 NORMALIZE,
                 STEMMER,
-                Option("model", "text", "sentence-transformers model for self_similarity (default: none)"),
+                Option("model", "text", "sentence-transformers model for self_similarity (default: none)", check_model),
                 Option(
                     "device",
                     "text",
                     "where the model runs: cuda, cpu, mps (default: CUDA when available)",
+                    check_device,
                     resource=True,
                 ),
                 Option("batch_size", "int", "keywords encoded per batch", _positive_int("batch_size"), resource=True),

@@ -18,7 +18,15 @@ from typing import Any, Union
 
 import numpy as np
 
-from .validation import check_corpus, check_keyword, check_keyword_list, check_same_length, check_score, describe
+from .validation import (
+    check_corpus,
+    check_keyword,
+    check_keyword_list,
+    check_same_length,
+    check_score,
+    describe,
+    lone_surrogate,
+)
 
 Normalizer = Callable[[str], str]
 NormalizeOption = Union[str, Normalizer]
@@ -233,7 +241,7 @@ class Vocabulary:
     def intern(self, raw: Any) -> int | None:
         """Id of a keyword's normalized form; -1 when that is empty; None if not a str."""
         keyword_id = self._raw_to_id.get(raw) if isinstance(raw, str) else None
-        if keyword_id is None and isinstance(raw, str):
+        if keyword_id is None and isinstance(raw, str) and not lone_surrogate(raw):  # else reported by check_keyword
             normalized = self._normalizer(raw)
             if not isinstance(normalized, str):
                 raise ValueError(f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str")

