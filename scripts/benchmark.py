@@ -11,6 +11,7 @@ of --repeat (the machine may be shared); the slow baselines run once.
     python scripts/benchmark.py --families lexical     # the lexical families only
     python scripts/benchmark.py --families intervals presence interactive aspects
     python scripts/benchmark.py --sample 10            # a quick look: every 10th review, synthetic sizes / 10
+    python scripts/benchmark.py --families engines --rows 200000   # processes, Ray Data, Spark (2M rows default)
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ FAMILIES = (
     "semantic",
     "sentiment",
     "scaling",
+    "engines",
 )
 
 
@@ -733,13 +735,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scaling-sizes", type=int, nargs="+", help="lexical scaling sizes (default 10^4, 10^5, 10^6, / --sample)"
     )
+    parser.add_argument("--rows", type=int, help="engines: synthetic rows (default 2,000,000 / --sample)")
+    parser.add_argument("--workers", type=int, default=2, help="engines: processes / CPUs per engine (default 2)")
+    parser.add_argument("--engine-data", type=Path, help="engines: reuse (or write) the Parquet corpus in this folder")
+    parser.add_argument("--engine-run", help=argparse.SUPPRESS)  # internal: one engine, timed in a fresh process
     args = parser.parse_args(argv)
+    if args.engine_run:
+        report = engine_run(args.engine_run, args.engine_data, args.workers)
+        print(json.dumps(report))
+        return 0
+    if args.rows is None:
+        args.rows = 2_000_000 // args.sample
     if args.aspect_examples is None:
         args.aspect_examples = 1_000_000 // args.sample
     if args.scaling_sizes is None:
         args.scaling_sizes = [size // args.sample for size in (10_000, 100_000, 1_000_000)]
     families = [family for family in FAMILIES if family in args.families]
-    if set(families) - {"scaling", "aspects"}:
+    if set(families) - {"scaling", "aspects", "engines"}:
         if not args.data.exists():
             print(f"movie reviews not found at {args.data}; pass --data", file=sys.stderr)
             return 2
@@ -762,10 +774,190 @@ def main(argv: list[str] | None = None) -> int:
             semantic(corpus.predictions, corpus.references)
         elif family == "sentiment":
             sentiment(corpus.predictions, corpus.references, corpus.texts)
-        else:
+        elif family == "scaling":
             scaling(args.scaling_sizes, 10_000 // args.sample)
+        else:
+            engines(args.rows, args.workers, args.engine_data)
     return 0
 
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# --- engines: one big corpus split over processes, Ray Data and Spark (--families engines) ---
+
+ENGINE_FILES = 16
+
+
+def write_engine_corpus(rows: int, directory: Path, seed: int = 0) -> None:
+    """`rows` synthetic examples in ENGINE_FILES Parquet files (part-XX.parquet) and in one
+    file (all.parquet, for the CLI): review_id, 5 predictions and 5-20 gold keywords of its
+    own per row, drawn from 20,000 phrases (built column-wise with Arrow: seconds, not minutes)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    words = np.array([f"w{i}" for i in range(600)])
+    phrases = pa.array([" ".join(rng.choice(words, rng.integers(1, 4), replace=False)) for _ in range(20_000)])
+    directory.mkdir(parents=True, exist_ok=True)
+    writer = pq.ParquetWriter(directory / "all.parquet", _engine_schema())
+    for part, (start, stop) in enumerate(_bounds(rows, ENGINE_FILES)):
+        n = stop - start
+        gold_sizes = rng.integers(5, 21, n)
+        predictions = pa.ListArray.from_arrays(
+            pa.array(np.arange(n + 1) * 5, pa.int32()), phrases.take(rng.integers(0, len(phrases), n * 5))
+        )
+        gold_offsets = np.concatenate([[0], np.cumsum(gold_sizes)]).astype(np.int32)
+        references = pa.ListArray.from_arrays(
+            pa.array(gold_offsets), phrases.take(rng.integers(0, len(phrases), int(gold_offsets[-1])))
+        )
+        table = pa.table(
+            {"review_id": pa.array(np.arange(start, stop)), "predictions": predictions, "references": references},
+            schema=_engine_schema(),
+        )
+        pq.write_table(table, directory / f"part-{part:02d}.parquet")
+        writer.write_table(table)
+    writer.close()
+
+
+def _engine_schema():
+    import pyarrow as pa
+
+    keywords = pa.list_(pa.string())
+    return pa.schema([("review_id", pa.int64()), ("predictions", keywords), ("references", keywords)])
+
+
+def _bounds(n: int, parts: int) -> list[tuple[int, int]]:
+    edges = [n * i // parts for i in range(parts + 1)]
+    return list(zip(edges, edges[1:]))
+
+
+ENGINE_OPTIONS = {"confidence_level": 0.95, "bootstrap": "poisson", "n_resamples": 1000}
+
+
+def engine_run(engine: str, directory: Path, workers: int) -> dict:
+    """One timed evaluation of keyword_prf (with 1,000 Poisson resamples) in this process:
+    {"seconds", "result", "driver_peak_mib"} (the peak resident memory of this process)."""
+    import resource
+
+    parts = sorted(str(path) for path in directory.glob("part-*.parquet"))
+    start = time.perf_counter()
+    if engine == "single":  # the family function on the whole corpus, read into Python lists
+        import pyarrow.parquet as pq
+
+        from opinion_metrics import keyword_prf
+
+        table = pq.read_table(directory / "all.parquet")
+        result = keyword_prf(
+            table.column("predictions").to_pylist(), table.column("references").to_pylist(), **ENGINE_OPTIONS
+        )
+    elif engine == "states":  # one process, one state per file: the memory of one file at a time
+        import pyarrow.parquet as pq
+
+        from opinion_metrics import MetricState
+
+        state = MetricState("keyword_prf", **ENGINE_OPTIONS)
+        for path in parts:
+            state.update_arrow(pq.read_table(path), predictions="predictions", references="references", key="review_id")
+        result = state.compute()
+    elif engine == "ray":
+        import ray
+
+        from opinion_metrics import ray as om_ray
+
+        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        dataset = ray.data.read_parquet(parts, override_num_blocks=len(parts))
+        result = om_ray.evaluate(dataset, "keyword_prf", key="review_id", **ENGINE_OPTIONS)
+    elif engine == "spark":
+        from pyspark.sql import SparkSession
+
+        from opinion_metrics import spark as om_spark
+
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        spark = SparkSession.builder.master(f"local[{workers}]").config("spark.ui.enabled", "false").getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
+        frame = spark.read.parquet(*parts)
+        result = om_spark.evaluate(frame, "keyword_prf", key="review_id", partitions=len(parts), **ENGINE_OPTIONS)
+    else:
+        raise ValueError(f"unknown engine {engine!r}")
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"seconds": seconds, "result": result, "driver_peak_mib": peak}
+
+
+def _engine_subprocess(command: list[str]) -> tuple[float, float, dict | None]:
+    """(seconds, peak MiB of the process, the JSON it printed last if any), run fresh."""
+    import resource
+    import subprocess
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - start
+    if completed.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{completed.stderr[-3000:]}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
+    return seconds, (peak if peak > before / 1024 else float("nan")), json.loads(lines[-1]) if lines else None
+
+
+def engines(rows: int, workers: int, directory: Path | None) -> None:
+    """Single process vs the CLI's --workers vs Ray Data vs Spark on the same Parquet corpus."""
+    import pickle
+    import tempfile
+
+    from opinion_metrics import MetricState
+
+    with tempfile.TemporaryDirectory() as scratch:
+        directory = directory or Path(scratch)
+        if not (directory / "all.parquet").exists():
+            start = time.perf_counter()
+            write_engine_corpus(rows, directory)
+            print(f"wrote {rows:,} rows in {ENGINE_FILES} Parquet files in {time.perf_counter() - start:.0f} s")
+        rows = _parquet_rows(directory / "all.parquet")
+        print(f"{'engines (keyword_prf, 1,000 Poisson resamples)':<48}{'seconds':>9}{'ratio':>7}{'driver MiB':>12}")
+        script = [sys.executable, str(Path(__file__).resolve())]
+        timings, results = {}, {}
+        for label, engine in (
+            ("single process (family function)", "single"),
+            ("single process, a state per file", "states"),
+            (f"Ray Data, {workers} CPUs", "ray"),
+            (f"Spark local[{workers}]", "spark"),
+        ):
+            command = [*script, "--engine-run", engine, "--engine-data", str(directory), "--workers", str(workers)]
+            _, peak, report = _engine_subprocess(command)
+            timings[engine], results[engine] = report["seconds"], report["result"]
+            ratio = report["seconds"] / timings["single"]
+            print(f"{label:<48}{report['seconds']:>9.1f}{ratio:>7.2f}{report['driver_peak_mib']:>12.0f}")
+        cli = [sys.executable, "-m", "opinion_metrics.cli", str(directory / "all.parquet"), "--metrics", "keyword_prf"]
+        for label, extra in (("CLI, one process", []), (f"CLI --workers {workers}", ["--workers", str(workers)])):
+            seconds, peak, _ = _engine_subprocess([*cli, *extra])
+            timings[label] = seconds
+            base = timings.get("CLI, one process", seconds)
+            print(f"{label:<48}{seconds:>9.1f}{seconds / base:>7.2f}{peak:>12.0f}")
+        for engine in ("states", "ray", "spark"):
+            assert same(results["single"], results[engine]), engine
+        state = MetricState("keyword_prf", **ENGINE_OPTIONS)
+        print(
+            f"Equal results (1e-9) everywhere. State of keyword_prf with 1,000 Poisson resamples: "
+            f"{len(state.to_bytes()) / 1024:.0f} KiB serialized ({len(pickle.dumps(state)) / 1024:.0f} KiB pickled), "
+            "whatever the row count."
+        )
+        per_core = rows / (timings["ray"] * workers)
+        print(f"Ray per-core throughput: {per_core:,.0f} rows/s. Projection for 100 million rows:")
+        print(f"{'machines x cores':<20}{'minutes':>9}")
+        for machines in (1, 4, 16, 64):
+            minutes = 100e6 / (per_core * machines * 16) / 60
+            print(f"{f'{machines} x 16':<20}{minutes:>9.1f}")
+        print(
+            f"Target: --workers {workers} <= 0.6x one process; driver peak < 500 MiB whatever the row count "
+            "(Spark's driver JVM not included).\n"
+        )
+
+
+def _parquet_rows(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path).metadata.num_rows
