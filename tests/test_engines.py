@@ -353,25 +353,25 @@ def test_spark_pools_groups_like_pool_by_group(spark, corpus, family, columns, o
 
 
 @pytest.mark.slow
-def test_dask_recipe(corpus):
+def test_dask_recipe(corpus, tmp_path):
+    """The README's recipe: one serialized state per partition, merged on the client."""
     dd = pytest.importorskip("dask.dataframe")
     import pandas as pd
+    import pyarrow.parquet as pq
 
     from opinion_metrics import MetricState
 
-    frame = dd.from_pandas(corpus.select(["review_id", "predictions", "references"]).to_pandas(), npartitions=5)
+    for part, piece in enumerate(random_slices(corpus, 4, seed=5)):
+        pq.write_table(piece.select(["review_id", "predictions", "references"]), tmp_path / f"part-{part}.parquet")
     options = {"average": "micro", "bootstrap": "poisson", **POISSON}
 
-    # The recipe: one serialized state per partition, merged on the client.
-    def partition_state(partition):
+    def partition_state(partition: pd.DataFrame) -> pd.Series:
         state = MetricState("keyword_prf", **options)
-        state.update(
-            predictions=partition["predictions"].map(list).tolist(),
-            references=partition["references"].map(list).tolist(),
-            keys=partition["review_id"].tolist(),
-        )
+        state.update(partition, predictions="predictions", references="references", keys="review_id")
         return pd.Series([state.to_bytes()])
 
+    frame = dd.read_parquet(tmp_path, dtype_backend="pyarrow")
     states = frame.map_partitions(partition_state, meta=(None, "object")).compute()
-    total = sum((MetricState.from_bytes(data) for data in states), start=MetricState("keyword_prf", **options))
-    assert_same(total.compute(), family_result(corpus, "keyword_prf", {}, options))
+    assert len(states) == frame.npartitions > 1
+    result = sum(MetricState.from_bytes(data) for data in states).compute()
+    assert_same(result, family_result(corpus, "keyword_prf", {}, options))

@@ -136,9 +136,7 @@ def _embeddings(dataframe: Any, columns: dict[str, str], options: dict[str, Any]
 
         table = pa.Table.from_batches(list(batches), schema=pa.schema([("keyword", pa.string())]))
         embedded = embed_keywords(table, model, device, batch_size)
-        yield pa.RecordBatch.from_pydict(
-            {"keyword": embedded.column("keyword"), "vector": embedded.column("vector").cast(pa.list_(pa.float32()))}
-        )
+        yield from embedded.set_column(1, "vector", embedded.column("vector").cast(pa.list_(pa.float32()))).to_batches()
 
     vocabulary = source.mapInArrow(keywords, "keyword string").distinct()
     embedded = vocabulary.mapInArrow(vectors, "keyword string, vector array<float>")
