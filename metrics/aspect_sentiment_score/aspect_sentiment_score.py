@@ -50,6 +50,9 @@ Args:
         bootstrap percentile intervals over examples.
     n_resamples (`int`, default 1000): bootstrap resamples of the intervals.
     random_state (`int`, default 0): seed of the resamples (None: fresh randomness).
+    bootstrap (`str`, default "multinomial"): "multinomial" (draw examples with replacement) or
+        "poisson" (each example weighs Poisson(1) draws keyed by its position: the intervals
+        of an `opinion_metrics.MetricState`, the same however the examples are split).
 Returns:
     score (`float`): in [0, 1], the mean over aspects of F1 x R2.
     f1_<aspect> (`float`): in [0, 1], presence F1 (ratings != 0).
@@ -94,6 +97,7 @@ class AspectSentimentScore(CheckedArrowInputs, evaluate.Metric):
         confidence_level=None,
         n_resamples=1000,
         random_state=0,
+        bootstrap="multinomial",
     ):
         return aspect_sentiment_score(
             arrow_to_ratings(predictions),
@@ -105,4 +109,5 @@ class AspectSentimentScore(CheckedArrowInputs, evaluate.Metric):
             confidence_level=confidence_level,
             n_resamples=n_resamples,
             random_state=random_state,
+            bootstrap=bootstrap,
         )

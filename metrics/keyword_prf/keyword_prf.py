@@ -63,6 +63,9 @@ Args:
         bootstrap percentile intervals over examples.
     n_resamples (`int`, default 1000): bootstrap resamples of the intervals.
     random_state (`int`, default 0): seed of the resamples (None: fresh randomness).
+    bootstrap (`str`, default "multinomial"): "multinomial" (draw examples with replacement) or
+        "poisson" (each example weighs Poisson(1) draws keyed by its position: the intervals
+        of an `opinion_metrics.MetricState`, the same however the examples are split).
     return_per_example (`bool`, default False): also return "per_example", a dict of lists.
 Returns:
     precision (`float`): in [0, 1].
@@ -115,6 +118,7 @@ class KeywordPRF(CheckedArrowInputs, evaluate.Metric):
         confidence_level=None,
         n_resamples=1000,
         random_state=0,
+        bootstrap="multinomial",
         return_per_example=False,
     ):
         return keyword_prf(
@@ -132,5 +136,6 @@ class KeywordPRF(CheckedArrowInputs, evaluate.Metric):
             confidence_level=confidence_level,
             n_resamples=n_resamples,
             random_state=random_state,
+            bootstrap=bootstrap,
             return_per_example=return_per_example,
         )

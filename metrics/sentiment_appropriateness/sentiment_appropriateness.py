@@ -68,6 +68,9 @@ Args:
         bootstrap percentile intervals over examples.
     n_resamples (`int`, default 1000): bootstrap resamples of the intervals.
     random_state (`int`, default 0): seed of the resamples (None: fresh randomness).
+    bootstrap (`str`, default "multinomial"): "multinomial" (draw examples with replacement) or
+        "poisson" (each example weighs Poisson(1) draws keyed by its position: the intervals
+        of an `opinion_metrics.MetricState`, the same however the examples are split).
     return_per_example (`bool`, default False): also return "per_example" (None where an
         example is left out).
 Returns:
@@ -130,6 +133,7 @@ class SentimentAppropriateness(CheckedArrowInputs, evaluate.Metric):
         confidence_level=None,
         n_resamples=1000,
         random_state=0,
+        bootstrap="multinomial",
         return_per_example=False,
     ):
         return sentiment_appropriateness(
@@ -145,5 +149,6 @@ class SentimentAppropriateness(CheckedArrowInputs, evaluate.Metric):
             confidence_level=confidence_level,
             n_resamples=n_resamples,
             random_state=random_state,
+            bootstrap=bootstrap,
             return_per_example=return_per_example,
         )

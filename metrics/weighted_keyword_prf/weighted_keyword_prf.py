@@ -78,6 +78,9 @@ Args:
         bootstrap percentile intervals over examples.
     n_resamples (`int`, default 1000): bootstrap resamples of the intervals.
     random_state (`int`, default 0): seed of the resamples (None: fresh randomness).
+    bootstrap (`str`, default "multinomial"): "multinomial" (draw examples with replacement) or
+        "poisson" (each example weighs Poisson(1) draws keyed by its position: the intervals
+        of an `opinion_metrics.MetricState`, the same however the examples are split).
     return_per_example (`bool`, default False): also return "per_example" (lists; nDCG and
         MAP are None for examples without gold keywords).
 Returns:
@@ -145,6 +148,7 @@ class WeightedKeywordPRF(CheckedArrowInputs, evaluate.Metric):
         confidence_level=None,
         n_resamples=1000,
         random_state=0,
+        bootstrap="multinomial",
         return_per_example=False,
     ):
         return weighted_keyword_prf(
@@ -166,5 +170,6 @@ class WeightedKeywordPRF(CheckedArrowInputs, evaluate.Metric):
             confidence_level=confidence_level,
             n_resamples=n_resamples,
             random_state=random_state,
+            bootstrap=bootstrap,
             return_per_example=return_per_example,
         )

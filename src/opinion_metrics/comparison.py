@@ -5,40 +5,53 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from .families import get_family
-from .resampling import RandomState, compare_systems_statistics
-from .validation import check_corpus, check_same_length
+from .resampling import METHODS, RandomState, compare_systems_statistics, paired_comparison, poisson_seed
+from .state import MetricState, statistics
+from .validation import check_confidence_level, check_corpus, check_same_length
+
+_DEFAULT_RESAMPLES, _DEFAULT_SEED = 1000, 0
 
 
-def _statistics(family: str, predictions: Any, references: Any, scores: Any, options: dict[str, Any]) -> tuple:
-    """(statistics, values) of one system, from the family's statistics function."""
-    if family == "keyword_prf":
-        from .keyword_prf import keyword_prf_statistics as statistics
-    elif family == "weighted_keyword_prf":
-        from .weighted_keyword_prf import weighted_statistics
-
-        if scores is None:
-            raise ValueError("weighted_keyword_prf compares scored predictions: give scores_a and scores_b")
-        return weighted_statistics(predictions, scores, references, **options)[:2]
-    elif family == "semantic_keyword_prf":
-        from .semantic import semantic_statistics as statistics
-    elif family == "sentiment_appropriateness":
-        from .sentiment import sentiment_statistics as statistics
-    elif family == "aspect_sentiment_score":
-        from .aspects import aspect_statistics as statistics
-    else:  # keyword_diversity: no references
-        from .diversity import diversity_statistics
-
-        return diversity_statistics(predictions, **options)[:2]
-    return statistics(predictions, references, **options)[:2]
+def compare_states(
+    state_a: MetricState, state_b: MetricState, *, method: str = "permutation", confidence_level: float = 0.95
+) -> dict[str, dict[str, float]]:
+    """The paired comparison of `compare_systems` from two Poisson states of the same family
+    and options over the same keys (SPEC section 12): the bootstrap uses both states' sums
+    under the shared weights; a permutation swaps by the shared signs, moving
+    `swapped_b - swapped_a` from b to a."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    level = check_confidence_level(confidence_level)
+    state_a.check_mergeable(state_b)
+    if not state_a.poisson:
+        raise ValueError(
+            'comparing states needs states made with bootstrap="poisson" and a confidence_level '
+            "(their per-resample sums)"
+        )
+    if state_a.sums is None or state_b.sums is None:
+        raise ValueError("comparing states needs states with examples: update them first")
+    if state_a.fingerprint != state_b.fingerprint:
+        raise ValueError(
+            f"the states were computed over different keys ({state_a.fingerprint[0]} and {state_b.fingerprint[0]} "
+            "examples, or other keys): a paired comparison needs the same examples, with the same keys"
+        )
+    moves = [state_b.swapped - state_a.swapped] if method == "permutation" else None
+    return paired_comparison(
+        state_a.reducer,
+        state_a.sums,
+        state_b.sums,
+        [(state_a.weighted, state_b.weighted)],
+        moves,
+        level=level,
+        n_resamples=state_a.options["n_resamples"],
+    )
 
 
 def compare_systems(
-    family: str,
-    predictions_a: Sequence[Any],
-    predictions_b: Sequence[Any],
+    family: str | MetricState,
+    predictions_a: Sequence[Any] | MetricState,
+    predictions_b: Sequence[Any] | MetricState | None = None,
     references: Sequence[Any] | None = None,
     *,
     scores_a: Sequence[Sequence[float]] | None = None,
@@ -54,17 +67,23 @@ def compare_systems(
     Each system's per-example statistics are computed once (preparation, matching and
     models run once per system); every resample is a weighted sum of them.
 
+    The systems can also be two `MetricState`s made with `bootstrap="poisson"` and a
+    `confidence_level` over the same keys: `compare_systems(state_a, state_b)` (or with the
+    family name first); their resamples and seed are used.
+
     Args:
         family: a metric family name ("keyword_prf", "weighted_keyword_prf", ...).
         predictions_a, predictions_b: the two systems' predictions, example i of each
-            for the same document.
+            for the same document (or two states).
         references: the references shared by both (not for "keyword_diversity"; optional
             for "sentiment_appropriateness" when `texts` are given).
         scores_a, scores_b: the keyword scores of each system ("weighted_keyword_prf").
         method: "permutation" (approximate randomization, default) or "bootstrap".
         confidence_level: level of the paired-bootstrap interval of the difference.
         n_resamples, random_state: resamples and seed (default 1000 and 0).
-        **options: the family's options (match, average, texts, presence, ...).
+        **options: the family's options (match, average, texts, presence, ...);
+            `bootstrap="poisson"` draws position-keyed Poisson weights and swap signs
+            (SPEC section 12), as comparing two states does.
 
     Returns:
         Per key: `a`, `b`, `difference` (b - a), `difference_ci_low`,
@@ -75,6 +94,24 @@ def compare_systems(
         >>> result["f1"]["difference"], result["f1"]["p_value"]
         (0.5, 1.0)
     """
+    if isinstance(family, MetricState):
+        family, predictions_a, predictions_b = family.family, family, predictions_a
+    if isinstance(predictions_a, MetricState) or isinstance(predictions_b, MetricState):
+        if not (isinstance(predictions_a, MetricState) and isinstance(predictions_b, MetricState)):
+            raise TypeError("compare two MetricStates, or two systems' predictions, not one of each")
+        if predictions_a.family != family:
+            raise ValueError(f"the states are {predictions_a.family} states, not {family}")
+        given = {"references": references, "scores_a": scores_a, "scores_b": scores_b}
+        extra = [name for name, value in given.items() if value is not None] + sorted(options)
+        if extra:
+            raise ValueError(f"states carry their inputs and options: leave out {', '.join(extra)}")
+        seeds = {"n_resamples": (n_resamples, _DEFAULT_RESAMPLES), "random_state": (random_state, _DEFAULT_SEED)}
+        for name, (value, default) in seeds.items():
+            if value != default and value != predictions_a.options[name]:
+                raise ValueError(f"{name}={value!r} differs from the states' {predictions_a.options[name]!r}")
+        return compare_states(predictions_a, predictions_b, method=method, confidence_level=confidence_level)
+    if predictions_b is None:
+        raise ValueError("give predictions_b: the second system's predictions")
     spec = get_family(family)
     spec.check_options({name: value for name, value in options.items() if name != "texts"})
     inputs = {item.name for item in spec.inputs}
@@ -90,17 +127,31 @@ def compare_systems(
         raise ValueError(f"{family} compares predictions with references: give references")
     sizes = {"predictions_a": predictions_a, "predictions_b": predictions_b, "references": references}
     check_same_length(**{name: check_corpus(value, name) for name, value in sizes.items() if value is not None})
-    a = _statistics(family, predictions_a, references, scores_a, options)
-    b = _statistics(family, predictions_b, references, scores_b, options)
-    if np.shape(a[0])[0] != np.shape(b[0])[0]:
+    if family == "weighted_keyword_prf" and (scores_a is None or scores_b is None):
+        raise ValueError("weighted_keyword_prf compares scored predictions: give scores_a and scores_b")
+    options = dict(options)
+    bootstrap = options.pop("bootstrap", "multinomial")
+    shared = {"references": references, "texts": options.pop("texts", None)}
+    shared = {name: value for name, value in shared.items() if value is not None}
+    systems = (("predictions_a", predictions_a, scores_a), ("predictions_b", predictions_b, scores_b))
+    columns = [{"predictions": p, **shared, **({} if s is None else {"scores": s})} for _, p, s in systems]
+    if bootstrap == "poisson":
+        seed = poisson_seed(random_state)  # one seed: both systems draw the same weights
+        settings = {"confidence_level": confidence_level, "n_resamples": n_resamples, "random_state": seed}
+        state_a, state_b = (
+            MetricState(family, **options, **settings, bootstrap="poisson").update(**given) for given in columns
+        )
+        return compare_states(state_a, state_b, method=method, confidence_level=confidence_level)
+    matrix_a, matrix_b = (statistics(family, options, **given)[0] for given in columns)
+    if matrix_a.shape[0] != matrix_b.shape[0]:
         raise ValueError(
-            f"predictions_a has {np.shape(a[0])[0]} examples but predictions_b has {np.shape(b[0])[0]}; "
+            f"predictions_a has {matrix_a.shape[0]} examples but predictions_b has {matrix_b.shape[0]}; "
             "a paired comparison needs the same examples, in the same order"
         )
     return compare_systems_statistics(
-        a[0],
-        b[0],
-        a[1],
+        matrix_a,
+        matrix_b,
+        spec.reducer(options),
         method=method,
         confidence_level=confidence_level,
         n_resamples=n_resamples,
