@@ -197,7 +197,8 @@ def test_ray_paired_p_values_do_not_depend_on_partitions(ray_data, corpus, metho
             )
             for i, column in enumerate(("predictions", "reversed"))
         ]
-        comparisons.append(compare_systems("keyword_prf", *states, method=method))
+        level = options["confidence_level"]
+        comparisons.append(compare_systems("keyword_prf", *states, method=method, confidence_level=level))
     truth = compare_systems(
         "keyword_prf",
         corpus.column("predictions").to_pylist(),
@@ -337,6 +338,23 @@ def test_spark_poisson_intervals_do_not_depend_on_partitions(spark, corpus, fami
     for parts in (1, 3, 16):
         frame = spark_frame(spark, corpus, parts)
         assert_same(spark_engine().evaluate(frame, family, key="review_id", **columns, **options), truth)
+
+
+@pytest.mark.slow
+def test_spark_paired_p_values_do_not_depend_on_partitions(spark, corpus):
+    table = corpus.append_column("reversed", pa.array([p[::-1] for p in corpus.column("predictions").to_pylist()]))
+    options = {"bootstrap": "poisson", "top_k": 2, **POISSON}
+    comparisons = []
+    for parts in (1, 3, 16):
+        frame = spark_frame(spark, table, parts)
+        states = [spark_engine().state(frame, "keyword_prf", predictions=column, key="review_id", **options)
+                  for column in ("predictions", "reversed")]  # fmt: skip
+        comparisons.append(compare_systems("keyword_prf", *states, confidence_level=options["confidence_level"]))
+    columns = [table.column(name).to_pylist() for name in ("predictions", "reversed", "references")]
+    truth = compare_systems("keyword_prf", *columns, **options)
+    for comparison in comparisons:
+        for key in truth:
+            assert_same(comparison[key], truth[key])
 
 
 @pytest.mark.slow
