@@ -738,10 +738,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, help="engines: synthetic rows (default 2,000,000 / --sample)")
     parser.add_argument("--workers", type=int, default=2, help="engines: processes / CPUs per engine (default 2)")
     parser.add_argument("--engine-data", type=Path, help="engines: reuse (or write) the Parquet corpus in this folder")
+    parser.add_argument(
+        "--engine-intervals", action="store_true", help="engines: with 1,000 Poisson resamples (default: point values)"
+    )
     parser.add_argument("--engine-run", help=argparse.SUPPRESS)  # internal: one engine, timed in a fresh process
     args = parser.parse_args(argv)
     if args.engine_run:
-        report = engine_run(args.engine_run, args.engine_data, args.workers)
+        report = engine_run(args.engine_run, args.engine_data, args.workers, args.engine_intervals)
         print(json.dumps(report))
         return 0
     if args.rows is None:
@@ -777,12 +780,8 @@ def main(argv: list[str] | None = None) -> int:
         elif family == "scaling":
             scaling(args.scaling_sizes, 10_000 // args.sample)
         else:
-            engines(args.rows, args.workers, args.engine_data)
+            engines(args.rows, args.workers, args.engine_data, args.engine_intervals)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
 
 
 # --- engines: one big corpus split over processes, Ray Data and Spark (--families engines) ---
@@ -834,15 +833,17 @@ def _bounds(n: int, parts: int) -> list[tuple[int, int]]:
     return list(zip(edges, edges[1:]))
 
 
-ENGINE_OPTIONS = {"confidence_level": 0.95, "bootstrap": "poisson", "n_resamples": 1000}
+INTERVALS = {"confidence_level": 0.95, "bootstrap": "poisson", "n_resamples": 1000}
 
 
-def engine_run(engine: str, directory: Path, workers: int) -> dict:
-    """One timed evaluation of keyword_prf (with 1,000 Poisson resamples) in this process:
-    {"seconds", "result", "driver_peak_mib"} (the peak resident memory of this process)."""
+def engine_run(engine: str, directory: Path, workers: int, intervals: bool) -> dict:
+    """One timed evaluation of keyword_prf (point values, or with 1,000 Poisson resamples)
+    in this fresh process: {"seconds", "result", "driver_peak_mib", "state_bytes"}."""
     import resource
 
+    options = INTERVALS if intervals else {}
     parts = sorted(str(path) for path in directory.glob("part-*.parquet"))
+    state = None
     start = time.perf_counter()
     if engine == "single":  # the family function on the whole corpus, read into Python lists
         import pyarrow.parquet as pq
@@ -850,26 +851,41 @@ def engine_run(engine: str, directory: Path, workers: int) -> dict:
         from opinion_metrics import keyword_prf
 
         table = pq.read_table(directory / "all.parquet")
-        result = keyword_prf(
-            table.column("predictions").to_pylist(), table.column("references").to_pylist(), **ENGINE_OPTIONS
-        )
+        result = keyword_prf(table.column("predictions").to_pylist(), table.column("references").to_pylist(), **options)
     elif engine == "states":  # one process, one state per file: the memory of one file at a time
         import pyarrow.parquet as pq
 
         from opinion_metrics import MetricState
 
-        state = MetricState("keyword_prf", **ENGINE_OPTIONS)
+        state = MetricState("keyword_prf", **options)
         for path in parts:
             state.update_arrow(pq.read_table(path), predictions="predictions", references="references", key="review_id")
         result = state.compute()
+    elif engine == "cli":  # the command line, --workers N (1: one process)
+        import contextlib
+        import io
+
+        from opinion_metrics import cli
+
+        output = directory / f"cli-{workers}.json"
+        flags = ["--ci", "0.95", "--bootstrap", "poisson"] if intervals else []
+        with contextlib.redirect_stdout(io.StringIO()):
+            status = cli.main(
+                [str(directory / "all.parquet"), "--metrics", "keyword_prf", "--workers", str(workers), "--output",
+                 str(output), *flags]
+            )  # fmt: skip
+        assert status == 0
+        result = json.loads(output.read_text())["all"]["keyword_prf"]
     elif engine == "ray":
         import ray
 
         from opinion_metrics import ray as om_ray
 
         ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        ray.data.DataContext.get_current().enable_progress_bars = False
         dataset = ray.data.read_parquet(parts, override_num_blocks=len(parts))
-        result = om_ray.evaluate(dataset, "keyword_prf", key="review_id", **ENGINE_OPTIONS)
+        state = om_ray.state(dataset, "keyword_prf", key="review_id", **options)
+        result = state.compute()
     elif engine == "spark":
         from pyspark.sql import SparkSession
 
@@ -879,36 +895,23 @@ def engine_run(engine: str, directory: Path, workers: int) -> dict:
         spark = SparkSession.builder.master(f"local[{workers}]").config("spark.ui.enabled", "false").getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
         frame = spark.read.parquet(*parts)
-        result = om_spark.evaluate(frame, "keyword_prf", key="review_id", partitions=len(parts), **ENGINE_OPTIONS)
+        state = om_spark.state(frame, "keyword_prf", key="review_id", partitions=len(parts), **options)
+        result = state.compute()
     else:
         raise ValueError(f"unknown engine {engine!r}")
     seconds = time.perf_counter() - start
+    times = os.times()  # this process and its waited-for children (the CLI's workers; not Ray's or Spark's)
+    cpu = times.user + times.system + times.children_user + times.children_system
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": seconds, "result": result, "driver_peak_mib": peak}
+    size = len(state.to_bytes()) if state is not None else None
+    return {"seconds": seconds, "cpu_seconds": cpu, "result": result, "driver_peak_mib": peak, "state_bytes": size}
 
 
-def _engine_subprocess(command: list[str]) -> tuple[float, float, dict | None]:
-    """(seconds, peak MiB of the process, the JSON it printed last if any), run fresh."""
-    import resource
+def engines(rows: int, workers: int, directory: Path | None, intervals: bool) -> None:
+    """One process vs the CLI's --workers vs Ray Data vs Spark on the same Parquet corpus,
+    each run in a fresh process (its peak memory is the driver's)."""
     import subprocess
-
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    start = time.perf_counter()
-    completed = subprocess.run(command, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - start
-    if completed.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed:\n{completed.stderr[-3000:]}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
-    return seconds, (peak if peak > before / 1024 else float("nan")), json.loads(lines[-1]) if lines else None
-
-
-def engines(rows: int, workers: int, directory: Path | None) -> None:
-    """Single process vs the CLI's --workers vs Ray Data vs Spark on the same Parquet corpus."""
-    import pickle
     import tempfile
-
-    from opinion_metrics import MetricState
 
     with tempfile.TemporaryDirectory() as scratch:
         directory = directory or Path(scratch)
@@ -917,43 +920,44 @@ def engines(rows: int, workers: int, directory: Path | None) -> None:
             write_engine_corpus(rows, directory)
             print(f"wrote {rows:,} rows in {ENGINE_FILES} Parquet files in {time.perf_counter() - start:.0f} s")
         rows = _parquet_rows(directory / "all.parquet")
-        print(f"{'engines (keyword_prf, 1,000 Poisson resamples)':<48}{'seconds':>9}{'ratio':>7}{'driver MiB':>12}")
-        script = [sys.executable, str(Path(__file__).resolve())]
-        timings, results = {}, {}
-        for label, engine in (
-            ("single process (family function)", "single"),
-            ("single process, a state per file", "states"),
-            (f"Ray Data, {workers} CPUs", "ray"),
-            (f"Spark local[{workers}]", "spark"),
+        kind = "1,000 Poisson resamples" if intervals else "point values"
+        header = f"engines: keyword_prf, {rows:,} rows, {kind}"
+        print(f"{header:<52}{'seconds':>9}{'ratio':>7}{'CPU s':>8}{'driver MiB':>12}")
+        script = [sys.executable, str(Path(__file__).resolve()), "--engine-data", str(directory)]
+        reports = {}
+        for label, engine, processes in (
+            ("one process: the family function", "single", 1),
+            ("one process: a state per file", "states", 1),
+            ("CLI, one process", "cli", 1),
+            (f"CLI --workers {workers}", "cli", workers),
+            (f"Ray Data, {workers} CPUs", "ray", workers),
+            (f"Spark local[{workers}]", "spark", workers),
         ):
-            command = [*script, "--engine-run", engine, "--engine-data", str(directory), "--workers", str(workers)]
-            _, peak, report = _engine_subprocess(command)
-            timings[engine], results[engine] = report["seconds"], report["result"]
-            ratio = report["seconds"] / timings["single"]
-            print(f"{label:<48}{report['seconds']:>9.1f}{ratio:>7.2f}{report['driver_peak_mib']:>12.0f}")
-        cli = [sys.executable, "-m", "opinion_metrics.cli", str(directory / "all.parquet"), "--metrics", "keyword_prf"]
-        for label, extra in (("CLI, one process", []), (f"CLI --workers {workers}", ["--workers", str(workers)])):
-            seconds, peak, _ = _engine_subprocess([*cli, *extra])
-            timings[label] = seconds
-            base = timings.get("CLI, one process", seconds)
-            print(f"{label:<48}{seconds:>9.1f}{seconds / base:>7.2f}{peak:>12.0f}")
-        for engine in ("states", "ray", "spark"):
-            assert same(results["single"], results[engine]), engine
-        state = MetricState("keyword_prf", **ENGINE_OPTIONS)
+            command = [*script, "--engine-run", engine, "--workers", str(processes)]
+            completed = subprocess.run(
+                [*command, *(["--engine-intervals"] if intervals else [])], capture_output=True, text=True
+            )
+            if completed.returncode != 0:
+                raise RuntimeError(f"{label} failed:\n{completed.stderr[-3000:]}")
+            report = reports[label] = json.loads(completed.stdout.splitlines()[-1])
+            base = reports["CLI, one process" if engine == "cli" else "one process: the family function"]
+            ratio = report["seconds"] / base["seconds"]
+            cpu = f"{report['cpu_seconds']:.1f}" if engine in ("single", "states", "cli") else "-"
+            print(f"{label:<52}{report['seconds']:>9.1f}{ratio:>7.2f}{cpu:>8}{report['driver_peak_mib']:>12.0f}")
+        truth = reports["one process: the family function"]["result"]
+        assert all(same(truth, report["result"]) for report in reports.values()), "an engine differs"
+        ray_report, states = reports[f"Ray Data, {workers} CPUs"], reports["one process: a state per file"]
+        if ray_report["state_bytes"] is not None:
+            size = ray_report["state_bytes"] / 1024
+            print(f"Equal results (1e-9) everywhere. The merged state: {size:,.1f} KiB serialized, whatever the rows.")
+        # What each engine worker does is the per-file state path: its rows per CPU second project linearly
+        # (merging adds states of constant size); the engines' own overhead is the ratio of their wall time.
+        per_core = rows / states["cpu_seconds"]
+        print(f"Per core (a state per file, CPU time): {per_core:,.0f} rows/s. 100 million rows on 16-core machines:")
+        print("  " + "   ".join(f"{m} x 16: {100e6 / (per_core * m * 16) / 60:,.1f} min" for m in (1, 4, 16, 64)))
         print(
-            f"Equal results (1e-9) everywhere. State of keyword_prf with 1,000 Poisson resamples: "
-            f"{len(state.to_bytes()) / 1024:.0f} KiB serialized ({len(pickle.dumps(state)) / 1024:.0f} KiB pickled), "
-            "whatever the row count."
-        )
-        per_core = rows / (timings["ray"] * workers)
-        print(f"Ray per-core throughput: {per_core:,.0f} rows/s. Projection for 100 million rows:")
-        print(f"{'machines x cores':<20}{'minutes':>9}")
-        for machines in (1, 4, 16, 64):
-            minutes = 100e6 / (per_core * machines * 16) / 60
-            print(f"{f'{machines} x 16':<20}{minutes:>9.1f}")
-        print(
-            f"Target: --workers {workers} <= 0.6x one process; driver peak < 500 MiB whatever the row count "
-            "(Spark's driver JVM not included).\n"
+            f"Targets: CLI --workers {workers} <= 0.6x one process (on {workers} free cores); driver peak under "
+            "500 MiB whatever the row count (Spark's driver JVM not included).\n"
         )
 
 
@@ -961,3 +965,7 @@ def _parquet_rows(path: Path) -> int:
     import pyarrow.parquet as pq
 
     return pq.ParquetFile(path).metadata.num_rows
+
+
+if __name__ == "__main__":
+    sys.exit(main())
