@@ -28,7 +28,6 @@ from .engine_support import (
     merge_serialized,
     pool_table,
     pooled_schema,
-    state_bytes,
 )
 from .state import MetricState
 
@@ -82,11 +81,11 @@ def state(
     def states(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        table = pa.Table.from_batches(list(batches), schema=_arrow_schema_of(dataframe_schema))
-        data = state_bytes(table, family, _resolved(state_options), given, key)
-        yield pa.RecordBatch.from_pydict({STATE_COLUMN: pa.array([data], pa.binary())})
+        state = MetricState(family, **_resolved(state_options))
+        for batch in batches:  # one Arrow batch in memory at a time
+            state.update_arrow(batch, key=key, **given)
+        yield pa.RecordBatch.from_pydict({STATE_COLUMN: pa.array([state.to_bytes()], pa.binary())})
 
-    dataframe_schema = dataframe.schema
     serialized = (row[STATE_COLUMN] for row in dataframe.mapInArrow(states, f"{STATE_COLUMN} binary").toLocalIterator())
     return merge_serialized(family, options, (bytes(data) for data in serialized))
 
@@ -123,20 +122,18 @@ def _embeddings(dataframe: Any, columns: dict[str, str], options: dict[str, Any]
         options.get("batch_size", 256),
     )
     source = dataframe.select(*[columns[name] for name in ("predictions", "references") if name in columns])
-    source_schema = source.schema
 
     def keywords(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        table = pa.Table.from_batches(list(batches), schema=_arrow_schema_of(source_schema))
-        yield from distinct_keywords(table, columns, options).to_batches()
+        for batch in batches:
+            yield from distinct_keywords(batch, columns, options).to_batches()
 
     def vectors(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        table = pa.Table.from_batches(list(batches), schema=pa.schema([("keyword", pa.string())]))
-        embedded = embed_keywords(table, model, device, batch_size)
-        yield from embedded.set_column(1, "vector", embedded.column("vector").cast(pa.list_(pa.float32()))).to_batches()
+        for batch in batches:
+            embedded = embed_keywords(batch, model, device, batch_size)
+            vector = embedded.column("vector").cast(pa.list_(pa.float32()))
+            yield from embedded.set_column(1, "vector", vector).to_batches()
 
     vocabulary = source.mapInArrow(keywords, "keyword string").distinct()
     embedded = vocabulary.mapInArrow(vectors, "keyword string, vector array<float>")
