@@ -450,6 +450,17 @@ def test_declared_options_reach_their_families(tmp_path, capsys):
         predictions, table["scores"], references, confidence_level=0.9, n_resamples=50, random_state=3
     )
     assert "ndcg@5_ci_low" in expected and results["weighted_keyword_prf"] == pytest.approx(expected)
+    results = run("--metrics", "weighted_keyword_prf", *interval, "--bootstrap", "poisson")
+    poisson = weighted_keyword_prf(
+        predictions,
+        table["scores"],
+        references,
+        confidence_level=0.9,
+        n_resamples=50,
+        random_state=3,
+        bootstrap="poisson",
+    )
+    assert poisson != expected and results["weighted_keyword_prf"] == pytest.approx(poisson)
     results = run("--metrics", "keyword_diversity", "sentiment_appropriateness", "--mapping", "compound")
     assert results["keyword_diversity"] == pytest.approx(keyword_diversity(predictions))
     expected = sentiment_appropriateness(predictions, references, texts=texts, mapping="compound")

@@ -31,6 +31,7 @@ OPTIONS = [
     {"match": "token", "one_to_one": False, "top_k": 1},
     {"top_k": "O", "zero_division": 1.0, "normalize": "ascii"},
     {"stemmer": "porter", "return_per_example": True},
+    {"confidence_level": 0.9, "n_resamples": 50, "bootstrap": "poisson"},
 ]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,8 +33,10 @@ _KEY_SALT = 0x6B65795F73616C74  # separate streams for keys, resamples, string p
 _RESAMPLE_SALT = 0x726573616D706C65
 _POSITION_SALT = 0x706F736974696F6E
 _LENGTH_SALT = 0x6C656E6774687321
-# Cells of the (resamples x examples) weight matrix drawn at once (32 MiB as uint64).
-BLOCK_ELEMENTS = 2**22
+# Cells of the (resamples x examples) weight matrix drawn at once (2 MiB as uint64: the
+# passes over it stay in the CPU cache).
+BLOCK_ELEMENTS = 2**18
+_LITTLE_ENDIAN = sys.byteorder == "little"
 
 
 def _poisson_cdf() -> np.ndarray:
@@ -48,16 +51,33 @@ def _poisson_cdf() -> np.ndarray:
 POISSON_CDF = _poisson_cdf()
 
 
+def _weight_table(bits: int = 16) -> np.ndarray:
+    """The weight of every word by its top `bits` bits, 255 where the CDF crosses the cell
+    (those few words are looked up exactly)."""
+    cells = np.arange(2**bits, dtype=np.float64)
+    low = np.searchsorted(POISSON_CDF, cells * 2.0**-bits, side="right")
+    high = np.searchsorted(POISSON_CDF, (cells + 1) * 2.0**-bits - 2.0**-53, side="right")
+    return np.where(low == high, low, 255).astype(np.uint8)
+
+
+_WEIGHT_TABLE = _weight_table()
+
+
+def _mix_in_place(z: np.ndarray) -> np.ndarray:
+    shifted = np.empty_like(z)
+    z += _GOLDEN
+    for shift, multiplier in ((30, _MIX_1), (27, _MIX_2)):
+        np.right_shift(z, np.uint64(shift), out=shifted)
+        z ^= shifted
+        z *= multiplier
+    np.right_shift(z, np.uint64(31), out=shifted)
+    z ^= shifted
+    return z
+
+
 def splitmix64(words: np.ndarray) -> np.ndarray:
     """The splitmix64 finalizer of each uint64 word (a bijection that mixes every bit)."""
-    with np.errstate(over="ignore"):
-        z = np.asarray(words, dtype=np.uint64) + _GOLDEN
-        z ^= z >> np.uint64(30)
-        z *= _MIX_1
-        z ^= z >> np.uint64(27)
-        z *= _MIX_2
-        z ^= z >> np.uint64(31)
-    return z
+    return _mix_in_place(np.array(words, dtype=np.uint64))
 
 
 def _word(value: int) -> np.ndarray:
@@ -120,8 +140,12 @@ def key_hashes(keys: Any, name: str = "keys") -> np.ndarray:
         if pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type) or pa.types.is_string_view(keys.type):
             return _string_hashes(keys.cast(pa.large_string()))
         raise TypeError(f"{name} must be integers or strings, got an Arrow column of {keys.type}")
-    if isinstance(keys, np.ndarray) and keys.dtype.kind in "iu":
-        return keys.astype(np.int64 if keys.dtype.kind == "i" else np.uint64).view(np.uint64).reshape(-1)
+    if not isinstance(keys, (list, tuple)) and hasattr(keys, "__array__"):  # numpy, pandas
+        keys = np.asarray(keys)
+    if isinstance(keys, np.ndarray):
+        if keys.dtype.kind in "iu":
+            return keys.astype(np.int64 if keys.dtype.kind == "i" else np.uint64).reshape(-1).view(np.uint64)
+        keys = keys.tolist()
     values = list(keys)
     if not values:
         return np.zeros(0, dtype=np.uint64)
@@ -131,10 +155,18 @@ def key_hashes(keys: Any, name: str = "keys") -> np.ndarray:
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             _first_not(values, str, name)
             raise
+    try:
+        array = np.array(values)
+    except OverflowError:  # beyond int64
+        array = np.array(values, dtype=object)
+    if array.dtype.kind in "iu":
+        return array.astype(np.int64 if array.dtype.kind == "i" else np.uint64).view(np.uint64)
     _first_not(values, numbers.Integral, name)
     try:
-        return np.array([int(value) & _MASK for value in values], dtype=np.uint64)
-    except OverflowError:
+        return np.array(
+            [int(value) & _MASK if -(2**63) <= value < 2**64 else None for value in values], dtype=np.uint64
+        )
+    except TypeError:
         raise ValueError(f"{name}: integer keys must fit in 64 bits") from None
 
 
@@ -158,10 +190,16 @@ def draws(hashes: np.ndarray, seed: int, n_resamples: int) -> Iterator[tuple[int
     key_words, resample_words = _streams(hashes, seed, n_resamples)
     block = max(1, min(n_resamples, BLOCK_ELEMENTS // max(len(hashes), 1)))
     for start in range(0, n_resamples, block):
-        words = splitmix64(resample_words[start : start + block, None] ^ key_words[None, :])
-        uniform = (words >> np.uint64(11)).astype(np.float64) * 2.0**-53
-        weights = np.searchsorted(POISSON_CDF, uniform, side="right").astype(np.uint8)
-        yield start, weights, (words & np.uint64(1)).astype(np.uint8)
+        words = _mix_in_place(resample_words[start : start + block, None] ^ key_words[None, :])
+        # Inverse CDF of the uniform (top 53 bits) / 2**53: by table, exactly where it is ambiguous.
+        top = words.view(np.uint16)[:, 3::4] if _LITTLE_ENDIAN else (words >> np.uint64(48)).astype(np.uint16)
+        weights = _WEIGHT_TABLE[top]
+        crossing = weights == 255
+        if crossing.any():
+            uniform = (words[crossing] >> np.uint64(11)).astype(np.float64) * 2.0**-53
+            weights[crossing] = np.searchsorted(POISSON_CDF, uniform, side="right")
+        low = words.view(np.uint8)[:, 0::8] if _LITTLE_ENDIAN else (words & np.uint64(255)).astype(np.uint8)
+        yield start, weights, low & np.uint8(1)
 
 
 def poisson_weights(keys: Any, n_resamples: int, random_state: int) -> tuple[np.ndarray, np.ndarray]:

@@ -15,6 +15,11 @@ few distinct rows (P/R/F1 of a few keywords, family 5's outcomes), a bootstrap r
 how many examples of each group it takes (multinomial) and a permutation how many of each it
 swaps (binomial): the same distribution of sums at the cost of the groups, not the examples.
 
+The Poisson bootstrap (`bootstrap="poisson"`, SPEC section 12) weighs each example by
+counter-based Poisson(1) draws keyed by the example (`opinion_metrics.poisson`), so its
+resampled sums add across batches; `resampled_intervals` and `paired_comparison` turn
+resampled sums of either bootstrap into intervals and p-values by the same rules.
+
 Wiring a family (see `aspects.aspect_sentiment_score`)::
 
     level = check_interval_options(confidence_level, n_resamples, random_state)  # up front

@@ -36,7 +36,7 @@ from .validation import (
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 SEMANTIC_NAMES = ("semantic_precision", "semantic_recall", "semantic_f1")
 SOFT_NAMES = ("soft_precision", "soft_recall", "soft_f1")
-DEFAULT_BLOCK_ELEMENTS = 4_000_000  # similarities held at once: 16 MB of float32
+DEFAULT_BLOCK_ELEMENTS = 4_000_000  # similarities held at once: 32 MB of float64
 
 # Embeddings by model: names (str) in a dict, model objects in a weak dict.
 _NAMED_CACHES: dict[str, dict[str, np.ndarray]] = {}
@@ -150,6 +150,34 @@ def check_device(device: str) -> None:
         )
     if kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
         raise ValueError(f"device={device!r}, but PyTorch sees no Apple MPS device here; use device='cpu'")
+
+
+class PrecomputedEncoder:
+    """A model object (for `model=`) that looks embeddings up instead of computing them.
+
+    For pipelines that embed each distinct normalized keyword once (a pool of model workers)
+    and then compute statistics elsewhere: `vectors` maps each normalized keyword (as the
+    metric's `normalize` and `stemmer` make it) to its vector. `name`, e.g. the model that
+    made the vectors, is how a `MetricState` names this model, so that states made with it
+    merge with states made with that model's name.
+
+    Example:
+        >>> encoder = PrecomputedEncoder({"war": [1.0, 0.0], "peace": [0.0, 1.0]}, name="toy")
+        >>> encoder.encode(["peace"]).tolist()
+        [[0.0, 1.0]]
+    """
+
+    def __init__(self, vectors: Mapping[str, Any], name: str = "precomputed") -> None:
+        self.vectors = {key: np.asarray(value, dtype=np.float32).reshape(-1) for key, value in vectors.items()}
+        self.canonical_name = name
+
+    def encode(self, texts: Sequence[str], **_: Any) -> np.ndarray:
+        missing = [text for text in texts if text not in self.vectors]
+        if missing:
+            raise ValueError(f"no precomputed embedding for the keyword {missing[0]!r} ({len(missing)} missing)")
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self.vectors[text] for text in texts])
 
 
 class KeywordEncoder:
@@ -270,7 +298,7 @@ def _semantic_counts(
         if not gold_ids:
             continue
         gold_array = np.asarray(gold_ids)
-        gold = embeddings[gold_array]
+        gold = embeddings[gold_array].astype(np.float64)
         members = [index for index in members if prediction_ids[index]]
         slots_per_block = max(1, block_elements // len(gold_ids))
         start = 0
@@ -283,9 +311,11 @@ def _semantic_counts(
                 slots += len(prediction_ids[members[start]])
                 start += 1
             rows = [p for index in chunk for p in prediction_ids[index]]
-            similarity = embeddings[rows] @ gold.T  # (slots, |gold|)
+            # (slots, |gold|) in float64: a similarity does not depend on the batch it is computed
+            # in (to 1e-16), so states of any batches merge to the whole corpus' values (SPEC 12).
+            similarity = embeddings[rows].astype(np.float64) @ gold.T
             offsets = np.cumsum([0] + [len(prediction_ids[index]) for index in chunk[:-1]])
-            np.clip(similarity, -1.0, 1.0, out=similarity)  # float32 rounding can pass 1
+            np.clip(similarity, -1.0, 1.0, out=similarity)  # rounding can pass 1
             # Equal normalized strings (equal ids) are similar by definition: float32 can miss 1.
             similarity[np.asarray(rows)[:, None] == gold_array[None, :]] = 1.0
             best_gold = similarity.max(axis=1)  # per prediction slot

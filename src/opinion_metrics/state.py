@@ -61,9 +61,6 @@ class ObjectOption:
 
 
 def _describe_object(value: Any) -> str:
-    name = getattr(value, "canonical_name", None)
-    if isinstance(name, str):
-        return name
     kind = value if callable(value) and hasattr(value, "__qualname__") else type(value)
     return f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', repr(kind))}"
 
@@ -80,6 +77,9 @@ def _canonical_value(value: Any) -> Any:
         return list(value)
     if isinstance(value, ObjectOption):
         return {"object": value.description}
+    name = getattr(value, "canonical_name", None)
+    if isinstance(name, str):  # e.g. PrecomputedEncoder: stands for the model that made its vectors
+        return name
     return {"object": _describe_object(value)}
 
 
@@ -104,9 +104,8 @@ def statistics(family: str, options: Mapping[str, Any] | None = None, **columns:
 
     Returns:
         `(statistics, included)`: the (examples x statistics) float64 matrix whose column sums
-        `Family.reducer(options)` maps to the values, and a bool mask of the examples that
-        count in some value (presence leaves some out; SAS and diversity means skip examples
-        without a value).
+        `Family.reducer(options)` maps to the values, and a bool mask of the examples that add
+        to some sum (an example left out of every value, e.g. by `presence`, has a row of zeros).
 
     Example:
         >>> matrix, included = statistics("keyword_prf", {"match": "exact"}, predictions=[["a", "b"]],
@@ -121,18 +120,8 @@ def statistics(family: str, options: Mapping[str, Any] | None = None, **columns:
     unknown = sorted(set(columns) - inputs)
     if unknown:
         raise ValueError(f"{family} takes no input {unknown[0]!r}; its inputs: {', '.join(sorted(inputs))}")
-    output = spec.statistics_function(**columns, **options)
-    matrix = np.asarray(output[0], dtype=np.float64)
-    third = output[2] if len(output) > 2 else None
-    if isinstance(third, Mapping):  # per-example values, None where left out
-        included = np.array([any(v is not None for v in row) for row in zip(*third.values())], dtype=bool)
-    elif third is not None:
-        included = np.asarray(third, dtype=bool)
-    else:
-        included = np.ones(matrix.shape[0], dtype=bool)
-    if family == "weighted_keyword_prf":  # P/R/F1 count what presence keeps; nDCG needs gold
-        included = included | (matrix[:, 0] > 0)
-    return matrix, included
+    matrix = np.asarray(spec.statistics_function(**columns, **options)[0], dtype=np.float64)
+    return matrix, matrix.any(axis=1)
 
 
 class MetricState:
@@ -147,6 +136,7 @@ class MetricState:
             and paired tests independent of how the examples are split).
 
     Example:
+        >>> from opinion_metrics import keyword_prf
         >>> a = MetricState("keyword_prf", match="exact").update(predictions=[["a"]], references=[["a", "b"]])
         >>> b = MetricState("keyword_prf", match="exact").update(predictions=[["c"]], references=[["c"]])
         >>> (a + b).compute() == keyword_prf([["a"], ["c"]], [["a", "b"], ["c"]], match="exact")
@@ -214,6 +204,70 @@ class MetricState:
             _reducer=None,
         )
         return empty
+
+    @classmethod
+    def from_dataset(
+        cls,
+        dataset: Any,
+        family: str,
+        *,
+        predictions: str = "predictions",
+        references: str | None = "references",
+        key: str | None = None,
+        groups: str | None = None,
+        num_proc: int | None = None,
+        batch_size: int = 1000,
+        **options: Any,
+    ) -> MetricState:
+        """The state of a Hugging Face `datasets.Dataset`, computed batch by batch by
+        `dataset.map(batched=True, num_proc=num_proc)` (each batch becomes a serialized
+        state; the states are merged in order), so one machine's cores share the work.
+
+        Column names: `predictions`, `references` (None for a family without them), `key`
+        (None: the row index, so the result equals the family function on the whole
+        dataset), `groups`, and the family's other inputs through `options` by their input
+        name (`texts="review"`, `scores="confidences"`); the rest of `options` are the
+        family's options.
+
+        Example:
+            >>> import datasets
+            >>> data = datasets.Dataset.from_dict({"predictions": [["a"], ["b"]], "references": [["a"], ["c"]]})
+            >>> MetricState.from_dataset(data, "keyword_prf", match="exact", batch_size=1).compute()["f1"]
+            0.5
+        """
+        from datasets import Features, Value
+
+        spec = get_family(family)
+        inputs = [item.name for item in spec.inputs]
+        names = {"predictions": predictions, "references": references}
+        names.update({name: options.pop(name) for name in inputs if name in options})
+        names = {name: column for name, column in names.items() if name in inputs and column is not None}
+        template = cls(family, **options)
+        index_column = "__opinion_metrics_index__"
+
+        def batch_state(batch: Any, indices: list[int]) -> dict[str, list[bytes]]:
+            import pyarrow as pa
+
+            table = batch.append_column(index_column, pa.array(indices, type=pa.int64()))
+            state = MetricState.empty_like(template)
+            state.update_arrow(table, key=key or index_column, groups=groups, **names)
+            return {"state": [state.to_bytes()]}
+
+        states = dataset.with_format("arrow").map(
+            batch_state,
+            batched=True,
+            batch_size=batch_size,
+            with_indices=True,
+            num_proc=num_proc,
+            remove_columns=dataset.column_names,
+            features=Features({"state": Value("binary")}),
+            keep_in_memory=True,
+            desc=f"{family} states",
+        )
+        merged = template
+        for data in states.with_format("arrow")["state"].to_pylist():
+            merged = merged.merge(cls.from_bytes(data))
+        return merged
 
     # -- adding examples -------------------------------------------------------------------
 
@@ -366,7 +420,7 @@ class MetricState:
         if self.keeps_rows:
             if isinstance(self.options["random_state"], ObjectOption):
                 raise ValueError("this state's random_state was an object in the process that wrote it")
-            statistics_rows = np.vstack(self.rows)
+            statistics_rows = np.asfortranarray(np.vstack(self.rows))
             result = _point(reducer, statistics_rows.sum(axis=0))
             intervals = bootstrap_intervals(
                 statistics_rows,
