@@ -88,14 +88,6 @@ CASES = [
 CASE_IDS = [f"{family}-{i}" for i, (family, _, _) in enumerate(CASES)]
 
 
-# Semantic similarities are float32 matrix products whose rounding depends on the batch shape.
-SEMANTIC_TOLERANCE = 1e-7
-
-
-def tolerance(family: str) -> float:
-    return SEMANTIC_TOLERANCE if family == "semantic_keyword_prf" else 1e-12
-
-
 def with_model(family: str, options: dict) -> dict:
     return {**options, "model": hash_encoder()} if family == "semantic_keyword_prf" else options
 
@@ -160,7 +152,7 @@ def test_ray_equals_the_family_function(ray_data, corpus, family, columns, optio
     options = with_model(family, options)
     dataset = ray_data.from_arrow(random_slices(corpus, 5, seed=len(options)))
     result = ray_engine().evaluate(dataset, family, **columns, **options)
-    assert_same(result, family_result(corpus, family, columns, options), tolerance(family))
+    assert_same(result, family_result(corpus, family, columns, options))
 
 
 POISSON = {"confidence_level": 0.9, "n_resamples": 200, "random_state": 3}
@@ -175,7 +167,7 @@ def test_ray_poisson_intervals_do_not_depend_on_partitions(ray_data, corpus, fam
     for parts in (1, 3, 16):
         dataset = ray_data.from_arrow(random_slices(corpus, parts, seed=parts))
         result = ray_engine().evaluate(dataset, family, key="review_id", bootstrap="poisson", **columns, **options)
-        assert_same(result, truth, tolerance(family))
+        assert_same(result, truth)
 
 
 @pytest.mark.slow
@@ -327,7 +319,7 @@ def spark_frame(spark, table: pa.Table, parts: int):
 def test_spark_equals_the_family_function(spark, corpus, family, columns, options):
     options = with_model(family, options)
     result = spark_engine().evaluate(spark_frame(spark, corpus, 3), family, **columns, **options)
-    assert_same(result, family_result(corpus, family, columns, options), tolerance(family))
+    assert_same(result, family_result(corpus, family, columns, options))
 
 
 @pytest.mark.slow

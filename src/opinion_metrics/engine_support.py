@@ -7,7 +7,7 @@ driver merges them as they arrive and computes once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -172,36 +172,27 @@ def embed_keywords(table: Any, model: Any, device: str | None, batch_size: int) 
     return pa.table({"keyword": table.column("keyword"), "vector": pa.FixedSizeListArray.from_arrays(flat, width)})
 
 
-class EmbeddingLookup:
-    """A model object that looks precomputed vectors up (the semantic family's second stage).
+def precomputed_encoder(tables: Iterable[Any], model: Any) -> Any:
+    """A `PrecomputedEncoder` of the (keyword, vector) Arrow tables of `embed_keywords`, named
+    as states name `model`, so that every worker's states merge with each other and with
+    states made with `model` itself."""
+    from .semantic import PrecomputedEncoder
 
-    `encode` has the sentence-transformers signature the semantic family calls; a keyword
-    missing from the lookup is a `ValueError` naming it."""
-
-    def __init__(self, vectors: Mapping[str, np.ndarray], model: Any = None) -> None:
-        self.vectors = vectors
-        # States name their model option by this: every worker's lookup of one model is the same option.
-        self.canonical_name = f"embeddings of {model if isinstance(model, str) else _model_name(model)}"
-
-    @classmethod
-    def from_tables(cls, tables: Iterable[Any], model: Any) -> EmbeddingLookup:
-        """From the (keyword, vector) Arrow tables of `embed_keywords` with `model`."""
-        vectors: dict[str, np.ndarray] = {}
-        for table in tables:
-            if table.num_rows == 0:
-                continue
-            width = table.schema.field("vector").type.list_size
-            matrix = table.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, width)
-            vectors.update(zip(table.column("keyword").to_pylist(), matrix))
-        return cls(vectors, model)
-
-    def encode(self, texts: Sequence[str], **_: Any) -> np.ndarray:
-        missing = [text for text in texts if text not in self.vectors]
-        if missing:
-            raise ValueError(f"no precomputed embedding for the keyword {missing[0]!r} ({len(missing)} missing)")
-        return np.stack([self.vectors[text] for text in texts]) if texts else np.zeros((0, 1), np.float32)
+    vectors: dict[str, np.ndarray] = {}
+    for table in tables:
+        if table.num_rows == 0:
+            continue
+        width = table.schema.field("vector").type.list_size
+        matrix = table.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, width)
+        vectors.update(zip(table.column("keyword").to_pylist(), matrix))
+    return PrecomputedEncoder(vectors, name=model_name(model))
 
 
-def _model_name(model: Any) -> str:
-    kind = type(model)
-    return f"{kind.__module__}.{kind.__qualname__}"
+def model_name(model: Any) -> str:
+    """How a `MetricState` names a model option: its name, else `canonical_name` or its type."""
+    if isinstance(model, str):
+        return model
+    name = getattr(model, "canonical_name", None)
+    if isinstance(name, str):
+        return name
+    return f"{type(model).__module__}.{type(model).__qualname__}"

@@ -21,12 +21,12 @@ from typing import Any
 from .engine_support import (
     EMBEDDING_FAMILIES,
     STATE_COLUMN,
-    EmbeddingLookup,
     check_request,
     distinct_keywords,
     embed_keywords,
     merge_serialized,
     pool_table,
+    precomputed_encoder,
     state_bytes,
 )
 from .state import MetricState
@@ -128,13 +128,13 @@ class _SemanticStates:
 
         from .semantic import DEFAULT_MODEL
 
-        self.lookup = EmbeddingLookup.from_tables(ray.get(embedding_blocks), options.get("model", DEFAULT_MODEL))
+        self.encoder = precomputed_encoder(ray.get(embedding_blocks), options.get("model", DEFAULT_MODEL))
         self.family, self.options, self.columns, self.key = family, options, columns, key
 
     def __call__(self, table: Any) -> Any:
         import pyarrow as pa
 
-        data = state_bytes(table, self.family, {**self.options, "model": self.lookup}, self.columns, self.key)
+        data = state_bytes(table, self.family, {**self.options, "model": self.encoder}, self.columns, self.key)
         return pa.table({STATE_COLUMN: pa.array([data], pa.binary())})
 
 

@@ -21,11 +21,11 @@ from typing import Any
 from .engine_support import (
     EMBEDDING_FAMILIES,
     STATE_COLUMN,
-    EmbeddingLookup,
     check_request,
     distinct_keywords,
     embed_keywords,
     merge_serialized,
+    model_name,
     pool_table,
     pooled_schema,
 )
@@ -137,7 +137,10 @@ def _embeddings(dataframe: Any, columns: dict[str, str], options: dict[str, Any]
 
     vocabulary = source.mapInArrow(keywords, "keyword string").distinct()
     embedded = vocabulary.mapInArrow(vectors, "keyword string, vector array<float>")
-    lookup = EmbeddingLookup({row["keyword"]: _vector(row["vector"]) for row in embedded.toLocalIterator()}, model)
+    from .semantic import PrecomputedEncoder
+
+    vectors = {row["keyword"]: _vector(row["vector"]) for row in embedded.toLocalIterator()}
+    lookup = PrecomputedEncoder(vectors, name=model_name(model))
     return _Broadcast(dataframe.sparkSession.sparkContext.broadcast(lookup))
 
 
