@@ -385,29 +385,3 @@ def test_dask_recipe(corpus, tmp_path):
     assert len(states) == frame.npartitions > 1
     result = sum(MetricState.from_bytes(data) for data in states).compute()
     assert_same(result, family_result(corpus, "keyword_prf", {}, options))
-
-
-# --- Hugging Face datasets: map(batched=True, num_proc=N), the README's recipe ---
-
-
-@pytest.mark.slow
-def test_datasets_num_proc_recipe(corpus, tmp_path):
-    datasets = pytest.importorskip("datasets")
-    import pyarrow.parquet as pq
-
-    from opinion_metrics import MetricState
-
-    pq.write_table(corpus.select(["review_id", "predictions", "references"]), tmp_path / "part-0.parquet")
-    options = {"bootstrap": "poisson", **POISSON}
-
-    def to_state(batch):
-        state = MetricState("keyword_prf", **options)
-        state.update(predictions=batch["predictions"], references=batch["references"], keys=batch["review_id"])
-        return {"state": [state.to_bytes()]}
-
-    dataset = datasets.load_dataset("parquet", data_files=str(tmp_path / "*.parquet"), split="train",
-                                    cache_dir=str(tmp_path / "cache"))  # fmt: skip
-    states = dataset.map(to_state, batched=True, batch_size=64, num_proc=2, remove_columns=dataset.column_names)
-    assert len(states) == 6  # two shards of 150 rows, batches of 64
-    result = sum(MetricState.from_bytes(data) for data in states["state"]).compute()
-    assert_same(result, family_result(corpus, "keyword_prf", {}, options))
