@@ -604,6 +604,19 @@ def test_merging_states_of_other_options_is_refused_naming_the_option(first, sec
         MetricState.from_bytes(b.to_bytes()) + a
 
 
+def test_empty_batches_add_nothing_and_mismatched_ones_are_refused():
+    state = MetricState("keyword_prf", confidence_level=0.9, bootstrap="poisson", n_resamples=20)
+    state.update(predictions=[], references=[], keys=[])
+    empty = pa.table({"p": pa.array([], pa.list_(pa.string())), "g": pa.array([], pa.list_(pa.string()))})
+    state.update(empty, predictions="p", references="g")
+    ratings = MetricState("aspect_sentiment_score", aspects=ASPECTS).update(
+        predictions=np.zeros((0, 3), int), references=np.zeros((0, 3), int)
+    )
+    assert state.n_examples == ratings.n_examples == 0 and state.sums is None
+    with pytest.raises(ValueError, match="predictions has 0, references has 1"):
+        state.update(predictions=[], references=[["a"]])
+
+
 def test_merging_other_families_or_objects_is_refused_and_resources_do_not_matter():
     with pytest.raises(ValueError, match="cannot merge a keyword_prf state with a keyword_diversity state"):
         MetricState("keyword_prf") + MetricState("keyword_diversity")

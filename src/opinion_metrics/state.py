@@ -337,10 +337,11 @@ class MetricState:
             )
         if keys is not None and groups is not None:
             raise ValueError("give keys or groups, not both: with groups, an example's key is its group")
+        given = [value for value in (*columns.values(), keys, groups) if value is not None]
+        if "predictions" in columns and all(_length(value) == 0 for value in given):
+            return self  # an empty batch (an engine's empty partition) adds nothing
         matrix, _ = statistics(self.family, self.options, **columns)
         count = matrix.shape[0]
-        if count == 0:
-            return self
         if self.sums is not None and matrix.shape[1] != self.sums.shape[0]:
             raise ValueError(f"these examples have {matrix.shape[1]} statistics, the state {self.sums.shape[0]}")
         if self.poisson:
@@ -592,6 +593,13 @@ class MetricState:
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _length(value: Any) -> int | None:
+    try:
+        return len(value)
+    except TypeError:  # e.g. a generator: the family function checks it
+        return None
 
 
 def _is_count(value: Any) -> bool:
