@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 pytest.importorskip("build")
 pytest.importorskip("twine")
 
-EXTRAS = {"evaluate", "stem", "semantic", "sentiment", "spaces", "offline-model", "dev", "all"}
+EXTRAS = {"evaluate", "stem", "semantic", "sentiment", "spaces", "offline-model", "ray", "spark", "dev", "all"}
 
 
 def run(*command: str | Path, **kwargs) -> str:

@@ -278,8 +278,15 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
     return {"predictions": predictions, "references": references, "scores": scores, "options": options}
 
 
-def _compute(family: str, inputs: dict[str, Any]) -> dict[str, float]:
+def _compute(family: str, inputs: dict[str, Any], workers: int | None = None) -> dict[str, float]:
     function, options = DECLARATIONS[family].function, inputs["options"]
+    if workers and workers > 1 and "workers" not in options:  # sentiment takes --workers as its own option
+        from .parallel import compute
+
+        references = inputs.get("references")
+        return compute(
+            family, inputs["predictions"], references, scores=inputs.get("scores"), workers=workers, **options
+        )
     if family == "keyword_diversity":
         return function(inputs["predictions"], **options)
     if family == "weighted_keyword_prf":
@@ -408,7 +415,7 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
         examples = _Examples(table, subset.rows, gold)
         with _spoken(speak, args, gold, subset, examples):
             given = _inputs(family, examples, args, subset)
-            evaluation.results[name][family] = _compute(family, given)
+            evaluation.results[name][family] = _compute(family, given, getattr(args, "workers", None))
         inputs[name, family] = (given, examples)
     if compare is not None:
         dimension, base = compare
@@ -937,6 +944,9 @@ def _add_flag(group: argparse._ArgumentGroup, option: Option, defaults: dict[str
         del settings["choices"]
         settings["type"], settings["metavar"] = _presence_list, "P[,P...]"
         settings["help"] += "; a list such as all,present,absent prints the views side by side (needs --texts)"
+    if option.name == "workers":  # sentiment's VADER processes; every other family: states per chunk, merged
+        settings["help"] = "processes: a state per chunk of rows in each, merged (equal to one process); for "
+        settings["help"] += "sentiment_appropriateness, VADER on long texts; semantic families stay in one process"
     if option.name == "confidence_level":  # the short name first: messages say --ci
         flags.insert(0, "--ci")
         settings["help"] += "; the tables print value [low, high], the plot error bars"

@@ -70,7 +70,7 @@ def _self_similarities(
 
     No Gram matrix: with s the sum of an example's n unit vectors, the pairs' cosines sum to
     (||s||^2 - sum of ||u_i||^2) / 2, so memory is linear in the number of keywords. Distinct
-    keywords are distinct strings, so no pair is equal strings (S = 1 in SPEC section 5). In
+    keywords are distinct strings, so no pair is equal strings (S = 1 in docs/definitions.md section 5). In
     float64, in blocks of examples whose stacked embeddings hold at most `block_elements`
     values (an example larger than that is one block).
     """

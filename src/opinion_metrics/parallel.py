@@ -1,0 +1,89 @@
+"""One big corpus on every core: a `MetricState` per contiguous chunk in worker processes,
+merged in chunk order, computed once (the CLI's `--workers`).
+
+The result equals the single-process one: chunks keep their global positions, so position
+keys, and with multinomial intervals the concatenated statistics, are those of one process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from .state import MetricState
+
+# Per-example inputs that the family functions take as keyword arguments.
+PER_EXAMPLE = ("texts", "prediction_sentiments")
+# Below this many examples per worker, processes cost more than they save.
+MIN_CHUNK = 2_000
+# Families whose model would be loaded once per process: they stay in one process.
+ONE_PROCESS = ("semantic_keyword_prf", "keyword_diversity")
+
+_work: dict[str, Any] = {}  # what forked workers read instead of receiving it pickled
+
+
+def chunk_bounds(n: int, workers: int) -> list[tuple[int, int]]:
+    """Contiguous (start, stop) chunks: a few per worker (for balance), none under MIN_CHUNK."""
+    count = max(1, min(workers * 4, n // MIN_CHUNK))
+    edges = [n * i // count for i in range(count + 1)]
+    return [(edges[i], edges[i + 1]) for i in range(count)]
+
+
+def compute(
+    family: str,
+    predictions: Sequence[Any],
+    references: Sequence[Any] | None,
+    *,
+    scores: Sequence[Any] | None = None,
+    workers: int,
+    **options: Any,
+) -> dict[str, Any]:
+    """The family's result on the corpus, computed in `workers` processes (see module doc)."""
+    columns = {"predictions": predictions, "references": references, "scores": scores}
+    columns.update({name: options.pop(name) for name in PER_EXAMPLE if name in options})
+    columns = {name: column for name, column in columns.items() if column is not None}
+    state = MetricState(family, **options)  # checks the options here, before forking
+    bounds = chunk_bounds(len(predictions), workers)
+    if workers < 2 or len(bounds) < 2 or family in ONE_PROCESS:
+        return state.merge(_chunk_state(family, options, columns, 0, len(predictions))).compute()
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    shared = context.get_start_method() == "fork"
+    _work.update(family=family, options=options, columns=columns)
+    try:
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            futures = [
+                pool.submit(_forked_chunk, start, stop)
+                if shared
+                else pool.submit(_chunk_bytes, family, options, _sliced(columns, start, stop), start)
+                for start, stop in bounds
+            ]
+            for future in futures:  # chunk order: multinomial statistics concatenate in order
+                state = state.merge(MetricState.from_bytes(future.result()))
+    finally:
+        _work.clear()
+    return state.compute()
+
+
+def _sliced(columns: dict[str, Sequence[Any]], start: int, stop: int) -> dict[str, Sequence[Any]]:
+    return {name: column[start:stop] for name, column in columns.items()}
+
+
+def _chunk_state(
+    family: str, options: dict[str, Any], columns: dict[str, Sequence[Any]], start: int, stop: int
+) -> MetricState:
+    state = MetricState(family, **options)
+    state.update(**_sliced(columns, start, stop), keys=range(start, stop))
+    return state
+
+
+def _chunk_bytes(family: str, options: dict[str, Any], columns: dict[str, Sequence[Any]], offset: int) -> bytes:
+    state = MetricState(family, **options)
+    n = len(columns["predictions"])
+    state.update(**columns, keys=range(offset, offset + n))
+    return state.to_bytes()
+
+
+def _forked_chunk(start: int, stop: int) -> bytes:
+    return _chunk_state(_work["family"], _work["options"], _work["columns"], start, stop).to_bytes()

@@ -1,0 +1,111 @@
+"""`opinion_metrics.parallel` and the CLI's --workers: states of chunks computed in worker
+processes, merged in chunk order, equal the single-process results (intervals included)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from test_engines import CASES, family_result, random_corpus
+
+from opinion_metrics import cli, parallel
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return random_corpus(400, seed=11)
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Chunks of 50 examples (instead of thousands), and a record of how many were made."""
+    made = []
+    bounds = parallel.chunk_bounds
+
+    def recorded(n, workers):
+        made.append(bounds(n, workers))
+        return made[-1]
+
+    monkeypatch.setattr(parallel, "MIN_CHUNK", 50)
+    monkeypatch.setattr(parallel, "chunk_bounds", recorded)
+    return made
+
+
+def same(actual: dict, expected: dict) -> None:
+    assert actual.keys() == expected.keys()
+    for key, value in expected.items():
+        assert math.isclose(actual[key], value, rel_tol=1e-12, abs_tol=1e-12), (key, actual[key], value)
+
+
+INTERVALS = {"confidence_level": 0.9, "n_resamples": 100, "random_state": 5}
+PROCESS_CASES = [case for case in CASES if case[0] not in parallel.ONE_PROCESS]
+
+
+@pytest.mark.parametrize("intervals", [{}, INTERVALS, {**INTERVALS, "bootstrap": "poisson"}], ids=str)
+@pytest.mark.parametrize(("family", "columns", "options"), PROCESS_CASES, ids=str)
+def test_chunks_in_processes_equal_one_process(corpus, small_chunks, family, columns, options, intervals):
+    options = {**options, **intervals}
+    names = {"predictions": "predictions", "references": "references", **columns}
+    data = {name: corpus.column(column).to_pylist() for name, column in names.items() if column is not None}
+    result = parallel.compute(
+        family, data.pop("predictions"), data.pop("references", None), scores=data.pop("scores", None),
+        workers=2, **data, **options,
+    )  # fmt: skip
+    assert len(small_chunks[-1]) == 8  # 400 examples: 2 workers x 4 chunks of 50
+    same(result, family_result(corpus, family, columns, options))
+
+
+def test_chunk_bounds_cover_every_example_once():
+    for n, workers in ((0, 2), (1, 4), (10_000, 2), (123_457, 3)):
+        bounds = parallel.chunk_bounds(n, workers)
+        covered = np.concatenate([np.arange(start, stop) for start, stop in bounds])
+        assert covered.tolist() == list(range(n))
+        assert len(bounds) <= max(1, workers * 4)
+
+
+def write_jsonl(corpus, path):
+    with open(path, "w", encoding="utf-8") as lines:
+        for row in corpus.select(["predictions", "references", "scores", "texts", "movie"]).to_pylist():
+            lines.write(json.dumps({**row, "review": row.pop("texts")}) + "\n")
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--metrics", "keyword_prf", "weighted_keyword_prf"],
+        ["--metrics", "keyword_prf", "--ci", "0.9", "--n-resamples", "100", "--by", "movie"],
+        ["--metrics", "keyword_prf", "--presence", "all,present", "--average", "micro", "--top-k", "3"],
+        ["--metrics", "weighted_keyword_prf", "--group", "movie"],
+    ],
+    ids=str,
+)
+def test_cli_workers_equal_one_process(corpus, small_chunks, tmp_path, flags):
+    data = tmp_path / "corpus.jsonl"
+    write_jsonl(corpus, data)
+    outputs = []
+    for workers in ([], ["--workers", "2"]):
+        output = tmp_path / f"out{len(workers)}.json"
+        assert cli.main([str(data), *flags, *workers, "--output", str(output)]) == 0
+        outputs.append(json.loads(output.read_text()))
+    one, many = outputs
+    assert one.keys() == many.keys()
+    for subset in one:
+        for family in one[subset]:
+            same(many[subset][family], one[subset][family])
+    if "--group" not in flags and "--by" not in flags:
+        assert any(len(bounds) > 1 for bounds in small_chunks)  # the processes really ran
+
+
+def test_workers_flag_keeps_its_meaning_for_sentiment(corpus, tmp_path):
+    """sentiment_appropriateness takes --workers as its own option (VADER processes)."""
+    data = tmp_path / "corpus.jsonl"
+    write_jsonl(corpus.slice(0, 40), data)
+    output = tmp_path / "out.json"
+    assert (
+        cli.main([str(data), "--metrics", "sentiment_appropriateness", "--workers", "2", "--output", str(output)]) == 0
+    )
+    result = json.loads(output.read_text())["all"]["sentiment_appropriateness"]
+    expected = family_result(corpus.slice(0, 40), "sentiment_appropriateness", {"texts": "texts"}, {})
+    same(result, expected)
