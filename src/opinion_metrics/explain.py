@@ -14,34 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from .families import get_family
-from .matching import corpus_neighbors
-from .preparation import PreparedCorpus, Vocabulary, apply_top_k, make_normalizer, prepare_corpus
+from .families import INTERVAL_OPTIONS, RETURN_PER_EXAMPLE, get_family
+from .matching import corpus_neighbors, maximum_matching_pairs
+from .preparation import PreparedCorpus, Vocabulary, apply_top_k, cutoff_lengths, make_normalizer, prepare_corpus
 from .presence import select_presence
+from .validation import check_top_k
 
 # Options that shape a value but not its explanation (intervals) or that only the values take.
-_NOT_EXPLAINED = ("confidence_level", "n_resamples", "random_state", "return_per_example")
-
-
-def matching_pairs(neighbors: Sequence[Sequence[int]], order: Sequence[int] | None = None) -> list[tuple[int, int]]:
-    """The (left, right) pairs of a maximum bipartite matching, left vertices tried in `order`
-    (default: index order) by augmenting paths, so a vertex once matched stays matched: tried
-    by decreasing weight, the matching has maximum weight (as `matching.maximum_matching`)."""
-    owner: dict[int, int] = {}
-
-    def augment(left: int, seen: set[int]) -> bool:
-        for right in neighbors[left]:
-            if right not in seen:
-                seen.add(right)
-                if right not in owner or augment(owner[right], seen):
-                    owner[right] = left
-                    return True
-        return False
-
-    for left in range(len(neighbors)) if order is None else order:
-        if neighbors[left]:
-            augment(left, set())
-    return sorted((left, right) for right, left in owner.items())
+_NOT_EXPLAINED = INTERVAL_OPTIONS | {RETURN_PER_EXAMPLE.name}
 
 
 def _values(family: str, arguments: dict[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:
@@ -74,20 +54,19 @@ def _prepared(
 def _lexical(family: str, corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str, Any]]:
     defaults = get_family(family).defaults
     one_to_one = options.get("one_to_one", defaults["one_to_one"])
-    top_k = options.get("top_k", defaults["top_k"])
+    top_k = check_top_k(options.get("top_k", defaults["top_k"]))
     if family == "keyword_prf":
         corpus = apply_top_k(corpus, top_k)
     neighbors = corpus_neighbors(corpus, options.get("match", defaults["match"]))
+    cuts = cutoff_lengths(corpus, top_k) if family == "weighted_keyword_prf" else [None] * len(corpus)
     records = []
-    for index, example in enumerate(neighbors):
-        predicted, gold = corpus.predictions.originals[index], corpus.references.originals[index]
-        scores = corpus.predictions.scores[index] if corpus.predictions.scores is not None else None
-        if family == "weighted_keyword_prf" and top_k is not None:
-            cut = len(gold) if top_k == "O" else top_k
-            example, predicted, scores = example[:cut], predicted[:cut], scores[:cut]
+    for index, (example, cut) in enumerate(zip(neighbors, cuts)):
+        predicted, gold = corpus.predictions.originals[index][:cut], corpus.references.originals[index]
+        scores = corpus.predictions.scores[index][:cut] if corpus.predictions.scores is not None else None
+        example = example[:cut]
         if one_to_one:
             order = sorted(range(len(example)), key=lambda i: -scores[i]) if scores is not None else None
-            pairs = matching_pairs(example, order)
+            pairs = maximum_matching_pairs(example, order)
         else:
             pairs = [(i, j) for i, js in enumerate(example) for j in js]
         record: dict[str, Any] = {
@@ -118,7 +97,7 @@ def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str,
     settings = {name: options.get(name, defaults[name]) for name in ("model", "device", "batch_size", "show_progress")}
     threshold = options.get("threshold", defaults["threshold"])
     one_to_one = options.get("one_to_one", defaults["one_to_one"])
-    corpus = apply_top_k(corpus, options.get("top_k", defaults["top_k"]))
+    corpus = apply_top_k(corpus, check_top_k(options.get("top_k", defaults["top_k"])))
     encoder = KeywordEncoder(settings.pop("model"), **settings)
     records = []
     for predicted_ids, gold_ids, predicted, gold in zip(
@@ -141,7 +120,7 @@ def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str,
             record["closest_references"], record["closest_predictions"] = [], []
         above = [np.flatnonzero(row >= threshold).tolist() for row in similarity]
         if one_to_one:
-            pairs = matching_pairs(above)
+            pairs = maximum_matching_pairs(above)
         else:  # each prediction with its most similar gold keyword, when that reaches the threshold
             pairs = [(i, int(np.argmax(similarity[i]))) for i in range(len(above)) if above[i]]
         record["matches"] = [_pair(predicted[i], gold[j], similarity[i, j]) for i, j in pairs]

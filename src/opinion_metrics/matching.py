@@ -160,7 +160,17 @@ def corpus_neighbors(corpus: PreparedCorpus, match: str) -> list[list[tuple[int,
 
 
 def maximum_matching(neighbors: Sequence[Sequence[int]], order: Iterable[int] | None = None) -> list[bool]:
-    """Which left vertices a maximum bipartite matching covers (Kuhn's augmenting paths).
+    """Which left vertices a maximum bipartite matching covers (`maximum_matching_pairs`)."""
+    matched = [False] * len(neighbors)
+    for left, _ in maximum_matching_pairs(neighbors, order):
+        matched[left] = True
+    return matched
+
+
+def maximum_matching_pairs(
+    neighbors: Sequence[Sequence[int]], order: Iterable[int] | None = None
+) -> list[tuple[int, int]]:
+    """The (left, right) pairs, sorted, of a maximum bipartite matching (Kuhn's augmenting paths).
 
     `neighbors[i]` lists the right vertices adjacent to left vertex i. Left vertices are
     inserted in `order` (default: index order); a vertex stays matched once matched, so
@@ -168,7 +178,6 @@ def maximum_matching(neighbors: Sequence[Sequence[int]], order: Iterable[int] | 
     (transversal matroid greedy).
     """
     match_of_right: dict[int, int] = {}
-    matched = [False] * len(neighbors)
     visited: set[int] = set()  # kept across failed searches: the matching has not changed
     for root in range(len(neighbors)) if order is None else order:
         if not neighbors[root]:
@@ -197,9 +206,8 @@ def maximum_matching(neighbors: Sequence[Sequence[int]], order: Iterable[int] | 
         if found:
             for left, right in path:
                 match_of_right[right] = left
-            matched[root] = True
             visited.clear()
-    return matched
+    return sorted((left, right) for right, left in match_of_right.items())
 
 
 def match_counts(neighbors: Sequence[Sequence[Sequence[int]]], one_to_one: bool) -> tuple[list[int], list[int]]:
