@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -67,6 +68,28 @@ def test_interval_options_do_not_change_the_explanation():
     assert [record["values"]["f1"] for record in plain] == keyword_prf(
         predictions, references, return_per_example=True
     )["per_example"]["f1"]
+
+
+def test_the_semantic_explanation_compares_as_the_metric_at_the_threshold():
+    from opinion_metrics import semantic_keyword_prf
+    from opinion_metrics.semantic import KeywordEncoder, PrecomputedEncoder
+
+    # a pair whose float32 cosine falls below its float64 cosine: at a threshold between them the metric
+    # (float64) counts the match, and the explanation must too
+    rng = np.random.default_rng(0)
+    for trial in range(1000):
+        vectors = dict(zip(("aa", "bb"), rng.standard_normal((2, 64)).astype(np.float32)))
+        encoder = PrecomputedEncoder(vectors, name=f"random {trial}")
+        vectors = KeywordEncoder(encoder).encode(["aa", "bb"])
+        exact = math.fsum(float(x) * float(y) for x, y in zip(vectors[0], vectors[1]))
+        if float((vectors[:1] @ vectors[1:].T)[0, 0]) < exact - 1e-9:
+            break
+    assert float((vectors[:1] @ vectors[1:].T)[0, 0]) < exact - 1e-9
+    threshold = exact - 1e-12  # below the float64 cosine (whatever its summation order), above the float32 one
+    metric = semantic_keyword_prf([["aa"]], [["bb"]], model=encoder, threshold=threshold)
+    record = explain("semantic_keyword_prf", [["aa"]], [["bb"]], model=encoder, threshold=threshold)[0]
+    assert metric["semantic_precision"] == 1.0
+    assert record["matched_predictions"] == 1 and record["matches"][0]["similarity"] == pytest.approx(exact, abs=1e-15)
 
 
 def test_the_keyword_explanation_shows_which_prediction_matched_which_gold_keyword():

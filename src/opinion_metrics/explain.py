@@ -91,7 +91,7 @@ def _pair(prediction: str, reference: str, similarity: float) -> dict[str, Any]:
 
 
 def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str, Any]]:
-    from .semantic import KeywordEncoder
+    from .semantic import KeywordEncoder, cosine_similarities
 
     defaults = get_family("semantic_keyword_prf").defaults
     settings = {name: options.get(name, defaults[name]) for name in ("model", "device", "batch_size", "show_progress")}
@@ -99,6 +99,12 @@ def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str,
     one_to_one = options.get("one_to_one", defaults["one_to_one"])
     corpus = apply_top_k(corpus, check_top_k(options.get("top_k", defaults["top_k"])))
     encoder = KeywordEncoder(settings.pop("model"), **settings)
+    used = sorted({i for ids in (*corpus.predictions.ids, *corpus.references.ids) for i in ids})
+    embeddings = np.zeros((len(corpus.strings), 1), dtype=np.float32)
+    if used:
+        vectors = encoder.encode([corpus.strings[i] for i in used])
+        embeddings = np.zeros((len(corpus.strings), vectors.shape[1]), dtype=np.float32)
+        embeddings[used] = vectors
     records = []
     for predicted_ids, gold_ids, predicted, gold in zip(
         corpus.predictions.ids, corpus.references.ids, corpus.predictions.originals, corpus.references.originals
@@ -106,9 +112,7 @@ def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str,
         record: dict[str, Any] = {"predictions": list(predicted), "references": list(gold), "threshold": threshold}
         similarity = np.zeros((len(predicted_ids), len(gold_ids)))
         if predicted_ids and gold_ids:
-            vectors = encoder.encode([corpus.strings[i] for i in (*predicted_ids, *gold_ids)])
-            similarity = np.clip(vectors[: len(predicted_ids)] @ vectors[len(predicted_ids) :].T, -1.0, 1.0)
-            similarity[np.asarray(predicted_ids)[:, None] == np.asarray(gold_ids)[None, :]] = 1.0
+            similarity = cosine_similarities(embeddings, predicted_ids, gold_ids)
         if predicted and gold:  # what soft precision and soft recall average (before clipping at 0)
             record["closest_references"] = [
                 _pair(predicted[i], gold[j], similarity[i, j]) for i, j in enumerate(similarity.argmax(axis=1))
