@@ -159,25 +159,28 @@ def corpus_neighbors(corpus: PreparedCorpus, match: str) -> list[list[tuple[int,
     return neighbors
 
 
-def maximum_matching(neighbors: Sequence[Sequence[int]], order: Iterable[int] | None = None) -> list[bool]:
-    """Which left vertices a maximum bipartite matching covers (`maximum_matching_pairs`)."""
-    matched = [False] * len(neighbors)
-    for left, _ in maximum_matching_pairs(neighbors, order):
-        matched[left] = True
-    return matched
-
-
 def maximum_matching_pairs(
     neighbors: Sequence[Sequence[int]], order: Iterable[int] | None = None
 ) -> list[tuple[int, int]]:
-    """The (left, right) pairs, sorted, of a maximum bipartite matching (Kuhn's augmenting paths).
+    """The (left, right) pairs, sorted, of the matching that `maximum_matching` finds."""
+    match_of_right: dict[int, int] = {}
+    maximum_matching(neighbors, order, match_of_right)
+    return sorted((left, right) for right, left in match_of_right.items())
+
+
+def maximum_matching(
+    neighbors: Sequence[Sequence[int]], order: Iterable[int] | None = None, match_of_right: dict[int, int] | None = None
+) -> list[bool]:
+    """Which left vertices a maximum bipartite matching covers (Kuhn's augmenting paths).
 
     `neighbors[i]` lists the right vertices adjacent to left vertex i. Left vertices are
     inserted in `order` (default: index order); a vertex stays matched once matched, so
     inserting by decreasing weight gives a maximum-weight matching for vertex weights
-    (transversal matroid greedy).
+    (transversal matroid greedy). `match_of_right`, when given (empty), receives the
+    matching: right vertex -> its left vertex.
     """
-    match_of_right: dict[int, int] = {}
+    match_of_right = {} if match_of_right is None else match_of_right
+    matched = [False] * len(neighbors)
     visited: set[int] = set()  # kept across failed searches: the matching has not changed
     for root in range(len(neighbors)) if order is None else order:
         if not neighbors[root]:
@@ -206,8 +209,9 @@ def maximum_matching_pairs(
         if found:
             for left, right in path:
                 match_of_right[right] = left
+            matched[root] = True
             visited.clear()
-    return sorted((left, right) for right, left in match_of_right.items())
+    return matched
 
 
 def match_counts(neighbors: Sequence[Sequence[Sequence[int]]], one_to_one: bool) -> tuple[list[int], list[int]]:
