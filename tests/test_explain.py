@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -90,6 +91,26 @@ def test_the_semantic_explanation_compares_as_the_metric_at_the_threshold():
     record = explain("semantic_keyword_prf", [["aa"]], [["bb"]], model=encoder, threshold=threshold)[0]
     assert metric["semantic_precision"] == 1.0
     assert record["matched_predictions"] == 1 and record["matches"][0]["similarity"] == pytest.approx(exact, abs=1e-15)
+
+
+def test_given_per_example_values_are_used_without_running_the_family_again(monkeypatch):
+    import importlib
+
+    module = importlib.import_module("opinion_metrics.keyword_prf")  # the package's name is the function
+
+    predictions, references = [["a", "b"], ["c"]], [["a"], ["d"]]
+    per_example = keyword_prf(predictions, references, return_per_example=True)["per_example"]
+
+    @functools.wraps(module.keyword_prf)  # its signature gives the family's defaults
+    def refused(*args, **kwargs):
+        pytest.fail("the family ran again")
+
+    monkeypatch.setattr(module, "keyword_prf", refused)
+    records = explain("keyword_prf", predictions, references, per_example=per_example)
+    assert [record["values"]["f1"] for record in records] == per_example["f1"] == [2 / 3, 0.0]
+    assert [record["matched_predictions"] for record in records] == [1, 0]
+    with pytest.raises(ValueError, match="per_example holds values for 1 examples, but there are 2"):
+        explain("keyword_prf", predictions, references, per_example={"f1": [1.0]})
 
 
 def test_the_keyword_explanation_shows_which_prediction_matched_which_gold_keyword():

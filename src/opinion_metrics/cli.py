@@ -314,6 +314,8 @@ class Evaluation:
     comparisons: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
     # per (subset, family): the library's arguments and where its examples are in the files
     inputs: dict[tuple[str, str], tuple[dict[str, Any], _Examples]] = field(default_factory=dict)
+    # per (subset, family), with --per-example: the family's per-example values
+    per_example: dict[tuple[str, str], dict[str, list[Any]]] = field(default_factory=dict)
 
 
 def _presences(args: argparse.Namespace) -> list[str]:
@@ -368,7 +370,13 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
         examples = _Examples(table, subset.rows, gold)
         with _spoken(speak, args, gold, subset, examples):
             given = _inputs(family, examples, args, subset)
-            evaluation.results[name][family] = _compute(family, given)
+            if getattr(args, "per_example", None) is not None and family != "aspect_sentiment_score":
+                options = {**given["options"], "return_per_example": True}
+                result = _compute(family, {**given, "options": options})
+                evaluation.per_example[name, family] = result.pop("per_example")
+            else:
+                result = _compute(family, given)
+            evaluation.results[name][family] = result
         inputs[name, family] = (given, examples)
     if compare is not None:
         dimension, base = compare
@@ -1120,6 +1128,7 @@ def per_example_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:
             scores=given.get("scores"),
             texts=texts,
             prediction_sentiments=sentiments,
+            per_example=evaluation.per_example.get((name, family)),
             **options,
         )
         for index, record in enumerate(records):

@@ -9,7 +9,7 @@ made here, a matching of the size (and weight) that the metric counts.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,11 +24,19 @@ from .validation import check_top_k
 _NOT_EXPLAINED = INTERVAL_OPTIONS | {RETURN_PER_EXAMPLE.name}
 
 
-def _values(family: str, arguments: dict[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:
-    """The family's own per-example values, one dict per example."""
-    result = get_family(family).function(**arguments, **options, return_per_example=True)
-    columns = result["per_example"]
+def _values(
+    family: str, arguments: dict[str, Any], options: dict[str, Any], columns: Mapping[str, Sequence[Any]] | None
+) -> list[dict[str, Any]]:
+    """The family's own per-example values, one dict per example: from `columns` (its
+    `per_example`) when given, else computed."""
+    if columns is None:
+        columns = get_family(family).function(**arguments, **options, return_per_example=True)["per_example"]
     count = max((len(values) for values in columns.values()), default=0)
+    if count != len(arguments["predictions"]):
+        raise ValueError(
+            f"per_example holds values for {count} examples, but there are {len(arguments['predictions'])}: "
+            "give the family's per_example for these inputs and options"
+        )
     return [{key: values[index] for key, values in columns.items()} for index in range(count)]
 
 
@@ -192,6 +200,7 @@ def explain(
     scores: Sequence[Any] | None = None,
     texts: Sequence[Any] | None = None,
     prediction_sentiments: Sequence[Any] | None = None,
+    per_example: Mapping[str, Sequence[Any]] | None = None,
     **options: Any,
 ) -> list[dict[str, Any]]:
     """Per example, the family's per-example `values` and what produced them.
@@ -206,8 +215,10 @@ def explain(
     - keyword_diversity: the keywords written differently that normalize alike (`repeated`).
 
     `options` are the family's options (as its function takes them); `prediction_sentiments`
-    the sentiment family's optional input. The aspect score is
-    corpus-level and has no per-example explanation.
+    the sentiment family's optional input. `per_example`: the family's `per_example` on the
+    same inputs and options, when already computed (`return_per_example=True`), so that the
+    family does not run again. The aspect score is corpus-level and has no per-example
+    explanation.
 
     Example:
         >>> record = explain("keyword_prf", [["social satire", "pizza"]], [["satire", "class"]])[0]
@@ -232,7 +243,7 @@ def explain(
             raise ValueError(f"{family} takes no prediction_sentiments")
         arguments["prediction_sentiments"] = prediction_sentiments
     shaping = {name: value for name, value in options.items() if name not in _NOT_EXPLAINED}
-    values = _values(family, arguments, shaping)
+    values = _values(family, arguments, shaping, per_example)
     if family in ("keyword_prf", "weighted_keyword_prf"):
         records = _lexical(family, _prepared(predictions, references, shaping, texts, scores), shaping)
     elif family == "semantic_keyword_prf":
