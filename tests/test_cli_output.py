@@ -199,3 +199,16 @@ def test_the_plot_says_which_bar_is_lower_is_better():
     results = {"m": {"keyword_diversity": {"unique_keyword_ratio": 0.9, "self_similarity": 0.3}}}
     ticks = [label.get_text() for label in results_figure(results).axes[0].get_xticklabels()]
     assert ticks == ["unique\nkeyword_ratio", "self\nsimilarity\n(lower is better)"]
+
+
+@pytest.mark.parametrize("family", [name for name in FAMILIES if name != "aspect_sentiment_score"])
+def test_the_options_shown_are_the_declared_ones_that_change_a_value(family):
+    from opinion_metrics.cli import options_used
+    from opinion_metrics.families import INTERVAL_OPTIONS
+
+    declared = FAMILIES[family].options
+    hidden = {option.name for option in declared if option.resource or option.kind == "object"}
+    hidden.add("return_per_example")
+    shown = {option.name for option in declared} - hidden
+    assert set(options_used(family, {"confidence_level": 0.9})) == shown
+    assert set(options_used(family, {})) == shown - (INTERVAL_OPTIONS - {"confidence_level"})

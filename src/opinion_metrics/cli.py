@@ -43,7 +43,7 @@ from typing import Any
 from . import DEFINITIONS_URL, __version__
 from .aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from .families import FAMILIES as DECLARATIONS
-from .families import Option, output_for
+from .families import INTERVAL_OPTIONS, RETURN_PER_EXAMPLE, Option, output_for
 from .grouping import pool_by_group
 from .semantic import DEFAULT_MODEL
 from .tables import Table, rating_rows, read_table
@@ -587,18 +587,15 @@ def _cells(values: dict[str, Any]) -> dict[str, str]:
     return cells
 
 
-# Options that never change a value (resources, output shape) or that the rows already name.
+# Options that never change a value (resources, output shape), that no flag sets (objects)
+# or that the rows already name (aspects).
 _NOT_SHOWN = {
-    "sentiment",
-    "device",
-    "batch_size",
-    "block_elements",
-    "show_progress",
-    "workers",
-    "return_per_example",
-    "aspects",
-}
-_UNDEFINED_INTERVALS = ("n_resamples", "random_state", "bootstrap")
+    option.name
+    for declaration in DECLARATIONS.values()
+    for option in declaration.options
+    if option.resource or option.kind == "object"
+} | {RETURN_PER_EXAMPLE.name, "aspects"}
+_UNDEFINED_INTERVALS = INTERVAL_OPTIONS - {"confidence_level"}  # the resampling settings
 
 
 def _option_text(name: str, value: Any) -> str:
