@@ -778,11 +778,11 @@ def compare_two_systems(
     confidence_level: float = INTERVAL_LEVEL,
     upload: str | Sequence[str] | None = None,
 ) -> tuple[str, Any, Any]:
-    """Two systems' keywords on the same examples (paired by line, or by row of `upload`: one
-    file with a system column, or two files), through `opinion_metrics.compare_systems` with
-    the family's default options: the status line, per metric a, b, the difference b - a, its
-    interval, the p-value and whether it is significant at the level, and a plot of the
-    differences with their intervals."""
+    """Two systems' keywords on the same examples (paired by line, or as `_uploaded_systems`
+    pairs the rows of `upload`: one file with a system column, or two files), through
+    `opinion_metrics.compare_systems` with the family's default options: the status line, per
+    metric a, b, the difference b - a, its interval, the p-value and whether it is significant
+    at the level, and a plot of the differences with their intervals."""
     import pandas as pd
 
     from .. import compare_systems
@@ -948,8 +948,8 @@ def _comparison_tab() -> tuple[Any, ...]:
     gr.Markdown(
         "Is system B better than system A, or is the difference chance? The same examples, one per line in "
         "each box (paired by line), or uploaded: one file with a `model` (or `system`) column, or two files, "
-        "rows paired in order. In the example, B finds most gold keywords of eight films and A "
-        "mostly generic words: every difference is significant."
+        "rows paired by a `review_id` (or `id`) column, else in order. In the example, B finds most gold "
+        "keywords of eight films and A mostly generic words: every difference is significant."
     )
     with gr.Row(equal_height=False):
         with gr.Column(scale=5):
