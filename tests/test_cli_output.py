@@ -4,6 +4,7 @@ and a stderr free of third-party progress bars."""
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import os
 import subprocess
@@ -123,6 +124,39 @@ def test_per_example_jsonl_gives_each_examples_values_and_its_matches(tmp_path, 
         assert record["weighted_precision"] == pytest.approx(matched / sum(example_scores))
 
 
+def test_per_example_runs_each_family_once_and_writes_its_own_per_example_values(tmp_path, capsys, monkeypatch):
+    import importlib
+
+    lexical_module = importlib.import_module("opinion_metrics.keyword_prf")  # the package's name is the function
+    weighted_module = importlib.import_module("opinion_metrics.weighted_keyword_prf")
+
+    calls = []
+    for module, name in ((lexical_module, "keyword_prf"), (weighted_module, "weighted_keyword_prf")):
+        function = getattr(module, name)
+
+        @functools.wraps(function)  # its signature gives the family's defaults
+        def counted(*args, _function=function, _name=name, **kwargs):
+            calls.append(_name)
+            return _function(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+    path = tmp_path / "detail.jsonl"
+    assert main([str(EXAMPLE), "--per-example", str(path)]) == 0
+    assert sorted(calls) == ["keyword_prf", "weighted_keyword_prf"]  # one run each, the detail included
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    table = load_table(EXAMPLE, ["predictions", "references", "scores"], [])
+    predictions, references, scores = table["predictions"], table["references"], table["scores"]
+    for family, expected in (
+        ("keyword_prf", keyword_prf(predictions, references, return_per_example=True)["per_example"]),
+        ("weighted_keyword_prf", weighted_keyword_prf(predictions, scores, references, return_per_example=True)),
+    ):
+        expected = expected.get("per_example", expected)
+        written = [record for record in records if record["family"] == family]
+        assert len(written) == len(predictions)
+        for key, values in expected.items():
+            assert [record[key] for record in written] == values
+
+
 def test_per_example_csv_flattens_the_detail_and_a_wrong_extension_is_a_usage_error(tmp_path, capsys):
     path = tmp_path / "detail.csv"
     assert main([str(EXAMPLE), "--by", "model", "--metrics", "keyword_prf", "--per-example", str(path)]) == 0
@@ -165,3 +199,16 @@ def test_the_plot_says_which_bar_is_lower_is_better():
     results = {"m": {"keyword_diversity": {"unique_keyword_ratio": 0.9, "self_similarity": 0.3}}}
     ticks = [label.get_text() for label in results_figure(results).axes[0].get_xticklabels()]
     assert ticks == ["unique\nkeyword_ratio", "self\nsimilarity\n(lower is better)"]
+
+
+@pytest.mark.parametrize("family", [name for name in FAMILIES if name != "aspect_sentiment_score"])
+def test_the_options_shown_are_the_declared_ones_that_change_a_value(family):
+    from opinion_metrics.cli import options_used
+    from opinion_metrics.families import INTERVAL_OPTIONS
+
+    declared = FAMILIES[family].options
+    hidden = {option.name for option in declared if option.resource or option.kind == "object"}
+    hidden.add("return_per_example")
+    shown = {option.name for option in declared} - hidden
+    assert set(options_used(family, {"confidence_level": 0.9})) == shown
+    assert set(options_used(family, {})) == shown - (INTERVAL_OPTIONS - {"confidence_level"})

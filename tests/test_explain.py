@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
+import math
 
 import numpy as np
 import pytest
 
 from opinion_metrics import explain
-from opinion_metrics.explain import matching_pairs
-from opinion_metrics.keyword_prf import keyword_prf_statistics
-from opinion_metrics.matching import maximum_matching
+from opinion_metrics.keyword_prf import keyword_prf, keyword_prf_statistics
+from opinion_metrics.matching import maximum_matching, maximum_matching_pairs
 from opinion_metrics.weighted_keyword_prf import weighted_statistics
 
 MATCHED, MATCHED_GOLD = 4, 6  # averaging.PRF_COLUMNS: matched predictions, matched gold keywords
@@ -31,10 +32,85 @@ def _brute_force_matching_size(neighbors):
 def test_matching_pairs_is_a_maximum_matching(seed):
     rng = np.random.default_rng(seed)
     neighbors = [sorted(set(rng.integers(0, 5, rng.integers(0, 4)).tolist())) for _ in range(rng.integers(1, 6))]
-    pairs = matching_pairs(neighbors)
+    pairs = maximum_matching_pairs(neighbors)
     assert all(right in neighbors[left] for left, right in pairs)
     assert len({left for left, _ in pairs}) == len({right for _, right in pairs}) == len(pairs)
     assert len(pairs) == _brute_force_matching_size(neighbors) == sum(maximum_matching(neighbors))
+
+
+def test_a_long_augmenting_chain_is_explained_without_recursion():
+    # prediction i ("t{i-1} t{i}") contains gold keywords i-1 and i as tokens; each new prediction's
+    # first gold keyword is taken, so its augmenting path runs back through every earlier one
+    n = 1200
+    gold = [f"t{i}" for i in range(n)]
+    predicted = ["t0"] + [f"t{i - 1} t{i}" for i in range(1, n)]
+    record = explain("keyword_prf", [predicted], [gold], match="token")[0]
+    assert record["matched_predictions"] == record["matched_references"] == n
+    assert record["matches"] == [{"prediction": p, "reference": g} for p, g in zip(predicted, gold)]
+    assert record["values"]["f1"] == 1.0
+
+
+def test_the_weighted_explanation_takes_top_k_as_the_metric_does():
+    predictions, scores, references = [["a", "b", "c"], ["b", "x"]], [[0.9, 0.5, 0.2], [0.7, 0.1]], [["b", "c"], ["x"]]
+    for top_k, kept in (("M", 3), (None, 3), ("O", 2), (1, 1)):
+        records = explain("weighted_keyword_prf", predictions, references, scores=scores, top_k=top_k)
+        assert [len(record["predictions"]) for record in records] == [kept, min(kept, 2) if top_k != "O" else 1]
+    record = explain("weighted_keyword_prf", predictions, references, scores=scores, top_k="M")[0]
+    # by hand: b (0.5) and c (0.2) match of 0.9 + 0.5 + 0.2
+    assert record["matched_score"] == pytest.approx(0.7)
+    assert record["values"]["weighted_precision"] == pytest.approx(0.7 / 1.6)
+
+
+def test_interval_options_do_not_change_the_explanation():
+    predictions, references = [["a", "b"], ["c"]], [["a"], ["d"]]
+    plain = explain("keyword_prf", predictions, references)
+    for options in ({"bootstrap": "poisson"}, {"confidence_level": 0.9, "n_resamples": 50, "random_state": 1}):
+        assert explain("keyword_prf", predictions, references, **options) == plain
+    assert [record["values"]["f1"] for record in plain] == keyword_prf(
+        predictions, references, return_per_example=True
+    )["per_example"]["f1"]
+
+
+def test_the_semantic_explanation_compares_as_the_metric_at_the_threshold():
+    from opinion_metrics import semantic_keyword_prf
+    from opinion_metrics.semantic import KeywordEncoder, PrecomputedEncoder
+
+    # a pair whose float32 cosine falls below its float64 cosine: at a threshold between them the metric
+    # (float64) counts the match, and the explanation must too
+    rng = np.random.default_rng(0)
+    for trial in range(1000):
+        vectors = dict(zip(("aa", "bb"), rng.standard_normal((2, 64)).astype(np.float32)))
+        encoder = PrecomputedEncoder(vectors, name=f"random {trial}")
+        vectors = KeywordEncoder(encoder).encode(["aa", "bb"])
+        exact = math.fsum(float(x) * float(y) for x, y in zip(vectors[0], vectors[1]))
+        if float((vectors[:1] @ vectors[1:].T)[0, 0]) < exact - 1e-9:
+            break
+    assert float((vectors[:1] @ vectors[1:].T)[0, 0]) < exact - 1e-9
+    threshold = exact - 1e-12  # below the float64 cosine (whatever its summation order), above the float32 one
+    metric = semantic_keyword_prf([["aa"]], [["bb"]], model=encoder, threshold=threshold)
+    record = explain("semantic_keyword_prf", [["aa"]], [["bb"]], model=encoder, threshold=threshold)[0]
+    assert metric["semantic_precision"] == 1.0
+    assert record["matched_predictions"] == 1 and record["matches"][0]["similarity"] == pytest.approx(exact, abs=1e-15)
+
+
+def test_given_per_example_values_are_used_without_running_the_family_again(monkeypatch):
+    import importlib
+
+    module = importlib.import_module("opinion_metrics.keyword_prf")  # the package's name is the function
+
+    predictions, references = [["a", "b"], ["c"]], [["a"], ["d"]]
+    per_example = keyword_prf(predictions, references, return_per_example=True)["per_example"]
+
+    @functools.wraps(module.keyword_prf)  # its signature gives the family's defaults
+    def refused(*args, **kwargs):
+        pytest.fail("the family ran again")
+
+    monkeypatch.setattr(module, "keyword_prf", refused)
+    records = explain("keyword_prf", predictions, references, per_example=per_example)
+    assert [record["values"]["f1"] for record in records] == per_example["f1"] == [2 / 3, 0.0]
+    assert [record["matched_predictions"] for record in records] == [1, 0]
+    with pytest.raises(ValueError, match="per_example holds values for 1 examples, but there are 2"):
+        explain("keyword_prf", predictions, references, per_example={"f1": [1.0]})
 
 
 def test_the_keyword_explanation_shows_which_prediction_matched_which_gold_keyword():

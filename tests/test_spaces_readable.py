@@ -185,8 +185,44 @@ def test_the_comparison_tab_accepts_one_file_with_a_model_column_or_two_files(fa
         assert frame["metric"].tolist() == list(expected)
         assert frame["difference b - a"].tolist() == [round(row["difference"], 4) for row in expected.values()]
         assert frame["p_value"].tolist() == [round(row["p_value"], 4) for row in expected.values()]
-        assert status.startswith("Compared on 6 examples paired by row of ")
+        assert status.startswith("Compared on 6 examples paired by review_id of ")
     assert "a = baseline, b = sentiment" in compare_two_systems(family, "", "", "", "", upload=str(EXAMPLE))[0]
+
+
+def _write(path: Path, rows: list[dict]) -> str:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return str(path)
+
+
+def test_the_comparison_tab_pairs_rows_by_review_id_as_the_cli_does(tmp_path):
+    import gradio
+
+    rows = [json.loads(line) for line in EXAMPLE.read_text().splitlines()]
+    baseline = [row for row in rows if row["model"] == "baseline"]
+    sentiment = [row for row in rows if row["model"] == "sentiment"]
+    a, b = _system("baseline"), _system("sentiment")  # in review_id order in the example file
+    assert [row["review_id"] for row in baseline] == [row["review_id"] for row in sentiment] == list(range(6))
+    expected = compare_systems("keyword_prf", a["predictions"], b["predictions"], a["references"])
+    reversed_file = _write(tmp_path / "reversed.jsonl", baseline + sentiment[::-1])
+    reversed_pair = [
+        _write(tmp_path / "baseline.jsonl", baseline),
+        _write(tmp_path / "sentiment.jsonl", sentiment[::-1]),
+    ]
+    for upload in (reversed_file, reversed_pair):
+        status, frame, _ = compare_two_systems("keyword_prf", "", "", "", "", upload=upload)
+        assert frame["p_value"].tolist() == [round(row["p_value"], 4) for row in expected.values()]
+        assert frame["difference b - a"].tolist() == [round(row["difference"], 4) for row in expected.values()]
+        assert "paired by review_id" in status
+    twice = _write(tmp_path / "twice.jsonl", baseline + sentiment[:5] + [{**sentiment[5], "review_id": 4}])
+    with pytest.raises(gradio.Error, match="review_id 4 appears twice for model 'sentiment'"):
+        compare_two_systems("keyword_prf", "", "", "", "", upload=twice)
+    missing = _write(tmp_path / "missing.jsonl", baseline + sentiment[:5])
+    with pytest.raises(gradio.Error, match="review_id 5 .* has no row for model 'sentiment'"):
+        compare_two_systems("keyword_prf", "", "", "", "", upload=missing)
+    # without an id column, rows pair by position: reversed rows then hold other reviews, refused
+    anonymous = [{key: value for key, value in row.items() if key != "review_id"} for row in baseline + sentiment[::-1]]
+    with pytest.raises(gradio.Error, match="their texts differ at .*examples are paired by position"):
+        compare_two_systems("keyword_prf", "", "", "", "", upload=_write(tmp_path / "anonymous.jsonl", anonymous))
 
 
 def test_plots_say_where_lower_is_better():

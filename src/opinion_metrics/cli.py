@@ -45,10 +45,10 @@ from typing import Any
 from . import DEFINITIONS_URL, __version__
 from .aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from .families import FAMILIES as DECLARATIONS
-from .families import Option, output_for
+from .families import INTERVAL_OPTIONS, RETURN_PER_EXAMPLE, Option, output_for
 from .grouping import pool_by_group
 from .semantic import DEFAULT_MODEL
-from .tables import Table, delimited, rating_rows, read_table
+from .tables import Rows, Table, check_paired_texts, delimited, id_column, pair_rows, pairing, rating_rows, read_table
 from .validation import PRESENCES, parse_top_k
 
 FAMILIES = tuple(DECLARATIONS)
@@ -58,7 +58,6 @@ NO_FLAG = {"sentiment", "return_per_example", "block_elements", "show_progress",
 Results = dict[str, dict[str, dict[str, float]]]
 MAX_LABELLED = 20  # a plot labels its bars and has a legend up to this many subsets
 COMPARE_LEVEL = 0.95  # the level of --compare without --ci
-ID_COLUMNS = ("review_id", "id")  # a row's example across systems (any case), when --id names none
 
 
 class UsageError(ValueError):
@@ -353,6 +352,8 @@ class Evaluation:
     comparisons: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
     # per (subset, family): the library's arguments and where its examples are in the files
     inputs: dict[tuple[str, str], tuple[dict[str, Any], _Examples]] = field(default_factory=dict)
+    # per (subset, family), with --per-example: the family's per-example values
+    per_example: dict[tuple[str, str], dict[str, list[Any]]] = field(default_factory=dict)
 
 
 def _presences(args: argparse.Namespace) -> list[str]:
@@ -415,7 +416,13 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: _Speaker | Non
         examples = _Examples(table, subset.rows, gold)
         with _spoken(speak, args, gold, subset, examples):
             given = _inputs(family, examples, args, subset)
-            evaluation.results[name][family] = _compute(family, given, getattr(args, "workers", None))
+            if getattr(args, "per_example", None) is not None and family != "aspect_sentiment_score":
+                options = {**given["options"], "return_per_example": True}
+                result = _compute(family, {**given, "options": options})  # per-example values: one process
+                evaluation.per_example[name, family] = result.pop("per_example")
+            else:
+                result = _compute(family, given, getattr(args, "workers", None))
+            evaluation.results[name][family] = result
         inputs[name, family] = (given, examples)
     if compare is not None:
         dimension, base = compare
@@ -503,53 +510,20 @@ def _compare_dimension(
 
 
 def _id_column(table: Table, args: argparse.Namespace) -> str | None:
-    """The column identifying a row's example across systems: --id, else the first of `ID_COLUMNS`
-    there, in any case ("ID", "Review_ID")."""
+    """The column identifying a row's example across systems: --id, else `tables.id_column`."""
     if args.id is not None:
         _column(table, args.id, "--id")
         return args.id
-    return next((name for wanted in ID_COLUMNS for name in table.columns if name.lower() == wanted), None)
+    return id_column(table.columns)
 
 
 def _pair_rows(
     table: Table, args: argparse.Namespace, by_value: dict[str, list[int]], base: str
 ) -> dict[str, list[int]]:
-    """Each --by value's rows in the order of the base's, matched by the id column when there is
-    one (each id once per system, the same ids in every system); else left in file order."""
-    column = _id_column(table, args)
-    if column is None:
-        return by_value
-    ids = table.columns[column]
-
-    def rows_by_id(value: str) -> dict[Any, int]:
-        found: dict[Any, int] = {}
-        for row in by_value[value]:
-            key = ids[row]
-            if isinstance(key, bool) or not isinstance(key, (str, int)):
-                raise ValueError(f"{column}: {table.location(row)} must be a string or an integer, got {key!r}")
-            if found.setdefault(key, row) != row:
-                where = f"{table.location(found[key])} and {table.location(row)}"
-                raise ValueError(
-                    f"{column} {key!r} appears twice for {args.by} {value!r} ({where}); "
-                    f"systems are paired by {column}: keep one row per {column} and system"
-                )
-        return found
-
-    base_rows = rows_by_id(base)
-    paired = {}
-    for value in by_value:
-        found = rows_by_id(value)
-        for one, other in ((base_rows, found), (found, base_rows)):
-            lone = next((key for key in one if key not in other), None)
-            if lone is not None:
-                has, lacks = (base, value) if one is base_rows else (value, base)
-                raise ValueError(
-                    f"cannot compare {args.by} {value!r} with {base!r}: {column} {lone!r} "
-                    f"({table.location(one[lone])}) has no row for {args.by} {lacks!r}, only for {has!r}; "
-                    f"systems are paired by {column}"
-                )
-        paired[value] = [found[key] for key in base_rows]
-    return paired
+    """Each --by value's rows in the order of the base's (`tables.pair_rows`: by the id column
+    when there is one, else left in file order)."""
+    systems = {value: Rows(table, rows) for value, rows in by_value.items()}
+    return pair_rows(systems, base, _id_column(table, args), args.by)
 
 
 def _check_pairs(
@@ -564,15 +538,12 @@ def _check_pairs(
     same count, same references, and the same review texts (--texts, else review) where the file has them."""
     what = args.by if "*" not in args.predictions else "model"
     column = _id_column(examples_a.table, args) if what != "model" else None
-    pairing = (
-        f"examples are paired by {column}" if column else f"examples are paired by position within each {what}'s rows"
-    )
     count_a, count_b = len(a["predictions"]), len(b["predictions"])
     if count_a != count_b:
         unit = "row" if examples_a.pooled is None else f"{args.group} group"
         raise ValueError(
             f"cannot compare {what} {systems[1]!r} with {systems[0]!r}: {systems[0]!r} has {count_a} "
-            f"{unit}{'s' * (count_a != 1)}, {systems[1]!r} has {count_b}; {pairing}"
+            f"{unit}{'s' * (count_a != 1)}, {systems[1]!r} has {count_b}; {pairing(column, what)}"
         )
     gold_a, gold_b = a.get("references"), b.get("references")
     if gold_a is not None and gold_b is not None and gold_a != gold_b:
@@ -580,18 +551,10 @@ def _check_pairs(
         place_a, place_b = examples_a.locate("predictions", index), examples_b.locate("predictions", index)
         raise ValueError(
             f"cannot compare {what} {systems[1]!r} with {systems[0]!r}: their references differ at "
-            f"{place_b} ({systems[1]!r}) and {place_a} ({systems[0]!r}); {pairing}"
+            f"{place_b} ({systems[1]!r}) and {place_a} ({systems[0]!r}); {pairing(column, what)}"
         )
-    texts = examples_a.table.columns.get(args.texts or "review")
-    if texts is not None and len(examples_a.rows) == len(examples_b.rows):
-        pairs = zip(examples_a.rows, examples_b.rows)
-        row_a, row_b = next(((x, y) for x, y in pairs if texts[x] != texts[y]), (None, None))
-        if row_a is not None:
-            raise ValueError(
-                f"cannot compare {what} {systems[1]!r} with {systems[0]!r}: their texts differ at "
-                f"{examples_b.table.location(row_b)} ({systems[1]!r}) and {examples_a.table.location(row_a)} "
-                f"({systems[0]!r}); {pairing}"
-            )
+    rows_a, rows_b = Rows(examples_a.table, examples_a.rows), Rows(examples_b.table, examples_b.rows)
+    check_paired_texts(rows_a, rows_b, args.texts or "review", systems, what, column)
 
 
 def _compare(family: str, a: dict[str, Any], b: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
@@ -634,18 +597,15 @@ def _cells(values: dict[str, Any]) -> dict[str, str]:
     return cells
 
 
-# Options that never change a value (resources, output shape) or that the rows already name.
+# Options that never change a value (resources, output shape), that no flag sets (objects)
+# or that the rows already name (aspects).
 _NOT_SHOWN = {
-    "sentiment",
-    "device",
-    "batch_size",
-    "block_elements",
-    "show_progress",
-    "workers",
-    "return_per_example",
-    "aspects",
-}
-_UNDEFINED_INTERVALS = ("n_resamples", "random_state", "bootstrap")
+    option.name
+    for declaration in DECLARATIONS.values()
+    for option in declaration.options
+    if option.resource or option.kind == "object"
+} | {RETURN_PER_EXAMPLE.name, "aspects"}
+_UNDEFINED_INTERVALS = INTERVAL_OPTIONS - {"confidence_level"}  # the resampling settings
 
 
 def _option_text(name: str, value: Any) -> str:
@@ -1185,6 +1145,7 @@ def per_example_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:
             scores=given.get("scores"),
             texts=texts,
             prediction_sentiments=sentiments,
+            per_example=evaluation.per_example.get((name, family)),
             **options,
         )
         for index, record in enumerate(records):

@@ -9,46 +9,34 @@ made here, a matching of the size (and weight) that the metric counts.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from .families import get_family
-from .matching import corpus_neighbors
-from .preparation import PreparedCorpus, Vocabulary, apply_top_k, make_normalizer, prepare_corpus
+from .families import INTERVAL_OPTIONS, RETURN_PER_EXAMPLE, get_family
+from .matching import corpus_neighbors, maximum_matching_pairs
+from .preparation import PreparedCorpus, Vocabulary, apply_top_k, cutoff_lengths, make_normalizer, prepare_corpus
 from .presence import select_presence
+from .validation import check_top_k
 
 # Options that shape a value but not its explanation (intervals) or that only the values take.
-_NOT_EXPLAINED = ("confidence_level", "n_resamples", "random_state", "return_per_example")
+_NOT_EXPLAINED = INTERVAL_OPTIONS | {RETURN_PER_EXAMPLE.name}
 
 
-def matching_pairs(neighbors: Sequence[Sequence[int]], order: Sequence[int] | None = None) -> list[tuple[int, int]]:
-    """The (left, right) pairs of a maximum bipartite matching, left vertices tried in `order`
-    (default: index order) by augmenting paths, so a vertex once matched stays matched: tried
-    by decreasing weight, the matching has maximum weight (as `matching.maximum_matching`)."""
-    owner: dict[int, int] = {}
-
-    def augment(left: int, seen: set[int]) -> bool:
-        for right in neighbors[left]:
-            if right not in seen:
-                seen.add(right)
-                if right not in owner or augment(owner[right], seen):
-                    owner[right] = left
-                    return True
-        return False
-
-    for left in range(len(neighbors)) if order is None else order:
-        if neighbors[left]:
-            augment(left, set())
-    return sorted((left, right) for right, left in owner.items())
-
-
-def _values(family: str, arguments: dict[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:
-    """The family's own per-example values, one dict per example."""
-    result = get_family(family).function(**arguments, **options, return_per_example=True)
-    columns = result["per_example"]
+def _values(
+    family: str, arguments: dict[str, Any], options: dict[str, Any], columns: Mapping[str, Sequence[Any]] | None
+) -> list[dict[str, Any]]:
+    """The family's own per-example values, one dict per example: from `columns` (its
+    `per_example`) when given, else computed."""
+    if columns is None:
+        columns = get_family(family).function(**arguments, **options, return_per_example=True)["per_example"]
     count = max((len(values) for values in columns.values()), default=0)
+    if count != len(arguments["predictions"]):
+        raise ValueError(
+            f"per_example holds values for {count} examples, but there are {len(arguments['predictions'])}: "
+            "give the family's per_example for these inputs and options"
+        )
     return [{key: values[index] for key, values in columns.items()} for index in range(count)]
 
 
@@ -74,20 +62,19 @@ def _prepared(
 def _lexical(family: str, corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str, Any]]:
     defaults = get_family(family).defaults
     one_to_one = options.get("one_to_one", defaults["one_to_one"])
-    top_k = options.get("top_k", defaults["top_k"])
+    top_k = check_top_k(options.get("top_k", defaults["top_k"]))
     if family == "keyword_prf":
         corpus = apply_top_k(corpus, top_k)
     neighbors = corpus_neighbors(corpus, options.get("match", defaults["match"]))
+    cuts = cutoff_lengths(corpus, top_k) if family == "weighted_keyword_prf" else [None] * len(corpus)
     records = []
-    for index, example in enumerate(neighbors):
-        predicted, gold = corpus.predictions.originals[index], corpus.references.originals[index]
-        scores = corpus.predictions.scores[index] if corpus.predictions.scores is not None else None
-        if family == "weighted_keyword_prf" and top_k is not None:
-            cut = len(gold) if top_k == "O" else top_k
-            example, predicted, scores = example[:cut], predicted[:cut], scores[:cut]
+    for index, (example, cut) in enumerate(zip(neighbors, cuts)):
+        predicted, gold = corpus.predictions.originals[index][:cut], corpus.references.originals[index]
+        scores = corpus.predictions.scores[index][:cut] if corpus.predictions.scores is not None else None
+        example = example[:cut]
         if one_to_one:
             order = sorted(range(len(example)), key=lambda i: -scores[i]) if scores is not None else None
-            pairs = matching_pairs(example, order)
+            pairs = maximum_matching_pairs(example, order)
         else:
             pairs = [(i, j) for i, js in enumerate(example) for j in js]
         record: dict[str, Any] = {
@@ -112,14 +99,20 @@ def _pair(prediction: str, reference: str, similarity: float) -> dict[str, Any]:
 
 
 def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str, Any]]:
-    from .semantic import KeywordEncoder
+    from .semantic import KeywordEncoder, cosine_similarities
 
     defaults = get_family("semantic_keyword_prf").defaults
     settings = {name: options.get(name, defaults[name]) for name in ("model", "device", "batch_size", "show_progress")}
     threshold = options.get("threshold", defaults["threshold"])
     one_to_one = options.get("one_to_one", defaults["one_to_one"])
-    corpus = apply_top_k(corpus, options.get("top_k", defaults["top_k"]))
+    corpus = apply_top_k(corpus, check_top_k(options.get("top_k", defaults["top_k"])))
     encoder = KeywordEncoder(settings.pop("model"), **settings)
+    used = sorted({i for ids in (*corpus.predictions.ids, *corpus.references.ids) for i in ids})
+    embeddings = np.zeros((len(corpus.strings), 1), dtype=np.float32)
+    if used:
+        vectors = encoder.encode([corpus.strings[i] for i in used])
+        embeddings = np.zeros((len(corpus.strings), vectors.shape[1]), dtype=np.float32)
+        embeddings[used] = vectors
     records = []
     for predicted_ids, gold_ids, predicted, gold in zip(
         corpus.predictions.ids, corpus.references.ids, corpus.predictions.originals, corpus.references.originals
@@ -127,9 +120,7 @@ def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str,
         record: dict[str, Any] = {"predictions": list(predicted), "references": list(gold), "threshold": threshold}
         similarity = np.zeros((len(predicted_ids), len(gold_ids)))
         if predicted_ids and gold_ids:
-            vectors = encoder.encode([corpus.strings[i] for i in (*predicted_ids, *gold_ids)])
-            similarity = np.clip(vectors[: len(predicted_ids)] @ vectors[len(predicted_ids) :].T, -1.0, 1.0)
-            similarity[np.asarray(predicted_ids)[:, None] == np.asarray(gold_ids)[None, :]] = 1.0
+            similarity = cosine_similarities(embeddings, predicted_ids, gold_ids)
         if predicted and gold:  # what soft precision and soft recall average (before clipping at 0)
             record["closest_references"] = [
                 _pair(predicted[i], gold[j], similarity[i, j]) for i, j in enumerate(similarity.argmax(axis=1))
@@ -141,7 +132,7 @@ def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str,
             record["closest_references"], record["closest_predictions"] = [], []
         above = [np.flatnonzero(row >= threshold).tolist() for row in similarity]
         if one_to_one:
-            pairs = matching_pairs(above)
+            pairs = maximum_matching_pairs(above)
         else:  # each prediction with its most similar gold keyword, when that reaches the threshold
             pairs = [(i, int(np.argmax(similarity[i]))) for i in range(len(above)) if above[i]]
         record["matches"] = [_pair(predicted[i], gold[j], similarity[i, j]) for i, j in pairs]
@@ -209,6 +200,7 @@ def explain(
     scores: Sequence[Any] | None = None,
     texts: Sequence[Any] | None = None,
     prediction_sentiments: Sequence[Any] | None = None,
+    per_example: Mapping[str, Sequence[Any]] | None = None,
     **options: Any,
 ) -> list[dict[str, Any]]:
     """Per example, the family's per-example `values` and what produced them.
@@ -223,8 +215,10 @@ def explain(
     - keyword_diversity: the keywords written differently that normalize alike (`repeated`).
 
     `options` are the family's options (as its function takes them); `prediction_sentiments`
-    the sentiment family's optional input. The aspect score is
-    corpus-level and has no per-example explanation.
+    the sentiment family's optional input. `per_example`: the family's `per_example` on the
+    same inputs and options, when already computed (`return_per_example=True`), so that the
+    family does not run again. The aspect score is corpus-level and has no per-example
+    explanation.
 
     Example:
         >>> record = explain("keyword_prf", [["social satire", "pizza"]], [["satire", "class"]])[0]
@@ -249,7 +243,7 @@ def explain(
             raise ValueError(f"{family} takes no prediction_sentiments")
         arguments["prediction_sentiments"] = prediction_sentiments
     shaping = {name: value for name, value in options.items() if name not in _NOT_EXPLAINED}
-    values = _values(family, arguments, shaping)
+    values = _values(family, arguments, shaping, per_example)
     if family in ("keyword_prf", "weighted_keyword_prf"):
         records = _lexical(family, _prepared(predictions, references, shaping, texts, scores), shaping)
     elif family == "semantic_keyword_prf":

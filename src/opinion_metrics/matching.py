@@ -551,15 +551,27 @@ def hopcroft_karp(neighbors: Sequence[Sequence[int]]) -> int:
                     stack.pop()
 
 
-def maximum_matching(neighbors: Sequence[Sequence[int]], order: Iterable[int] | None = None) -> list[bool]:
+def maximum_matching_pairs(
+    neighbors: Sequence[Sequence[int]], order: Iterable[int] | None = None
+) -> list[tuple[int, int]]:
+    """The (left, right) pairs, sorted, of the matching that `maximum_matching` finds."""
+    match_of_right: dict[int, int] = {}
+    maximum_matching(neighbors, order, match_of_right)
+    return sorted((left, right) for right, left in match_of_right.items())
+
+
+def maximum_matching(
+    neighbors: Sequence[Sequence[int]], order: Iterable[int] | None = None, match_of_right: dict[int, int] | None = None
+) -> list[bool]:
     """Which left vertices a maximum bipartite matching covers (Kuhn's augmenting paths).
 
     `neighbors[i]` lists the right vertices adjacent to left vertex i. Left vertices are
     inserted in `order` (default: index order); a vertex stays matched once matched, so
     inserting by decreasing weight gives a maximum-weight matching for vertex weights
-    (transversal matroid greedy).
+    (transversal matroid greedy). `match_of_right`, when given (empty), receives the
+    matching: right vertex -> its left vertex.
     """
-    match_of_right: dict[int, int] = {}
+    match_of_right = {} if match_of_right is None else match_of_right
     matched = [False] * len(neighbors)
     visited: set[int] = set()  # kept across failed searches: the matching has not changed
     for root in range(len(neighbors)) if order is None else order:

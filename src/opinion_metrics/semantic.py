@@ -318,6 +318,18 @@ def padding_free_batches(model: Any, texts: Sequence[str], batch_size: int) -> l
     return [group[start : start + batch_size] for group in groups for start in range(0, len(group), batch_size)]
 
 
+def cosine_similarities(embeddings: np.ndarray, rows: Sequence[int], columns: Sequence[int]) -> np.ndarray:
+    """The (rows, columns) similarities of the strings with those ids, as the metric compares
+    them: `embeddings[i]` embeds string i (L2-normalized); cosines in float64 (a similarity does
+    not depend on the batch it is computed in, to 1e-16, so states of any batches merge to the
+    whole corpus' values: docs/definitions.md section 12), clipped to [-1, 1] (rounding can pass
+    1), and exactly 1 for equal strings (equal ids: float32 embeddings can miss 1)."""
+    similarity = embeddings[list(rows)].astype(np.float64) @ embeddings[list(columns)].astype(np.float64).T
+    np.clip(similarity, -1.0, 1.0, out=similarity)
+    similarity[np.asarray(rows)[:, None] == np.asarray(columns)[None, :]] = 1.0
+    return similarity
+
+
 def _semantic_counts(
     corpus: PreparedCorpus,
     embeddings: np.ndarray,
@@ -337,8 +349,6 @@ def _semantic_counts(
     for gold_ids, members in zip(*reference_groups(corpus)):
         if not gold_ids:
             continue
-        gold_array = np.asarray(gold_ids)
-        gold = embeddings[gold_array].astype(np.float64)
         members = [index for index in members if prediction_ids[index]]
         slots_per_block = max(1, block_elements // len(gold_ids))
         start = 0
@@ -351,14 +361,8 @@ def _semantic_counts(
                 slots += len(prediction_ids[members[start]])
                 start += 1
             rows = [p for index in chunk for p in prediction_ids[index]]
-            # (slots, |gold|) in float64: a similarity does not depend on the batch it is computed
-            # in (to 1e-16), so states of any batches merge to the whole corpus' values
-            # (docs/definitions.md section 12).
-            similarity = embeddings[rows].astype(np.float64) @ gold.T
+            similarity = cosine_similarities(embeddings, rows, gold_ids)
             offsets = np.cumsum([0] + [len(prediction_ids[index]) for index in chunk[:-1]])
-            np.clip(similarity, -1.0, 1.0, out=similarity)  # rounding can pass 1
-            # Equal normalized strings (equal ids) are similar by definition: float32 can miss 1.
-            similarity[np.asarray(rows)[:, None] == gold_array[None, :]] = 1.0
             best_gold = similarity.max(axis=1)  # per prediction slot
             best_pred = np.maximum.reduceat(similarity, offsets, axis=0)  # per example and gold keyword
             hit = best_gold >= threshold

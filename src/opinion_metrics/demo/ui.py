@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import DEFINITIONS_URL
-from ..tables import Table
+from ..tables import Rows, Table, check_paired_texts, id_column, pair_rows, pairing
 from . import families
 from .families import (
     COMBINED,
@@ -778,11 +778,11 @@ def compare_two_systems(
     confidence_level: float = INTERVAL_LEVEL,
     upload: str | Sequence[str] | None = None,
 ) -> tuple[str, Any, Any]:
-    """Two systems' keywords on the same examples (paired by line, or by row of `upload`: one
-    file with a system column, or two files), through `opinion_metrics.compare_systems` with
-    the family's default options: the status line, per metric a, b, the difference b - a, its
-    interval, the p-value and whether it is significant at the level, and a plot of the
-    differences with their intervals."""
+    """Two systems' keywords on the same examples (paired by line, or as `_uploaded_systems`
+    pairs the rows of `upload`: one file with a system column, or two files), through
+    `opinion_metrics.compare_systems` with the family's default options: the status line, per
+    metric a, b, the difference b - a, its interval, the p-value and whether it is significant
+    at the level, and a plot of the differences with their intervals."""
     import pandas as pd
 
     from .. import compare_systems
@@ -793,7 +793,7 @@ def compare_two_systems(
     try:
         paths = [upload] if isinstance(upload, (str, Path)) else list(upload or [])
         if paths:
-            names, (a, scores_a), (b, scores_b), gold, reviews = _uploaded_systems(paths)
+            names, (a, scores_a), (b, scores_b), gold, reviews, paired_by = _uploaded_systems(paths)
             source = ", ".join(f"`{Path(path).name}`" for path in paths)
             gold = gold if "references" in shown.inputs else None
         else:
@@ -837,9 +837,9 @@ def compare_two_systems(
     )
     defaults = inspect.signature(compare_systems).parameters
     resampling = f"{defaults['n_resamples'].default} resamples, seed {defaults['random_state'].default}"
-    pairing = "line" if source == "the text boxes" else "row"
+    paired_by = "by line" if source == "the text boxes" else paired_by
     status = (
-        f"Compared on {len(a)} examples paired by {pairing} of {source}, a = {names[0]}, b = {names[1]} "
+        f"Compared on {len(a)} examples paired {paired_by} of {source}, a = {names[0]}, b = {names[1]} "
         f"({family}, {method}, {resampling}): significant where p < {alpha:.2g}."
     )
     differences = [(family, key, row["difference"]) for key, row in result.items()]
@@ -847,9 +847,11 @@ def compare_two_systems(
     return status, frame, plot_differences(differences, intervals)
 
 
-def _uploaded_systems(paths: Sequence[str | Path]) -> tuple[tuple[str, str], Any, Any, Any, Any]:
-    """((name a, name b), (a, scores a), (b, scores b), references, texts) from one file with
-    a system column (its first two systems, rows paired in order) or from two files."""
+def _uploaded_systems(paths: Sequence[str | Path]) -> tuple[tuple[str, str], Any, Any, Any, Any, str]:
+    """((name a, name b), (a, scores a), (b, scores b), references, texts, pairing) from one file
+    with a system column (its first two systems) or from two files. Examples are paired as
+    the CLI pairs them (`tables.pair_rows`): by a `review_id` / `id` column when there is one,
+    else by position (then differing review texts are refused)."""
     tables = [read_upload(path) for path in paths]
     if len(tables) == 1:
         by_system = split_systems(tables[0])
@@ -860,25 +862,44 @@ def _uploaded_systems(paths: Sequence[str | Path]) -> tuple[tuple[str, str], Any
             )
         names = tuple(list(by_system)[:2])
         parts = [by_system[name] for name in names]
+        what, column = system_column(tables[0].columns) or "system", id_column(tables[0].columns)
     elif len(tables) == 2:
         names = tuple(f"`{table.path.name}`" for table in tables)
         parts = tables
+        what, columns = "file", [id_column(table.columns) for table in tables]
+        if columns[0] != columns[1]:
+            found = " and ".join(
+                f"{name} by {named or 'position (no id column)'}" for name, named in zip(names, columns)
+            )
+            raise ValueError(f"the files pair their examples differently: {found}; give both the same id column")
+        column = columns[0]
     else:
         raise ValueError(f"upload one file with a system column, or two files; got {len(tables)} files")
-    systems = []
+    everything = [Rows(part, list(range(len(next(iter(part.columns.values()), []))))) for part in parts]
+    paired = pair_rows(dict(zip(names, everything)), names[0], column, what)
+    systems = [Rows(part, paired[name]) for name, part in zip(names, parts)]
+    texts = next((name for name in ("texts", "review") if name in parts[0].columns), "review")
+    check_paired_texts(systems[0], systems[1], texts, names, what, column)
+
+    def picked(system: Rows, key: str) -> list[Any] | None:
+        values = system.table.columns.get(key)
+        return None if values is None else [values[row] for row in system.rows]
+
     for name, part in zip(names, parts):
         if "predictions" not in part.columns:
             raise ValueError(f"{name}: the file needs a `predictions` column (found: {', '.join(part.columns)})")
-        systems.append((part.columns["predictions"], part.columns.get("scores")))
-    gold = [part.columns.get("references") for part in parts]
+    gold = [picked(system, "references") for system in systems]
     differ = [i for i, (x, y) in enumerate(zip(gold[0] or [], gold[1] or [])) if x != y][:1]
     if differ:  # (different counts are named by the count check)
-        index = differ[0]
+        (a, row_a), (b, row_b) = ((system.table, system.rows[differ[0]]) for system in systems)
         raise ValueError(
-            f"the systems' references differ at {parts[1].location(index)}: the examples must be the same, in order"
+            f"the systems' references differ at {b.location(row_b)} and {a.location(row_a)}: "
+            f"the examples must be the same; {pairing(column, what)}"
         )
-    reviews = parts[0].columns.get("texts", parts[0].columns.get("review"))
-    return names, systems[0], systems[1], gold[0] if gold[0] is not None else gold[1], reviews  # type: ignore[return-value]
+    predicted = [(picked(system, "predictions"), picked(system, "scores")) for system in systems]
+    reviews = picked(systems[0], "texts") or picked(systems[0], "review")
+    paired_by = f"by {column}" if column else "by position"
+    return names, predicted[0], predicted[1], gold[0] if gold[0] is not None else gold[1], reviews, paired_by  # type: ignore[return-value]
 
 
 def _combined_tab() -> tuple[Any, ...]:
@@ -927,8 +948,8 @@ def _comparison_tab() -> tuple[Any, ...]:
     gr.Markdown(
         "Is system B better than system A, or is the difference chance? The same examples, one per line in "
         "each box (paired by line), or uploaded: one file with a `model` (or `system`) column, or two files, "
-        "rows paired in order. In the example, B finds most gold keywords of eight films and A "
-        "mostly generic words: every difference is significant."
+        "rows paired by a `review_id` (or `id`) column, else in order. In the example, B finds most gold "
+        "keywords of eight films and A mostly generic words: every difference is significant."
     )
     with gr.Row(equal_height=False):
         with gr.Column(scale=5):
