@@ -24,6 +24,10 @@ ASCII = "aZ09 _-!.,#$+<=>^`|~\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x00\x7f"
 UNICODE = "ßİéＡﬁ\u00a0\u200b\ufeff\u3000ς\u0301\ud800"
 ascii_text = st.text(alphabet=ASCII, max_size=12)
 any_text = st.text(alphabet=ASCII + UNICODE, max_size=12) | st.text(max_size=8)
+# Valid Unicode: a keyword holding a lone surrogate is refused on every path (tested below).
+valid_text = st.text(alphabet=ASCII + UNICODE.replace("\ud800", ""), max_size=12) | st.text(
+    st.characters(exclude_categories=("Cs",)), max_size=8
+)
 
 
 @settings(max_examples=500, deadline=None)
@@ -124,8 +128,8 @@ def test_sort_with_payload_encoded_and_argsort_agree():
 
 @settings(max_examples=150, deadline=None)
 @given(
-    st.lists(st.lists(any_text, max_size=5), min_size=1, max_size=6),
-    st.lists(st.lists(any_text, max_size=5), min_size=1, max_size=6),
+    st.lists(st.lists(valid_text, max_size=5), min_size=1, max_size=6),
+    st.lists(st.lists(valid_text, max_size=5), min_size=1, max_size=6),
     st.sampled_from(["default", "ascii", "none"]),
 )
 def test_vectorized_preparation_equals_per_row(predictions, references, normalize):
@@ -150,6 +154,14 @@ def test_vectorized_preparation_equals_per_row(predictions, references, normaliz
     assert fast.predictions.sizes.tolist() == slow.predictions.sizes.tolist()
     assert fast.references.sizes.tolist() == slow.references.sizes.tolist()
     assert len(fast.predictions) == len(fast.references) == n
+
+
+@pytest.mark.parametrize("side", ["predictions", "references"])
+def test_a_lone_surrogate_is_named_whichever_path_prepares_the_lists(side):
+    rows = {"predictions": [["war", "peace"], ["jedi"]], "references": [["war"], ["empire", "sith"]]}
+    rows[side][1] = [*rows[side][1], "happy \ud83d"]
+    with pytest.raises(ValueError, match=rf"{side}: example 1, keyword \d str 'happy \\ud83d' holds a lone surrogate"):
+        prepare_corpus(rows["predictions"], rows["references"])
 
 
 def test_vectorized_preparation_drops_empty_and_repeated_keywords_and_keeps_scores():

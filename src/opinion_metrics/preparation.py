@@ -520,7 +520,8 @@ def _prepare_flat(
     """`prepare_side` without a Python loop over rows or keywords (docs/definitions.md section 1): each
     distinct keyword string is normalized once, duplicates are found by sorting. Applies
     when every row is a list or tuple of str (and every score row a list or tuple of floats
-    in [0, 1] of the same length); otherwise None, and the per-row path checks and reports."""
+    in [0, 1] of the same length) and no keyword holds a lone surrogate; otherwise None, and
+    the per-row path checks and reports."""
     if not set(map(type, lists)) <= {list, tuple}:
         return None
     groups = None
@@ -538,8 +539,8 @@ def _prepare_flat(
     except TypeError:  # an unhashable keyword
         return None
     distinct = list(code_of)
-    if not set(map(type, distinct)) <= {str}:
-        return None
+    if not set(map(type, distinct)) <= {str} or any(map(lone_surrogate, distinct)):
+        return None  # the per-row path names the example and keyword
     flat_scores = None
     if scores is not None:
         flat_scores = _flat_scores(scores, sizes)
