@@ -157,9 +157,9 @@ class PrecomputedEncoder:
 
     For pipelines that embed each distinct normalized keyword once (a pool of model workers)
     and then compute statistics elsewhere: `vectors` maps each normalized keyword (as the
-    metric's `normalize` and `stemmer` make it) to its vector. `name`, e.g. the model that
-    made the vectors, is how a `MetricState` names this model, so that states made with it
-    merge with states made with that model's name.
+    metric's `normalize` and `stemmer` make it) to its vector. `name` (required), the model
+    that made the vectors, is how a `MetricState` names this model: states made with it merge
+    with states made with that name, so two encoders of other vectors need other names.
 
     Example:
         >>> encoder = PrecomputedEncoder({"war": [1.0, 0.0], "peace": [0.0, 1.0]}, name="toy")
@@ -167,7 +167,9 @@ class PrecomputedEncoder:
         [[0.0, 1.0]]
     """
 
-    def __init__(self, vectors: Mapping[str, Any], name: str = "precomputed") -> None:
+    def __init__(self, vectors: Mapping[str, Any], *, name: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"PrecomputedEncoder needs a name (the model that made the vectors), got {name!r}")
         self.vectors = {key: np.asarray(value, dtype=np.float32).reshape(-1) for key, value in vectors.items()}
         self.canonical_name = name
 
