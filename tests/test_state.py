@@ -717,6 +717,25 @@ def test_comparing_states_needs_poisson_states_over_the_same_keys():
         compare_systems("keyword_prf", a, a, columns["references"])
     with pytest.raises(ValueError, match="n_resamples=7 differs"):
         compare_systems(a, a, n_resamples=7)
+    # The states' settings are used; explicit ones must match them (even when they equal the list defaults).
+    seeded = {"confidence_level": 0.5, "bootstrap": "poisson", "n_resamples": 40, "random_state": 7}
+    other = corpus("keyword_prf", 20, seed=9)
+    a, b = (MetricState("keyword_prf", **seeded).update(**given) for given in (columns, {**columns, **other}))
+    for wrong, message in [
+        ({"random_state": 0}, "random_state=0 differs from the states' 7"),
+        ({"n_resamples": 1000}, "n_resamples=1000 differs"),
+        ({"confidence_level": 0.95}, "confidence_level=0.95 differs from the states' 0.5"),
+        ({"random_state": None}, "fresh draws"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            compare_systems(a, b, **wrong)
+    result = compare_systems(a, b, method="bootstrap", confidence_level=0.5, random_state=7, n_resamples=40)["f1"]
+    reducer = FAMILIES["keyword_prf"].reducer({})
+    differences = reducer(b.weighted)["f1"] - reducer(a.weighted)["f1"]
+    low, high = np.quantile(differences[np.isfinite(differences)], [0.25, 0.75])
+    assert math.isclose(result["difference_ci_low"], low, abs_tol=1e-12)
+    assert math.isclose(result["difference_ci_high"], high, abs_tol=1e-12)
+    assert compare_systems(a, b, method="bootstrap")["f1"] == result  # the states' level, not 0.95
     assert all(row["p_value"] == 1.0 for row in compare_systems(a, a).values())
 
 
