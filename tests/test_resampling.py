@@ -371,3 +371,18 @@ def test_bad_systems_raise_clear_errors():
         bootstrap_intervals(np.ones(4), mean_of_first, confidence_level=0.9)
     assert validation.check_interval_options(None, 1000, None) is None
     assert validation.check_interval_options(0.9, 1000, 0) == 0.9
+
+
+def test_poisson_weighted_sums_alone_equal_the_weights_times_the_statistics(monkeypatch):
+    from opinion_metrics import poisson
+
+    monkeypatch.setattr(poisson, "BLOCK_ELEMENTS", 64)  # several blocks of resamples
+    matrix = np.random.default_rng(5).random((30, 4))
+    keys = np.arange(30, dtype=np.uint64)
+    weighted, swapped = poisson.resample_sums(matrix, keys, 3, 50, signs=False)
+    weights, signs = poisson.poisson_weights(range(30), 50, 3)
+    assert swapped is None
+    np.testing.assert_allclose(weighted, weights.astype(float) @ matrix, rtol=0, atol=1e-12)
+    both, with_signs = poisson.resample_sums(matrix, keys, 3, 50)
+    np.testing.assert_array_equal(both, weighted)
+    np.testing.assert_allclose(with_signs, signs.astype(float) @ matrix, rtol=0, atol=1e-12)

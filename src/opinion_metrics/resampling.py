@@ -242,7 +242,7 @@ def bootstrap_intervals(
     matrix = check_statistics(statistics)
     if bootstrap == "poisson":
         keys = np.arange(matrix.shape[0], dtype=np.uint64)
-        weighted, _ = resample_sums(matrix, keys, poisson_seed(random_state), n_resamples)
+        weighted, _ = resample_sums(matrix, keys, poisson_seed(random_state), n_resamples, signs=False)
         return resampled_intervals(matrix.sum(axis=0), [weighted], values, level)
     rng = check_random_state(random_state)
     return resampled_intervals(matrix.sum(axis=0), _bootstrap_sums(matrix, n_resamples, rng), values, level)
