@@ -22,12 +22,10 @@ resampled sums of either bootstrap into intervals and p-values by the same rules
 
 Wiring a family (see `aspects.aspect_sentiment_score`)::
 
-    level = check_interval_options(confidence_level, n_resamples, random_state)  # up front
+    intervals = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)  # up front
     ...
-    if level is not None:
-        intervals = bootstrap_intervals(statistics, values, confidence_level=level,
-                                        n_resamples=n_resamples, random_state=random_state)
-        result = add_intervals(result, intervals)
+    if intervals["confidence_level"] is not None:
+        result = add_intervals(result, bootstrap_intervals(statistics, values, **intervals))
 """
 
 from __future__ import annotations

@@ -458,7 +458,7 @@ def semantic_keyword_prf(
         `soft_precision` (mean over predictions of max(0, best similarity)),
         `soft_recall` (the same over gold keywords) and `soft_f1`, in [0, 1].
     """
-    level = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
+    intervals = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
     return_per_example = check_flag(return_per_example, "return_per_example")
     statistics, values, included = semantic_statistics(
         predictions,
@@ -478,14 +478,7 @@ def semantic_keyword_prf(
         block_elements=block_elements,
         show_progress=show_progress,
     )
-    result: dict[str, Any] = summarize(
-        statistics,
-        values,
-        confidence_level=level,
-        n_resamples=n_resamples,
-        random_state=random_state,
-        bootstrap=bootstrap,
-    )
+    result: dict[str, Any] = summarize(statistics, values, **intervals)
     if return_per_example:
         columns = {**dict(zip(SEMANTIC_NAMES, (1, 2, 3))), **dict(zip(SOFT_NAMES, (9, 10, 11)))}
         result["per_example"] = per_example_columns(statistics, columns, included)
