@@ -274,7 +274,7 @@ def test_poisson_intervals_and_p_values_are_identical_across_1_3_and_16_partitio
             (
                 a.compute(),
                 compare_systems(a, b),
-                compare_systems(family, a, b, method="bootstrap", confidence_level=0.9),
+                compare_systems(family, a, b, method="bootstrap", confidence_level=0.95),
             )
         )
     for result in results[1:]:
