@@ -866,3 +866,18 @@ def test_movie_reviews_split_by_movie_equal_the_family_function_and_compare_syst
     for key in direct:
         assert_same(from_states[key], direct[key])
     assert len(by_movie) > 3 and from_states["f1"]["difference_ci_low"] < from_states["f1"]["difference_ci_high"]
+
+
+def test_what_ships_promises_split_independence_only_with_keys_or_start():
+    from conftest import REPO
+
+    from opinion_metrics.families import INTERVALS
+
+    declared = next(option for option in INTERVALS if option.name == "bootstrap").meaning
+    texts = {"declaration": declared, "README.md": (REPO / "README.md").read_text(encoding="utf-8")}
+    texts["definitions"] = (REPO / "docs" / "definitions.md").read_text(encoding="utf-8")
+    texts.update({card.parent.name: card.read_text(encoding="utf-8") for card in REPO.glob("metrics/*/README.md")})
+    assert len(texts) == 9
+    for name, text in texts.items():
+        assert "start=" in text or "`start`" in text, name
+        assert "keys=" in text or "ids" in text, name

@@ -111,8 +111,9 @@ def keyword_prf(
         n_resamples: bootstrap resamples (default 1000).
         random_state: None (fresh), an int seed (default 0) or a `numpy.random.Generator`.
         bootstrap: "multinomial" (default: examples drawn with replacement) or "poisson"
-            (each example weighs Poisson(1) draws keyed by its position: the intervals a
-            `MetricState` gives however the examples are split; docs/definitions.md section 12).
+            (each example weighs Poisson(1) draws keyed by its position: the intervals of a
+            `MetricState` fed in order, or of states made apart with keys or global positions;
+            docs/definitions.md section 12).
         return_per_example: also return `per_example`, a dict of per-example lists (None
             for an example that `presence` leaves out).
 
