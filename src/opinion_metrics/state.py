@@ -304,7 +304,8 @@ class MetricState:
         the family function. States updated apart must give `keys` or `start` for their
         intervals not to depend on the split: merging Poisson states whose position ranges
         overlap is refused. With `groups` (Poisson only), an example's key is its group: a
-        group's examples share their weights.
+        group's examples share their weights. Keys and positions matter only to the Poisson
+        bootstrap (the multinomial one draws from every example at once).
         """
         if table is not None:
             return self.update_arrow(table, key=keys, groups=groups, start=start, **columns)
