@@ -369,5 +369,25 @@ def test_bad_systems_raise_clear_errors():
         bootstrap_intervals(np.array([[1.0], [2.0], [np.nan]]), mean_of_first, confidence_level=0.9)
     with pytest.raises(ValueError, match=r"must be an \(examples x statistics\) matrix, got shape \(4,\)"):
         bootstrap_intervals(np.ones(4), mean_of_first, confidence_level=0.9)
-    assert validation.check_interval_options(None, 1000, None) is None
-    assert validation.check_interval_options(0.9, 1000, 0) == 0.9
+    assert validation.check_interval_options(None, 1000, None)["confidence_level"] is None
+    assert validation.check_interval_options(0.9, 1000, 0) == {
+        "confidence_level": 0.9,
+        "n_resamples": 1000,
+        "random_state": 0,
+        "bootstrap": "multinomial",
+    }
+
+
+def test_poisson_weighted_sums_alone_equal_the_weights_times_the_statistics(monkeypatch):
+    from opinion_metrics import poisson
+
+    monkeypatch.setattr(poisson, "BLOCK_ELEMENTS", 64)  # several blocks of resamples
+    matrix = np.random.default_rng(5).random((30, 4))
+    keys = np.arange(30, dtype=np.uint64)
+    weighted, swapped = poisson.resample_sums(matrix, keys, 3, 50, signs=False)
+    weights, signs = poisson.poisson_weights(range(30), 50, 3)
+    assert swapped is None
+    np.testing.assert_allclose(weighted, weights.astype(float) @ matrix, rtol=0, atol=1e-12)
+    both, with_signs = poisson.resample_sums(matrix, keys, 3, 50)
+    np.testing.assert_array_equal(both, weighted)
+    np.testing.assert_allclose(with_signs, signs.astype(float) @ matrix, rtol=0, atol=1e-12)

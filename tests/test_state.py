@@ -182,6 +182,38 @@ def test_a_state_updated_in_order_without_keys_equals_position_and_arrow_keys():
     assert explicit == arrow and by_position.fingerprint == explicit.fingerprint
     assert_same(by_position.compute(), explicit.compute())
     assert_same(arrow.compute(), keyword_prf(columns["predictions"], columns["references"], **options), 0)
+    assert by_position.positions == [(0, 40)] and explicit.positions == []
+
+
+def test_states_without_keys_merge_only_over_disjoint_positions_given_by_start():
+    columns = corpus("keyword_prf", 60, seed=8)
+    options = {**INTERVALS, "bootstrap": "poisson"}
+    expected = keyword_prf(columns["predictions"], columns["references"], **options)
+    cuts = random_cuts(60, 4, np.random.default_rng(2))
+    apart = [MetricState("keyword_prf", **options).update(**part(columns, rows), start=rows[0]) for rows in cuts]
+    merged = sum(apart[::-1])
+    assert merged.positions == [(0, 60)]
+    assert_same(merged.compute(), expected)
+    assert_same(MetricState.from_bytes(merged.to_bytes()).compute(), expected)
+    # Each shard numbered from 0: the intervals would depend on the split, so the merge is refused.
+    shards = [MetricState("keyword_prf", **options).update(**part(columns, rows)) for rows in cuts]
+    with pytest.raises(ValueError, match="both numbered examples by position 0.*keys=.*start="):
+        shards[0] + shards[1]
+    with pytest.raises(ValueError, match="position"):
+        MetricState.from_bytes(apart[1].to_bytes()) + apart[1]
+    with pytest.raises(ValueError, match="positions 5..9 were already used"):
+        MetricState("keyword_prf", **options).update(**part(columns, range(10))).update(
+            **part(columns, range(5)), start=5
+        )
+    with pytest.raises(ValueError, match="start must be a non-negative int"):
+        MetricState("keyword_prf", **options).update(**columns, start=-1)
+    with pytest.raises(ValueError, match="give start, or keys"):
+        MetricState("keyword_prf", **options).update(**columns, keys=range(60), start=0)
+    # Keyed shards and states without intervals merge as before.
+    keyed = [MetricState("keyword_prf", **options).update(**part(columns, rows), keys=list(rows)) for rows in cuts]
+    assert_same(sum(keyed).compute(), expected)
+    plain = [MetricState("keyword_prf").update(**part(columns, rows)) for rows in cuts]
+    assert_same(sum(plain).compute(), keyword_prf(columns["predictions"], columns["references"]))
 
 
 def test_semantic_states_with_the_packaged_minilm_and_precomputed_embeddings():
@@ -242,7 +274,7 @@ def test_poisson_intervals_and_p_values_are_identical_across_1_3_and_16_partitio
             (
                 a.compute(),
                 compare_systems(a, b),
-                compare_systems(family, a, b, method="bootstrap", confidence_level=0.9),
+                compare_systems(family, a, b, method="bootstrap", confidence_level=0.95),
             )
         )
     for result in results[1:]:
@@ -401,6 +433,11 @@ def test_groups_share_their_weights():
         assert math.isclose(result[f"{key}_ci_high"], high, abs_tol=1e-12)
     with pytest.raises(ValueError, match="keys or groups, not both"):
         MetricState("keyword_prf", **options).update(**columns, keys=range(60), groups=groups)
+    # The multinomial bootstrap cannot resample by group: refused rather than ignored.
+    with pytest.raises(ValueError, match='groups resample .* only with bootstrap="poisson"'):
+        MetricState("keyword_prf", **INTERVALS).update(**columns, groups=groups)
+    unresampled = MetricState("keyword_prf").update(**columns, groups=groups).compute()
+    assert_same(unresampled, keyword_prf(columns["predictions"], columns["references"]))
 
 
 def test_poisson_state_memory_is_constant_in_the_number_of_examples():
@@ -481,7 +518,7 @@ def test_bytes_round_trip_exactly_and_refuse_every_flipped_byte_and_truncation(n
             MetricState.from_bytes(data[:length])
 
 
-def forge(header, payload=b"", version=1):
+def forge(header, payload=b"", version=2):
     """Bytes in the declared layout with a valid checksum (a careful forger, or a buggy writer)."""
     encoded = json.dumps(header).encode()
     body = MAGIC + struct.pack("<HI", version, len(encoded)) + encoded + payload
@@ -495,7 +532,7 @@ def test_foreign_wrong_version_and_lying_headers_are_refused():
     assert MetricState.from_bytes(forge(header, payload)) == state  # the forger's layout is the real one
     cases = {
         "magic": b"NOTSTATE" + state.to_bytes()[8:],
-        "version": forge(header, payload, version=2),
+        "version": forge(header, payload, version=1),
         "pickle": pickle.dumps(state),
         "empty": b"",
         "noise": np.random.default_rng(0).bytes(5000),
@@ -552,7 +589,7 @@ def test_foreign_wrong_version_and_lying_headers_are_refused():
     messages = {
         "magic": "magic header",
         "huge rows": "declares 64000000000000000 bytes",
-        "version": "version 2",
+        "version": "version 1",
         "huge shape": "shape",
         "unknown family": "bleu",
     }
@@ -566,7 +603,12 @@ def test_object_options_travel_by_name_and_can_be_given_back():
     state = MetricState("sentiment_appropriateness", sentiment=toy_sentiment, bootstrap="poisson", confidence_level=0.9)
     state.update(**corpus("sentiment_appropriateness", 10, seed=3))
     loaded = MetricState.from_bytes(state.to_bytes())
-    assert loaded.compute() == state.compute() and (state + loaded).n_examples == 20
+    assert loaded.compute() == state.compute()
+    with pytest.raises(ValueError, match="sentiment holds different objects"):
+        state + loaded
+    given_back = MetricState.from_bytes(state.to_bytes(), sentiment=toy_sentiment)
+    later = MetricState.empty_like(state).update(**corpus("sentiment_appropriateness", 10, seed=4), start=10)
+    assert (given_back + later).n_examples == 20
     with pytest.raises(ValueError, match="object option"):
         loaded.update(predictions=[["good"]], references=[["bad"]])
     restored = MetricState.from_bytes(state.to_bytes(), sentiment=toy_sentiment)
@@ -617,6 +659,31 @@ def test_empty_batches_add_nothing_and_mismatched_ones_are_refused():
         state.update(predictions=[], references=[["a"]])
 
 
+def test_unnamed_object_options_merge_only_when_they_are_the_same_object():
+    columns = corpus("sentiment_appropriateness", 6, seed=5)
+    a = MetricState("sentiment_appropriateness", sentiment=lambda text: 0.0).update(**columns)
+    b = MetricState("sentiment_appropriateness", sentiment=lambda text: 1.0).update(**columns)
+    with pytest.raises(ValueError, match="option sentiment holds different objects .*<lambda>"):
+        a + b
+    shared = MetricState("sentiment_appropriateness", sentiment=a.options["sentiment"]).update(**columns)
+    assert (a + shared).n_examples == 12
+    # Named models merge by name; encoders of other vectors need other names.
+    war, peace = {"war": [1.0, 0.0], "peace": [0.0, 1.0]}, {"war": [1.0, 0.0], "peace": [1.0, 0.0]}
+    with pytest.raises(TypeError, match="name"):
+        PrecomputedEncoder(war)
+    states = [
+        MetricState("semantic_keyword_prf", model=PrecomputedEncoder(vectors, name=name)).update(
+            predictions=[["war"]], references=[["peace"]]
+        )
+        for vectors, name in ((war, "model-1"), (peace, "model-2"), (war, "model-1"))
+    ]
+    with pytest.raises(ValueError, match="different options: model .'model-1' vs 'model-2'"):
+        states[0] + states[1]
+    assert (states[0] + states[2]).compute()["soft_f1"] == 0.0
+    data = states[0].to_bytes()
+    assert json.loads(data[14 : 14 + struct.unpack_from("<HI", data, 8)[1]])["options"]["model"] == "model-1"
+
+
 def test_merging_other_families_or_objects_is_refused_and_resources_do_not_matter():
     with pytest.raises(ValueError, match="cannot merge a keyword_prf state with a keyword_diversity state"):
         MetricState("keyword_prf") + MetricState("keyword_diversity")
@@ -650,6 +717,25 @@ def test_comparing_states_needs_poisson_states_over_the_same_keys():
         compare_systems("keyword_prf", a, a, columns["references"])
     with pytest.raises(ValueError, match="n_resamples=7 differs"):
         compare_systems(a, a, n_resamples=7)
+    # The states' settings are used; explicit ones must match them (even when they equal the list defaults).
+    seeded = {"confidence_level": 0.5, "bootstrap": "poisson", "n_resamples": 40, "random_state": 7}
+    other = corpus("keyword_prf", 20, seed=9)
+    a, b = (MetricState("keyword_prf", **seeded).update(**given) for given in (columns, {**columns, **other}))
+    for wrong, message in [
+        ({"random_state": 0}, "random_state=0 differs from the states' 7"),
+        ({"n_resamples": 1000}, "n_resamples=1000 differs"),
+        ({"confidence_level": 0.95}, "confidence_level=0.95 differs from the states' 0.5"),
+        ({"random_state": None}, "fresh draws"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            compare_systems(a, b, **wrong)
+    result = compare_systems(a, b, method="bootstrap", confidence_level=0.5, random_state=7, n_resamples=40)["f1"]
+    reducer = FAMILIES["keyword_prf"].reducer({})
+    differences = reducer(b.weighted)["f1"] - reducer(a.weighted)["f1"]
+    low, high = np.quantile(differences[np.isfinite(differences)], [0.25, 0.75])
+    assert math.isclose(result["difference_ci_low"], low, abs_tol=1e-12)
+    assert math.isclose(result["difference_ci_high"], high, abs_tol=1e-12)
+    assert compare_systems(a, b, method="bootstrap")["f1"] == result  # the states' level, not 0.95
     assert all(row["p_value"] == 1.0 for row in compare_systems(a, a).values())
 
 
@@ -733,6 +819,22 @@ def test_from_dataset_with_a_key_column_equals_states_with_those_keys():
     assert state.fingerprint == direct.fingerprint
 
 
+def test_from_dataset_with_a_group_column_equals_states_with_those_groups():
+    datasets = pytest.importorskip("datasets")
+    datasets.disable_progress_bars()
+    columns = corpus("keyword_prf", 30, seed=16)
+    movies = [f"movie-{i % 4}" for i in range(30)]
+    data = datasets.Dataset.from_dict(
+        {"predictions": columns["predictions"], "references": columns["references"], "g": movies}
+    )
+    options = {**INTERVALS, "bootstrap": "poisson"}
+    state = MetricState.from_dataset(data, "keyword_prf", groups="g", batch_size=7, **options)
+    direct = MetricState("keyword_prf", **options)
+    direct.update(predictions=columns["predictions"], references=columns["references"], groups=movies)
+    assert_same(state.compute(), direct.compute())
+    assert state.fingerprint == direct.fingerprint and state.positions == []
+
+
 def test_movie_reviews_split_by_movie_equal_the_family_function_and_compare_systems(movie_reviews):
     sample = movie_reviews[::4]
     gold = [review["gold"] for review in sample]
@@ -764,3 +866,18 @@ def test_movie_reviews_split_by_movie_equal_the_family_function_and_compare_syst
     for key in direct:
         assert_same(from_states[key], direct[key])
     assert len(by_movie) > 3 and from_states["f1"]["difference_ci_low"] < from_states["f1"]["difference_ci_high"]
+
+
+def test_what_ships_promises_split_independence_only_with_keys_or_start():
+    from conftest import REPO
+
+    from opinion_metrics.families import INTERVALS
+
+    declared = next(option for option in INTERVALS if option.name == "bootstrap").meaning
+    texts = {"declaration": declared, "README.md": (REPO / "README.md").read_text(encoding="utf-8")}
+    texts["definitions"] = (REPO / "docs" / "definitions.md").read_text(encoding="utf-8")
+    texts.update({card.parent.name: card.read_text(encoding="utf-8") for card in REPO.glob("metrics/*/README.md")})
+    assert len(texts) == 9
+    for name, text in texts.items():
+        assert "start=" in text or "`start`" in text, name
+        assert "keys=" in text or "ids" in text, name

@@ -80,7 +80,7 @@ Args:
     random_state (`int`, default 0): seed of the resamples (None: fresh randomness).
     bootstrap (`str`, default "multinomial"): "multinomial" (draw examples with replacement) or
         "poisson" (each example weighs Poisson(1) draws keyed by its position: the intervals
-        of an `opinion_metrics.MetricState`, the same however the examples are split).
+        of an `opinion_metrics.MetricState` fed in order, or of states made apart with keys).
     return_per_example (`bool`, default False): also return "per_example" (lists; nDCG and
         MAP are None for examples without gold keywords).
 Returns:

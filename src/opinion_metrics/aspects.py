@@ -332,19 +332,12 @@ def aspect_sentiment_score(
     aspects = check_aspects(aspects)
     min_rating, max_rating = check_rating_range(min_rating, max_rating)
     zero_division = check_zero_division(zero_division)
-    level = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
+    intervals = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
     predicted, gold = _checked_tables(predictions, references, aspects, min_rating, max_rating)
     values = _values_function(aspects, min_rating, max_rating, zero_division)
     sums = _sums(predicted, gold, aspects, min_rating, max_rating)
     result = {key: float(value) for key, value in values(sums).items()}
-    if level is None:
+    if intervals["confidence_level"] is None:
         return result
-    intervals = bootstrap_intervals(
-        _statistics(predicted, gold, aspects, min_rating, max_rating),
-        values,
-        confidence_level=level,
-        n_resamples=n_resamples,
-        random_state=random_state,
-        bootstrap=bootstrap,
-    )
-    return add_intervals(result, intervals)
+    statistics = _statistics(predicted, gold, aspects, min_rating, max_rating)
+    return add_intervals(result, bootstrap_intervals(statistics, values, **intervals))

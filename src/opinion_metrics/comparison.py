@@ -10,19 +10,29 @@ from .resampling import METHODS, RandomState, compare_systems_statistics, paired
 from .state import MetricState, statistics
 from .validation import check_confidence_level, check_corpus, check_same_length
 
-_DEFAULT_RESAMPLES, _DEFAULT_SEED = 1000, 0
+_DEFAULT_LEVEL, _DEFAULT_RESAMPLES, _DEFAULT_SEED = 0.95, 1000, 0
+
+
+class _NotGiven:
+    """The default of `compare_systems`'s random_state (None already means fresh draws)."""
+
+    def __repr__(self) -> str:
+        return "<not given: 0, or the states' seed>"
+
+
+NOT_GIVEN: Any = _NotGiven()
 
 
 def compare_states(
-    state_a: MetricState, state_b: MetricState, *, method: str = "permutation", confidence_level: float = 0.95
+    state_a: MetricState, state_b: MetricState, *, method: str = "permutation", confidence_level: float | None = None
 ) -> dict[str, dict[str, float]]:
     """The paired comparison of `compare_systems` from two Poisson states of the same family
     and options over the same keys (docs/definitions.md section 12): the bootstrap uses both states' sums
     under the shared weights; a permutation swaps by the shared signs, moving
-    `swapped_b - swapped_a` from b to a."""
+    `swapped_b - swapped_a` from b to a. The interval of the difference is at the states'
+    confidence level (`confidence_level`, if given, must equal it)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    level = check_confidence_level(confidence_level)
     state_a.check_mergeable(state_b)
     if not state_a.poisson:
         raise ValueError(
@@ -36,6 +46,9 @@ def compare_states(
             f"the states were computed over different keys ({state_a.fingerprint[0]} and {state_b.fingerprint[0]} "
             "examples, or other keys): a paired comparison needs the same examples, with the same keys"
         )
+    level = state_a.level
+    if confidence_level is not None and check_confidence_level(confidence_level) != level:
+        raise ValueError(f"confidence_level={confidence_level!r} differs from the states' {level!r}")
     moves = [state_b.swapped - state_a.swapped] if method == "permutation" else None
     return paired_comparison(
         state_a.reducer,
@@ -57,9 +70,9 @@ def compare_systems(
     scores_a: Sequence[Sequence[float]] | None = None,
     scores_b: Sequence[Sequence[float]] | None = None,
     method: str = "permutation",
-    confidence_level: float = 0.95,
-    n_resamples: int = 1000,
-    random_state: RandomState = 0,
+    confidence_level: float | None = None,
+    n_resamples: int | None = None,
+    random_state: RandomState = NOT_GIVEN,
     **options: Any,
 ) -> dict[str, dict[str, float]]:
     """Is system b better than system a? A paired test on the same examples.
@@ -69,7 +82,8 @@ def compare_systems(
 
     The systems can also be two `MetricState`s made with `bootstrap="poisson"` and a
     `confidence_level` over the same keys: `compare_systems(state_a, state_b)` (or with the
-    family name first); their resamples and seed are used.
+    family name first); their confidence level, resamples and seed are used, and
+    `confidence_level`, `n_resamples` or `random_state` given with states must equal them.
 
     Args:
         family: a metric family name ("keyword_prf", "weighted_keyword_prf", ...).
@@ -79,8 +93,10 @@ def compare_systems(
             for "sentiment_appropriateness" when `texts` are given).
         scores_a, scores_b: the keyword scores of each system ("weighted_keyword_prf").
         method: "permutation" (approximate randomization, default) or "bootstrap".
-        confidence_level: level of the paired-bootstrap interval of the difference.
-        n_resamples, random_state: resamples and seed (default 1000 and 0).
+        confidence_level: level of the paired-bootstrap interval of the difference
+            (default 0.95; with states, theirs).
+        n_resamples, random_state: resamples and seed (default 1000 and 0, None: fresh
+            draws; with states, theirs).
         **options: the family's options (match, average, texts, presence, ...);
             `bootstrap="poisson"` draws position-keyed Poisson weights and swap signs
             (docs/definitions.md section 12), as comparing two states does.
@@ -105,11 +121,16 @@ def compare_systems(
         extra = [name for name, value in given.items() if value is not None] + sorted(options)
         if extra:
             raise ValueError(f"states carry their inputs and options: leave out {', '.join(extra)}")
-        seeds = {"n_resamples": (n_resamples, _DEFAULT_RESAMPLES), "random_state": (random_state, _DEFAULT_SEED)}
-        for name, (value, default) in seeds.items():
-            if value != default and value != predictions_a.options[name]:
+        given = {"n_resamples": n_resamples, "random_state": random_state}
+        for name, value in given.items():
+            if value is not None and value is not NOT_GIVEN and value != predictions_a.options[name]:
                 raise ValueError(f"{name}={value!r} differs from the states' {predictions_a.options[name]!r}")
+        if random_state is None:
+            raise ValueError("random_state=None asks for fresh draws, but states carry their seed: leave it out")
         return compare_states(predictions_a, predictions_b, method=method, confidence_level=confidence_level)
+    confidence_level = _DEFAULT_LEVEL if confidence_level is None else confidence_level
+    n_resamples = _DEFAULT_RESAMPLES if n_resamples is None else n_resamples
+    random_state = _DEFAULT_SEED if random_state is NOT_GIVEN else random_state
     if predictions_b is None:
         raise ValueError("give predictions_b: the second system's predictions")
     spec = get_family(family)

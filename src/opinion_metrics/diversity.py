@@ -187,7 +187,7 @@ def keyword_diversity(
         >>> keyword_diversity([["Star Wars", "star wars!", "space opera", "space"], []])
         {'unique_keyword_ratio': 0.75, 'unique_token_ratio': 0.5714285714285714}
     """
-    level = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
+    intervals = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
     return_per_example = check_flag(return_per_example, "return_per_example")
     statistics, values, per_example = diversity_statistics(
         predictions,
@@ -198,14 +198,7 @@ def keyword_diversity(
         batch_size=batch_size,
         zero_division=zero_division,
     )
-    result: dict[str, Any] = summarize(
-        statistics,
-        values,
-        confidence_level=level,
-        n_resamples=n_resamples,
-        random_state=random_state,
-        bootstrap=bootstrap,
-    )
+    result: dict[str, Any] = summarize(statistics, values, **intervals)
     if return_per_example:
         result["per_example"] = per_example
     return result

@@ -270,7 +270,8 @@ INTERVALS = (
         "bootstrap",
         "choice",
         "multinomial: draw examples with replacement; poisson: Poisson(1) weights per example, "
-        "keyed by position, the same however the examples are split (MetricState)",
+        "keyed by position (as a MetricState fed in order; states made apart are split-independent "
+        "with keys= ids or start= global positions)",
         check_bootstrap,
         BOOTSTRAPS,
     ),

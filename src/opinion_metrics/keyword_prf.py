@@ -111,8 +111,9 @@ def keyword_prf(
         n_resamples: bootstrap resamples (default 1000).
         random_state: None (fresh), an int seed (default 0) or a `numpy.random.Generator`.
         bootstrap: "multinomial" (default: examples drawn with replacement) or "poisson"
-            (each example weighs Poisson(1) draws keyed by its position: the intervals a
-            `MetricState` gives however the examples are split; docs/definitions.md section 12).
+            (each example weighs Poisson(1) draws keyed by its position: the intervals of a
+            `MetricState` fed in order, or of states made apart with keys or global positions;
+            docs/definitions.md section 12).
         return_per_example: also return `per_example`, a dict of per-example lists (None
             for an example that `presence` leaves out).
 
@@ -123,7 +124,7 @@ def keyword_prf(
         >>> keyword_prf([["social satire", "pizza"]], [["satire", "class", "family"]])
         {'precision': 0.5, 'recall': 0.3333333333333333, 'f1': 0.4}
     """
-    level = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
+    intervals = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
     return_per_example = check_flag(return_per_example, "return_per_example")
     statistics, values, included = keyword_prf_statistics(
         predictions,
@@ -138,14 +139,7 @@ def keyword_prf(
         top_k=top_k,
         zero_division=zero_division,
     )
-    result: dict[str, Any] = summarize(
-        statistics,
-        values,
-        confidence_level=level,
-        n_resamples=n_resamples,
-        random_state=random_state,
-        bootstrap=bootstrap,
-    )
+    result: dict[str, Any] = summarize(statistics, values, **intervals)
     if return_per_example:
         result["per_example"] = per_example_columns(statistics, dict(zip(NAMES, (1, 2, 3))), included)
     return result

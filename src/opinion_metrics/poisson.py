@@ -215,14 +215,16 @@ def poisson_weights(keys: Any, n_resamples: int, random_state: int) -> tuple[np.
 
 
 def resample_sums(
-    statistics: np.ndarray, hashes: np.ndarray, seed: int, n_resamples: int
-) -> tuple[np.ndarray, np.ndarray]:
+    statistics: np.ndarray, hashes: np.ndarray, seed: int, n_resamples: int, *, signs: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Per resample, the Poisson-weighted and the swap-sign-weighted column sums of the
-    (examples x statistics) matrix: two (n_resamples x statistics) float64 arrays."""
+    (examples x statistics) matrix: two (n_resamples x statistics) float64 arrays (the
+    second None with `signs=False`, for intervals alone: half the products)."""
     weighted = np.zeros((n_resamples, statistics.shape[1]))
-    swapped = np.zeros_like(weighted)
-    for start, weights, signs in draws(hashes, seed, n_resamples):
-        stop = start + len(weights)
-        weighted[start:stop] = weights.astype(np.float64) @ statistics
-        swapped[start:stop] = signs.astype(np.float64) @ statistics
+    swapped = np.zeros_like(weighted) if signs else None
+    for start, block_weights, block_signs in draws(hashes, seed, n_resamples):
+        stop = start + len(block_weights)
+        weighted[start:stop] = block_weights.astype(np.float64) @ statistics
+        if swapped is not None:
+            swapped[start:stop] = block_signs.astype(np.float64) @ statistics
     return weighted, swapped

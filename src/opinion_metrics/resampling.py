@@ -22,12 +22,10 @@ resampled sums of either bootstrap into intervals and p-values by the same rules
 
 Wiring a family (see `aspects.aspect_sentiment_score`)::
 
-    level = check_interval_options(confidence_level, n_resamples, random_state)  # up front
+    intervals = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)  # up front
     ...
-    if level is not None:
-        intervals = bootstrap_intervals(statistics, values, confidence_level=level,
-                                        n_resamples=n_resamples, random_state=random_state)
-        result = add_intervals(result, intervals)
+    if intervals["confidence_level"] is not None:
+        result = add_intervals(result, bootstrap_intervals(statistics, values, **intervals))
 """
 
 from __future__ import annotations
@@ -242,7 +240,7 @@ def bootstrap_intervals(
     matrix = check_statistics(statistics)
     if bootstrap == "poisson":
         keys = np.arange(matrix.shape[0], dtype=np.uint64)
-        weighted, _ = resample_sums(matrix, keys, poisson_seed(random_state), n_resamples)
+        weighted, _ = resample_sums(matrix, keys, poisson_seed(random_state), n_resamples, signs=False)
         return resampled_intervals(matrix.sum(axis=0), [weighted], values, level)
     rng = check_random_state(random_state)
     return resampled_intervals(matrix.sum(axis=0), _bootstrap_sums(matrix, n_resamples, rng), values, level)

@@ -182,9 +182,9 @@ class PrecomputedEncoder:
 
     For pipelines that embed each distinct normalized keyword once (a pool of model workers)
     and then compute statistics elsewhere: `vectors` maps each normalized keyword (as the
-    metric's `normalize` and `stemmer` make it) to its vector. `name`, e.g. the model that
-    made the vectors, is how a `MetricState` names this model, so that states made with it
-    merge with states made with that model's name.
+    metric's `normalize` and `stemmer` make it) to its vector. `name` (required), the model
+    that made the vectors, is how a `MetricState` names this model: states made with it merge
+    with states made with that name, so two encoders of other vectors need other names.
 
     Example:
         >>> encoder = PrecomputedEncoder({"war": [1.0, 0.0], "peace": [0.0, 1.0]}, name="toy")
@@ -192,7 +192,9 @@ class PrecomputedEncoder:
         [[0.0, 1.0]]
     """
 
-    def __init__(self, vectors: Mapping[str, Any], name: str = "precomputed") -> None:
+    def __init__(self, vectors: Mapping[str, Any], *, name: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"PrecomputedEncoder needs a name (the model that made the vectors), got {name!r}")
         self.vectors = {key: np.asarray(value, dtype=np.float32).reshape(-1) for key, value in vectors.items()}
         self.canonical_name = name
 
@@ -504,7 +506,7 @@ def semantic_keyword_prf(
         `soft_precision` (mean over predictions of max(0, best similarity)),
         `soft_recall` (the same over gold keywords) and `soft_f1`, in [0, 1].
     """
-    level = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
+    intervals = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
     return_per_example = check_flag(return_per_example, "return_per_example")
     statistics, values, included = semantic_statistics(
         predictions,
@@ -524,14 +526,7 @@ def semantic_keyword_prf(
         block_elements=block_elements,
         show_progress=show_progress,
     )
-    result: dict[str, Any] = summarize(
-        statistics,
-        values,
-        confidence_level=level,
-        n_resamples=n_resamples,
-        random_state=random_state,
-        bootstrap=bootstrap,
-    )
+    result: dict[str, Any] = summarize(statistics, values, **intervals)
     if return_per_example:
         columns = {**dict(zip(SEMANTIC_NAMES, (1, 2, 3))), **dict(zip(SOFT_NAMES, (9, 10, 11)))}
         result["per_example"] = per_example_columns(statistics, columns, included)

@@ -274,7 +274,7 @@ def sentiment_appropriateness(
         0.3
     """
     return_per_example = check_flag(return_per_example, "return_per_example")
-    level = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
+    intervals = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
     statistics, values, per_example = sentiment_statistics(
         predictions,
         references,
@@ -286,14 +286,7 @@ def sentiment_appropriateness(
         stemmer=stemmer,
         workers=workers,
     )
-    result: dict[str, Any] = summarize(
-        statistics,
-        values,
-        confidence_level=level,
-        n_resamples=n_resamples,
-        random_state=random_state,
-        bootstrap=bootstrap,
-    )
+    result: dict[str, Any] = summarize(statistics, values, **intervals)
     if return_per_example:
         result["per_example"] = per_example
     return result

@@ -11,7 +11,8 @@ statistics row (the multinomial bootstrap draws from all of them at once).
 `to_bytes()` writes a declared, versioned layout (no pickle):
 
     magic b"\\x93OMSTATE" | version (uint16 LE) | header length (uint32 LE) | header (UTF-8
-    JSON: family, canonical options, counts, key fingerprint, array names and shapes) |
+    JSON: family, canonical options, counts, key fingerprint, position-key ranges, array names
+    and shapes) |
     the arrays as little-endian float64, in header order | SHA-256 of all the above
 
 and `MetricState.from_bytes` checks every part before it allocates anything.
@@ -34,11 +35,11 @@ from .poisson import key_fingerprint, key_hashes, resample_sums
 from .resampling import add_intervals, bootstrap_intervals, poisson_seed, resampled_intervals
 
 MAGIC = b"\x93OMSTATE"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the header records the ranges of position keys
 _PREFIX = struct.Struct("<HI")  # version, header length
 _DIGEST_SIZE = 32
 _MAX_HEADER_BYTES = 1 << 24
-_HEADER_KEYS = {"family", "options", "n_examples", "fingerprint", "arrays"}
+_HEADER_KEYS = {"family", "options", "n_examples", "fingerprint", "positions", "arrays"}
 # Columns of a table given to `update` by name: each family input, plus the keys and groups.
 _EXTRA_COLUMNS = ("key", "groups")
 
@@ -65,8 +66,19 @@ def _describe_object(value: Any) -> str:
     return f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', repr(kind))}"
 
 
+def stable_name(value: Any) -> str | None:
+    """The explicit name an object option carries (`PrecomputedEncoder(name=...)`'s
+    `canonical_name`, a model's `name_or_path`), or None."""
+    for attribute in ("canonical_name", "name_or_path"):
+        name = getattr(value, attribute, None)
+        if isinstance(name, str) and name:
+            return name
+    return None
+
+
 def _canonical_value(value: Any) -> Any:
-    """A JSON value standing for an option value; objects by their type or function name."""
+    """A JSON value standing for an option value; an object by its explicit name, else by its
+    type or function name (which does not tell two functions apart: see `check_mergeable`)."""
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, numbers.Integral):
@@ -77,8 +89,8 @@ def _canonical_value(value: Any) -> Any:
         return list(value)
     if isinstance(value, ObjectOption):
         return {"object": value.description}
-    name = getattr(value, "canonical_name", None)
-    if isinstance(name, str):  # e.g. PrecomputedEncoder: stands for the model that made its vectors
+    name = stable_name(value)
+    if name is not None:  # e.g. PrecomputedEncoder: stands for the model that made its vectors
         return name
     return {"object": _describe_object(value)}
 
@@ -133,7 +145,8 @@ class MetricState:
         **options: the family function's options (checked now, before any data), except
             `return_per_example`; `bootstrap` is "multinomial" (default; with intervals the
             state keeps every example's statistics) or "poisson" (constant memory; intervals
-            and paired tests independent of how the examples are split).
+            and paired tests independent of how the examples are split when each example has
+            a key: `update(keys=...)` ids, or global positions through `update(start=...)`).
 
     Example:
         >>> from opinion_metrics import keyword_prf
@@ -155,6 +168,7 @@ class MetricState:
             self.options["random_state"] = poisson_seed(self.options["random_state"])
         self.n_examples = 0
         self.fingerprint = (0, 0)  # (count, sum of mixed key hashes mod 2**64): the keys seen
+        self.positions: list[tuple[int, int]] = []  # Poisson: [start, stop) ranges of the position keys used
         self.sums: np.ndarray | None = None
         self.weighted: np.ndarray | None = None  # (n_resamples x m) Poisson-weighted sums
         self.swapped: np.ndarray | None = None  # (n_resamples x m) swap-sign-weighted sums
@@ -197,6 +211,7 @@ class MetricState:
             options=dict(state.options),
             n_examples=0,
             fingerprint=(0, 0),
+            positions=[],
             sums=None,
             weighted=None,
             swapped=None,
@@ -250,7 +265,9 @@ class MetricState:
 
             table = batch.append_column(index_column, pa.array(indices, type=pa.int64()))
             state = MetricState.empty_like(template)
-            state.update_arrow(table, key=key or index_column, groups=groups, **names)
+            state.update_arrow(
+                table, key=index_column if key is None and groups is None else key, groups=groups, **names
+            )
             return {"state": [state.to_bytes()]}
 
         states = dataset.with_format("arrow").map(
@@ -271,26 +288,36 @@ class MetricState:
 
     # -- adding examples -------------------------------------------------------------------
 
-    def update(self, table: Any = None, /, *, keys: Any = None, groups: Any = None, **columns: Any) -> MetricState:
+    def update(
+        self, table: Any = None, /, *, keys: Any = None, groups: Any = None, start: int | None = None, **columns: Any
+    ) -> MetricState:
         """Add examples; returns the state itself.
 
         Columns are given by value (`predictions=[...]`, `references=...`, `texts=...`,
         `scores=...`, whatever the family takes), or, with an Arrow `RecordBatch` / `Table` or
         a pandas `DataFrame` as first argument, by column name (see `update_arrow`).
 
-        `keys` (ints or strs, one per example) identify examples for the Poisson bootstrap;
-        by default the examples are numbered on from the examples already seen, so a single
-        state fed in order equals the family function. With `groups`, an example's key is
-        its group: a group's examples share their weights.
+        `keys` (ints or strs, one per example, e.g. review ids) identify examples for the
+        Poisson bootstrap. Without them an example's key is its position: `start` (the
+        global position of the first example here) plus its index; by default `start`
+        continues where this state's positions stopped, so a single state fed in order equals
+        the family function. States updated apart must give `keys` or `start` for their
+        intervals not to depend on the split: merging Poisson states whose position ranges
+        overlap is refused. With `groups` (Poisson only), an example's key is its group: a
+        group's examples share their weights. Keys and positions matter only to the Poisson
+        bootstrap (the multinomial one draws from every example at once).
         """
         if table is not None:
-            return self.update_arrow(table, key=keys, groups=groups, **columns)
-        return self._add(columns, keys, groups)
+            return self.update_arrow(table, key=keys, groups=groups, start=start, **columns)
+        return self._add(columns, keys, groups, start)
 
-    def update_arrow(self, table: Any, *, key: Any = None, groups: Any = None, **names: Any) -> MetricState:
+    def update_arrow(
+        self, table: Any, *, key: Any = None, groups: Any = None, start: int | None = None, **names: Any
+    ) -> MetricState:
         """Add the rows of an Arrow `RecordBatch` or `Table` (or a pandas `DataFrame`):
         `names` maps each family input to its column name (`predictions="pred_col"`);
-        `key` and `groups` name the key and group columns (None: position keys)."""
+        `key` and `groups` name the key and group columns (None: position keys from `start`,
+        as in `update`)."""
         import pyarrow as pa
 
         from .evaluate_support import arrow_to_lists, arrow_to_ratings
@@ -327,9 +354,9 @@ class MetricState:
                 values[name] = arrow_to_lists(data, share_duplicates=name == "references")
         keys = None if key is None else column(key, "key")
         group_column = None if groups is None else column(groups, "groups")
-        return self._add(values, keys, group_column)
+        return self._add(values, keys, group_column, start)
 
-    def _add(self, columns: dict[str, Any], keys: Any, groups: Any) -> MetricState:
+    def _add(self, columns: dict[str, Any], keys: Any, groups: Any, start: int | None = None) -> MetricState:
         if any(isinstance(value, ObjectOption) for value in self.options.values()):
             raise ValueError(
                 "this state was loaded from bytes with an object option (a function or a model): "
@@ -337,6 +364,17 @@ class MetricState:
             )
         if keys is not None and groups is not None:
             raise ValueError("give keys or groups, not both: with groups, an example's key is its group")
+        if start is not None and (keys is not None or groups is not None):
+            raise ValueError("start numbers examples that have no keys or groups: give start, or keys, or groups")
+        if start is not None and (isinstance(start, bool) or not isinstance(start, numbers.Integral) or start < 0):
+            raise ValueError(
+                f"start must be a non-negative int (the global position of the first example), got {start!r}"
+            )
+        if groups is not None and self.keeps_rows:
+            raise ValueError(
+                'groups resample a group\'s examples together only with bootstrap="poisson"; the multinomial '
+                "bootstrap draws examples one by one, so groups would be ignored"
+            )
         given = [value for value in (*columns.values(), keys, groups) if value is not None]
         if "predictions" in columns and all(_length(value) == 0 for value in given):
             return self  # an empty batch (an engine's empty partition) adds nothing
@@ -347,7 +385,17 @@ class MetricState:
         if self.poisson:
             given = groups if groups is not None else keys
             if given is None:
-                hashes = np.arange(self.n_examples, self.n_examples + count, dtype=np.uint64)
+                if start is None:
+                    start = self.positions[-1][1] if self.positions else self.n_examples
+                positions = [(int(start), int(start) + count)]
+                overlap = _overlap(self.positions, positions)
+                if overlap is not None:
+                    raise ValueError(
+                        f"positions {overlap[0]}..{overlap[1] - 1} were already used by this state: "
+                        "give start (the global position of the first example) or keys"
+                    )
+                self.positions = _union(self.positions, positions)
+                hashes = np.arange(start, start + count, dtype=np.uint64)
             else:
                 hashes = key_hashes(given, "groups" if groups is not None else "keys")
                 if len(hashes) != count:
@@ -373,7 +421,7 @@ class MetricState:
 
     def check_mergeable(self, other: Any) -> None:
         """Raise `ValueError` naming what differs unless `other` is a state of the same
-        family and options."""
+        family and options (objects without an explicit name: the same object)."""
         if not isinstance(other, MetricState):
             raise TypeError(f"a MetricState merges with another MetricState, got {type(other).__name__}")
         if other.family != self.family:
@@ -382,19 +430,38 @@ class MetricState:
         differing = [f"{name} ({mine[name]!r} vs {theirs[name]!r})" for name in mine if mine[name] != theirs[name]]
         if differing:
             raise ValueError(f"cannot merge {self.family} states with different options: {', '.join(differing)}")
+        # An object without an explicit name is described by its type: only the same object is the same option.
+        unnamed = [
+            name for name in mine if isinstance(mine[name], dict) and self.options[name] is not other.options[name]
+        ]
+        if unnamed:
+            raise ValueError(
+                f"cannot merge {self.family} states whose option {', '.join(unnamed)} holds different objects "
+                f"({mine[unnamed[0]]['object']}): give both states the same object (also to from_bytes), "
+                "or an object with an explicit name (a model name, PrecomputedEncoder(name=...))"
+            )
         if self.sums is not None and other.sums is not None and self.sums.shape != other.sums.shape:
             raise ValueError(f"cannot merge states of {self.sums.shape[0]} and {other.sums.shape[0]} statistics")
 
     def merge(self, other: MetricState) -> MetricState:
         """A new state holding the examples of both (the order matters only for the
-        multinomial bootstrap, which draws from the rows in order)."""
+        multinomial bootstrap, which draws from the rows in order). Poisson states that both
+        numbered examples by the same positions are refused (see `update`)."""
         self.check_mergeable(other)
+        overlap = _overlap(self.positions, other.positions)
+        if overlap is not None:
+            raise ValueError(
+                f"cannot merge {self.family} states that both numbered examples by position {overlap[0]}: their "
+                "intervals would depend on how the examples were split; give update keys= (example ids) or "
+                "start= (the global position of the batch's first example)"
+            )
         merged = MetricState.empty_like(self)
         merged.n_examples = self.n_examples + other.n_examples
         merged.fingerprint = (
             self.fingerprint[0] + other.fingerprint[0],
             (self.fingerprint[1] + other.fingerprint[1]) % 2**64,
         )
+        merged.positions = _union(self.positions, other.positions)
         for name in ("sums", "weighted", "swapped"):
             mine, theirs = getattr(self, name), getattr(other, name)
             parts = [part for part in (mine, theirs) if part is not None]
@@ -456,6 +523,7 @@ class MetricState:
             "options": self.canonical_options,
             "n_examples": self.n_examples,
             "fingerprint": list(self.fingerprint),
+            "positions": [list(span) for span in self.positions],
             "arrays": [{"name": name, "shape": list(array.shape)} for name, array in arrays],
         }
         encoded = json.dumps(header, sort_keys=True, allow_nan=False).encode("utf-8")
@@ -525,7 +593,17 @@ class MetricState:
             or fingerprint[1] >= 2**64
         ):
             raise ValueError(f"corrupted MetricState: fingerprint {fingerprint!r}")
+        positions = header["positions"]
+        if (
+            not isinstance(positions, list)
+            or not all(isinstance(span, list) and len(span) == 2 and all(map(_is_count, span)) for span in positions)
+            or not all(start < stop for start, stop in positions)
+            or any(positions[i][1] >= positions[i + 1][0] for i in range(len(positions) - 1))
+            or (positions and not state.poisson)
+        ):
+            raise ValueError(f"corrupted MetricState: positions {positions!r}")
         state.n_examples, state.fingerprint = count, (fingerprint[0], fingerprint[1])
+        state.positions = [(start, stop) for start, stop in positions]
         return state
 
     def _load_arrays(self, declared: Any, payload: memoryview) -> None:
@@ -588,6 +666,7 @@ class MetricState:
             and self.canonical_options == other.canonical_options
             and self.n_examples == other.n_examples
             and self.fingerprint == other.fingerprint
+            and self.positions == other.positions
             and len(mine) == len(theirs)
             and all(a[0] == b[0] and np.array_equal(a[1], b[1]) for a, b in zip(mine, theirs))
         )
@@ -600,6 +679,31 @@ def _length(value: Any) -> int | None:
         return len(value)
     except TypeError:  # e.g. a generator: the family function checks it
         return None
+
+
+def _overlap(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The first overlap of two sorted lists of disjoint [start, stop) ranges, or None."""
+    i = j = 0
+    while i < len(first) and j < len(second):
+        low, high = max(first[i][0], second[j][0]), min(first[i][1], second[j][1])
+        if low < high:
+            return low, high
+        if first[i][1] <= second[j][1]:
+            i += 1
+        else:
+            j += 1
+    return None
+
+
+def _union(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The sorted, coalesced union of two lists of disjoint [start, stop) ranges."""
+    union: list[tuple[int, int]] = []
+    for start, stop in sorted([*first, *second]):
+        if union and start <= union[-1][1]:
+            union[-1] = (union[-1][0], max(union[-1][1], stop))
+        else:
+            union.append((start, stop))
+    return union
 
 
 def _is_count(value: Any) -> bool:

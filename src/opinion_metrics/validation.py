@@ -317,13 +317,15 @@ def check_bootstrap(bootstrap: Any) -> str:
 
 def check_interval_options(
     confidence_level: Any, n_resamples: Any, random_state: Any, bootstrap: Any = "multinomial"
-) -> float | None:
-    """Validate a family's interval options up front; return the level, or None when off."""
+) -> dict[str, Any]:
+    """Validate a family's interval options up front; return them as the keyword arguments of
+    `summarize` / `bootstrap_intervals` (`confidence_level` None: intervals off)."""
     check_n_resamples(n_resamples)
     check_bootstrap(bootstrap)
     if not isinstance(random_state, np.random.Generator):
         check_random_state(random_state)
-    return None if confidence_level is None else check_confidence_level(confidence_level)
+    level = None if confidence_level is None else check_confidence_level(confidence_level)
+    return {"confidence_level": level, "n_resamples": n_resamples, "random_state": random_state, "bootstrap": bootstrap}
 
 
 def outside_range(number: int, min_rating: int, max_rating: int) -> str:

@@ -300,7 +300,7 @@ def weighted_keyword_prf(
         >>> round(result["ndcg@5"], 4)
         0.7295
     """
-    level = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
+    intervals = check_interval_options(confidence_level, n_resamples, random_state, bootstrap)
     return_per_example = check_flag(return_per_example, "return_per_example")
     statistics, values, has_gold = weighted_statistics(
         predictions,
@@ -319,14 +319,7 @@ def weighted_keyword_prf(
         clip_scores=clip_scores,
         zero_division=zero_division,
     )
-    result: dict[str, Any] = summarize(
-        statistics,
-        values,
-        confidence_level=level,
-        n_resamples=n_resamples,
-        random_state=random_state,
-        bootstrap=bootstrap,
-    )
+    result: dict[str, Any] = summarize(statistics, values, **intervals)
     if return_per_example:
         k = check_positive_int(k, "k")
         included = statistics[:, 0] > 0  # presence leaves an example out with a row of zeros
