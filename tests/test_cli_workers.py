@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from test_engines import CASES, family_result, random_corpus
 
-from opinion_metrics import cli, parallel
+from opinion_metrics import cli, keyword_prf, parallel
 
 
 @pytest.fixture(scope="module")
@@ -108,4 +108,16 @@ def test_workers_flag_keeps_its_meaning_for_sentiment(corpus, tmp_path):
     )
     result = json.loads(output.read_text())["all"]["sentiment_appropriateness"]
     expected = family_result(corpus.slice(0, 40), "sentiment_appropriateness", {"texts": "texts"}, {})
+    same(result, expected)
+
+
+@pytest.mark.parametrize("intervals", [{}, {"confidence_level": 0.9, "n_resamples": 50, "bootstrap": "poisson"}])
+def test_chunks_merge_with_a_function_option(corpus, small_chunks, intervals):
+    """A normalize function has no name a state can store: each chunk's state gets the
+    driver's function back, so the chunks merge (a lambda in every worker is the same one)."""
+    predictions, references = (corpus.column(name).to_pylist() for name in ("predictions", "references"))
+    lowered = lambda keyword: keyword.lower().strip()  # noqa: E731
+    expected = keyword_prf(predictions, references, normalize=lowered, **intervals)
+    result = parallel.compute("keyword_prf", predictions, references, workers=2, normalize=lowered, **intervals)
+    assert len(small_chunks[-1]) > 1
     same(result, expected)

@@ -15,7 +15,7 @@ import numpy as np
 from .families import get_family
 from .grouping import pool_by_group
 from .preparation import make_normalizer
-from .state import MetricState
+from .state import MetricState, unnamed_objects
 
 # The column arguments of `evaluate` that name an input column of the dataset.
 INPUT_COLUMNS = ("predictions", "references", "texts", "scores", "prediction_sentiments")
@@ -77,9 +77,9 @@ def state_bytes(
 def merge_serialized(family: str, options: Mapping[str, Any], serialized: Iterable[bytes]) -> MetricState:
     """Merge serialized states as they arrive (constant memory on the driver); an empty
     state of `family` and `options` when there are none."""
-    total = None
+    total, objects = None, unnamed_objects(options)
     for data in serialized:
-        state = MetricState.from_bytes(data)
+        state = MetricState.from_bytes(data, **objects)
         total = state if total is None else total.merge(state)
     return MetricState(family, **options) if total is None else total
 

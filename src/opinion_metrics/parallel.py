@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from .state import MetricState
+from .state import MetricState, unnamed_objects
 
 # Per-example inputs that the family functions take as keyword arguments.
 PER_EXAMPLE = ("texts", "prediction_sentiments")
@@ -60,7 +60,7 @@ def compute(
                 for start, stop in bounds
             ]
             for future in futures:  # chunk order: multinomial statistics concatenate in order
-                state = state.merge(MetricState.from_bytes(future.result()))
+                state = state.merge(MetricState.from_bytes(future.result(), **unnamed_objects(options)))
     finally:
         _work.clear()
     return state.compute()

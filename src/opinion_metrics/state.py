@@ -95,6 +95,12 @@ def _canonical_value(value: Any) -> Any:
     return {"object": _describe_object(value)}
 
 
+def unnamed_objects(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options whose value is an object without an explicit name (a function, a model
+    object): what `from_bytes` needs again to load a state that another process serialized."""
+    return {name: value for name, value in options.items() if isinstance(_canonical_value(value), dict)}
+
+
 def _from_canonical(value: Any) -> Any:
     if isinstance(value, dict):
         return ObjectOption(value["object"])
@@ -543,7 +549,9 @@ class MetricState:
             raise ValueError("not a MetricState: the bytes do not start with the MetricState magic header")
         version, header_size = _PREFIX.unpack_from(data, len(MAGIC))
         if version != FORMAT_VERSION:
-            raise ValueError(f"MetricState format version {version} is not supported (this library reads version 1)")
+            raise ValueError(
+                f"MetricState format version {version} is not supported (this library reads version {FORMAT_VERSION})"
+            )
         body, digest = data[:-_DIGEST_SIZE], data[-_DIGEST_SIZE:]
         if hashlib.sha256(body).digest() != digest:
             raise ValueError("corrupted or truncated MetricState: its checksum does not match its contents")
