@@ -77,7 +77,10 @@ def state_bytes(
 def merge_serialized(family: str, options: Mapping[str, Any], serialized: Iterable[bytes]) -> MetricState:
     """Merge serialized states as they arrive (constant memory on the driver); an empty
     state of `family` and `options` when there are none."""
-    total, objects = None, unnamed_objects(options)
+    # The semantic family's states name their model (a `PrecomputedEncoder` named by
+    # `model_name`): only other object options (functions) are given back.
+    given_back = {name: value for name, value in options.items() if name != "model" or family not in EMBEDDING_FAMILIES}
+    total, objects = None, unnamed_objects(given_back)
     for data in serialized:
         state = MetricState.from_bytes(data, **objects)
         total = state if total is None else total.merge(state)
