@@ -7,6 +7,7 @@ import gzip
 import itertools
 import json
 import math
+import sys
 import tracemalloc
 
 import numpy as np
@@ -391,3 +392,27 @@ def test_poisson_weighted_sums_alone_equal_the_weights_times_the_statistics(monk
     both, with_signs = poisson.resample_sums(matrix, keys, 3, 50)
     np.testing.assert_array_equal(both, weighted)
     np.testing.assert_allclose(with_signs, signs.astype(float) @ matrix, rtol=0, atol=1e-12)
+
+
+def test_poisson_keys_need_no_pyarrow(monkeypatch):
+    """The core library (numpy, tqdm) draws Poisson weights for int and str keys; a str key's
+    word is the same whether it comes from Python strings or an Arrow column."""
+    from opinion_metrics import poisson
+
+    keys = ["r1", "café", "", "🙂 x"]
+    try:
+        import pyarrow as pa
+    except ImportError:
+        arrow_words = None
+    else:
+        arrow_words = poisson.key_hashes(pa.array(keys))
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow now fails
+    words = poisson.key_hashes(keys)
+    assert len(set(words.tolist())) == 4
+    if arrow_words is not None:
+        np.testing.assert_array_equal(words, arrow_words)
+    np.testing.assert_array_equal(poisson.key_hashes([3, 5]), np.array([3, 5], dtype=np.uint64))
+    with pytest.raises(ValueError, match="keys: example 1 is not valid Unicode"):
+        poisson.key_hashes(["ok", "bad \ud83d"])
+    result = keyword_prf([["a"], ["b"]], [["a"], ["c"]], confidence_level=0.9, n_resamples=20, bootstrap="poisson")
+    assert result["f1"] == 0.5 and result["f1_ci_low"] <= 0.5 <= result["f1_ci_high"]

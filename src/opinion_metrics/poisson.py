@@ -95,19 +95,39 @@ def seed_word(random_state: int) -> int:
 
 
 def _string_hashes(array: Any) -> np.ndarray:
-    """uint64 hashes of an Arrow large_string array (no nulls), vectorized over its bytes:
-    the sum of (byte + 1) x mix(position), then mixed with the length."""
+    """uint64 hashes of an Arrow large_string array (no nulls): `_byte_hashes` of its buffers."""
     offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[array.offset : array.offset + len(array) + 1]
-    first, last = int(offsets[0]), int(offsets[-1])
     buffer = array.buffers()[2]
-    data = np.frombuffer(buffer, dtype=np.uint8)[first:last] if buffer is not None else np.zeros(0, np.uint8)
+    data = np.frombuffer(buffer, dtype=np.uint8) if buffer is not None else np.zeros(0, np.uint8)
+    return _byte_hashes(offsets, data)
+
+
+def _utf8_hashes(values: list[str], name: str) -> np.ndarray:
+    """`_byte_hashes` of Python strings' UTF-8 bytes (the same words as their Arrow column)."""
+    try:
+        encoded = [value.encode("utf-8") for value in values]
+    except UnicodeEncodeError:
+        index = next(i for i, value in enumerate(values) if value.encode("utf-8", "ignore").decode() != value)
+        raise ValueError(
+            f"{name}: example {index} is not valid Unicode (a lone surrogate): {values[index]!r}"
+        ) from None
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    return _byte_hashes(offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8))
+
+
+def _byte_hashes(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """uint64 hashes of the byte strings `data[offsets[i]:offsets[i + 1]]`, vectorized over
+    their bytes: the sum of (byte + 1) x mix(position), then mixed with the length."""
+    first, last = int(offsets[0]), int(offsets[-1])
+    data = data[first:last]
     lengths = np.diff(offsets)
     starts = offsets[:-1] - first
     positions = np.arange(last - first, dtype=np.int64) - np.repeat(starts, lengths)
     with np.errstate(over="ignore"):
         multipliers = splitmix64(positions.astype(np.uint64) ^ _word(_POSITION_SALT))
         terms = (data.astype(np.uint64) + np.uint64(1)) * multipliers
-        sums = np.zeros(len(array), dtype=np.uint64)
+        sums = np.zeros(len(lengths), dtype=np.uint64)
         filled = lengths > 0
         if filled.any():
             sums[filled] = np.add.reduceat(terms, starts[filled])
@@ -125,21 +145,8 @@ def key_hashes(keys: Any, name: str = "keys") -> np.ndarray:
 
     `keys` is a sequence of ints or of strs (not mixed), a numpy array, or an Arrow array.
     """
-    import pyarrow as pa
-
-    if isinstance(keys, pa.ChunkedArray):
-        keys = keys.combine_chunks()
-    if isinstance(keys, pa.Array):
-        if keys.null_count:
-            index = int(np.flatnonzero(np.asarray(keys.is_null()))[0])
-            raise ValueError(f"{name}: example {index} has no key (null)")
-        if pa.types.is_integer(keys.type):
-            return np.asarray(keys.cast(pa.int64() if pa.types.is_signed_integer(keys.type) else pa.uint64())).view(
-                np.uint64
-            )
-        if pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type) or pa.types.is_string_view(keys.type):
-            return _string_hashes(keys.cast(pa.large_string()))
-        raise TypeError(f"{name} must be integers or strings, got an Arrow column of {keys.type}")
+    if type(keys).__module__.split(".")[0] == "pyarrow":  # pyarrow is not a core dependency
+        return _arrow_key_hashes(keys, name)
     if not isinstance(keys, (list, tuple)) and hasattr(keys, "__array__"):  # numpy, pandas
         keys = np.asarray(keys)
     if isinstance(keys, np.ndarray):
@@ -150,11 +157,8 @@ def key_hashes(keys: Any, name: str = "keys") -> np.ndarray:
     if not values:
         return np.zeros(0, dtype=np.uint64)
     if isinstance(values[0], str):
-        try:
-            return _string_hashes(pa.array(values, type=pa.large_string()))
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            _first_not(values, str, name)
-            raise
+        _first_not(values, str, name)
+        return _utf8_hashes(values, name)
     try:
         array = np.array(values)
     except OverflowError:  # beyond int64
@@ -168,6 +172,26 @@ def key_hashes(keys: Any, name: str = "keys") -> np.ndarray:
         )
     except TypeError:
         raise ValueError(f"{name}: integer keys must fit in 64 bits") from None
+
+
+def _arrow_key_hashes(keys: Any, name: str) -> np.ndarray:
+    """`key_hashes` of an Arrow array or chunked array of integers or strings."""
+    import pyarrow as pa
+
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    if not isinstance(keys, pa.Array):
+        raise TypeError(f"{name} must be integers or strings, got {type(keys).__name__}")
+    if keys.null_count:
+        index = int(np.flatnonzero(np.asarray(keys.is_null()))[0])
+        raise ValueError(f"{name}: example {index} has no key (null)")
+    if pa.types.is_integer(keys.type):
+        return np.asarray(keys.cast(pa.int64() if pa.types.is_signed_integer(keys.type) else pa.uint64())).view(
+            np.uint64
+        )
+    if pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type) or pa.types.is_string_view(keys.type):
+        return _string_hashes(keys.cast(pa.large_string()))
+    raise TypeError(f"{name} must be integers or strings, got an Arrow column of {keys.type}")
 
 
 def key_fingerprint(hashes: np.ndarray) -> tuple[int, int]:
