@@ -245,6 +245,12 @@ RETURN_PER_EXAMPLE = Option(
     "return_per_example", "flag", "also return per_example: a list of values per key", _flag("return_per_example")
 )
 
+# The model options of the embedding families (semantic_keyword_prf, keyword_diversity).
+DEVICE = Option(
+    "device", "text", "where the model runs: cuda, cpu, mps (default: CUDA when available)", check_device, resource=True
+)
+BATCH_SIZE = Option("batch_size", "int", "keywords encoded per batch", _positive_int("batch_size"), resource=True)
+
 PRESENCE = Option(
     "presence",
     "choice",
@@ -389,14 +395,8 @@ FAMILIES: dict[str, Family] = {
                 NORMALIZE,
                 STEMMER,
                 ZERO_DIVISION,
-                Option(
-                    "device",
-                    "text",
-                    "where the model runs: cuda, cpu, mps (default: CUDA when available)",
-                    check_device,
-                    resource=True,
-                ),
-                Option("batch_size", "int", "keywords encoded per batch", _positive_int("batch_size"), resource=True),
+                DEVICE,
+                BATCH_SIZE,
                 Option(
                     "block_elements",
                     "int",
@@ -508,14 +508,8 @@ FAMILIES: dict[str, Family] = {
                 NORMALIZE,
                 STEMMER,
                 Option("model", "text", "sentence-transformers model for self_similarity (default: none)", check_model),
-                Option(
-                    "device",
-                    "text",
-                    "where the model runs: cuda, cpu, mps (default: CUDA when available)",
-                    check_device,
-                    resource=True,
-                ),
-                Option("batch_size", "int", "keywords encoded per batch", _positive_int("batch_size"), resource=True),
+                DEVICE,
+                BATCH_SIZE,
                 Option("zero_division", "number", "the value when no example has a keyword", check_zero_division),
                 *INTERVALS,
                 RETURN_PER_EXAMPLE,
