@@ -224,3 +224,57 @@ def test_a_datasets_folder_with_several_splits_names_them(tmp_path, capsys):
     assert read_table(tmp_path / "dd" / "test").columns == {"predictions": [["war"]], "references": [["war"]]}
     datasets.DatasetDict({"only": split}).save_to_disk(str(tmp_path / "one"))
     assert read_table(tmp_path / "one").columns == {"predictions": [["war"]], "references": [["war"]]}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_arrow_columns_equal_to_pydict_on_random_tables(seed):
+    """Strings alone and in lists (nulls, slices, several chunks, large types, mostly repeated
+    or mostly distinct values) come back as `to_pydict` gives them; other types are untouched."""
+    import random
+
+    import pyarrow as pa
+
+    from opinion_metrics.tables import arrow_columns
+
+    rng = random.Random(seed)
+    pool = ["a", "b", "Café", "😀 x", "", " sp ", "z" * 40, "ℌ"] + [f"w{i}" for i in range(seed * 40)]
+    for trial in range(150):
+        n = rng.randrange(0, 30)
+
+        def keywords():
+            if rng.random() < 0.1:
+                return None
+            return [None if rng.random() < 0.1 else rng.choice(pool) for _ in range(rng.randrange(0, 6))]
+
+        list_type = rng.choice([pa.list_(pa.string()), pa.large_list(pa.large_string()), pa.list_(pa.large_string())])
+        table = pa.table(
+            {
+                "keywords": pa.array([keywords() for _ in range(n)], type=list_type),
+                "text": pa.array([None if rng.random() < 0.2 else rng.choice(pool) for _ in range(n)]),
+                "scores": pa.array([[rng.random()] for _ in range(n)], type=pa.list_(pa.float64())),
+                "id": pa.array(range(n), type=pa.int64()),
+            }
+        )
+        if n > 2 and rng.random() < 0.6:  # several chunks, some of them slices
+            a, b = sorted(rng.sample(range(n), 2))
+            table = pa.concat_tables([table.slice(a, b - a), table.slice(0, a), table.slice(b)])
+        assert arrow_columns(table) == table.to_pydict(), (seed, trial)
+
+
+def test_arrow_columns_share_repeated_strings_and_restore_the_garbage_collector():
+    import gc
+
+    import pyarrow as pa
+
+    from opinion_metrics.tables import arrow_columns
+
+    table = pa.table({"keywords": [["plot twist", "acting"], ["acting"], ["plot twist"]] * 100})
+    rows = arrow_columns(table)["keywords"]
+    assert rows[0][1] is rows[1][0] and rows[0][0] is rows[299][0]  # one object per distinct string
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        arrow_columns(table)
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()

@@ -242,12 +242,12 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
         options["aspects"] = aspects
         return {"predictions": [predicted[i] for i in rows], "references": [gold[i] for i in rows], "options": options}
     prediction_column, score_column = subset.columns
-    predictions = [_column(table, prediction_column, "--predictions")[i] for i in rows]
+    predictions = list(map(_column(table, prediction_column, "--predictions").__getitem__, rows))
     if family == "keyword_diversity":  # no references; self_similarity whenever the semantic extra is there
         if "model" not in options and _semantic_installed():
             options["model"] = DEFAULT_MODEL
         return {"predictions": predictions, "options": options}
-    references = [_column(table, args.references, "--references")[i] for i in rows]
+    references = list(map(_column(table, args.references, "--references").__getitem__, rows))
     scores = None  # only the weighted family reads scores (pooling checks them)
     if family == "weighted_keyword_prf":
         if score_column not in table.columns:
@@ -255,7 +255,7 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
             raise UsageError(
                 f"weighted_keyword_prf needs a scores column{model}: {score_column!r} not found; use --scores"
             )
-        scores = [table.columns[score_column][i] for i in rows]
+        scores = list(map(table.columns[score_column].__getitem__, rows))
     if args.group:
         groups = _column(table, args.group, "--group")
         lines = [table.lines[i] for i in rows] if table.lines is not None else None

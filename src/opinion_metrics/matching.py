@@ -9,7 +9,7 @@ broadcast to each of its reviews) share the work. Substring containment is found
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import chain
 from typing import Any, NamedTuple
@@ -280,36 +280,67 @@ def sort_with_payload(keys: np.ndarray, payload: np.ndarray) -> tuple[np.ndarray
     return keys[order], payload[order]
 
 
-# Per (match, gold strings): the gold positions related to each prediction string met so
-# far, kept across calls (a movie's gold list is scored call after call), least recent out.
-_RELATED: OrderedDict[tuple[str, tuple[str, ...]], dict[str, tuple[int, ...]]] = OrderedDict()
-_RELATED_GOLD_SETS = 8
-_RELATED_PREDICTIONS = 1_000_000
+class _KnownRelation:
+    """The match relation between the predicted and gold strings met so far under one match
+    mode, kept across calls: a predicted string is related only to the gold strings it has
+    not met yet, when a call has it. Corpora in chunks (`--workers`, engines, batches) and
+    calls sharing most of a vocabulary compute each (prediction, gold) string pair once."""
+
+    _LIMIT = 2_000_000  # strings plus related pairs held; beyond, it starts again
+
+    def __init__(self, match: str) -> None:
+        self.match = match
+        self.predicted: dict[str, int] = {}
+        self.gold: dict[str, int] = {}
+        self.gold_strings: list[str] = []
+        self.neighbors: list[list[int]] = []  # per predicted string: its related gold strings
+        self.met: list[int] = []  # per predicted string: how many of `gold_strings` it was related to
+        self.size = 0
+
+    def add(self, predicted: Sequence[str], gold: Sequence[str]) -> list[int]:
+        """Relate the distinct `predicted` strings to every gold string met (`gold` included);
+        returns their numbers, which index `neighbors`."""
+        if self.size + len(predicted) + len(gold) > self._LIMIT:
+            self.__init__(self.match)
+        new_gold = [string for string in gold if string not in self.gold]
+        self.gold.update(zip(new_gold, range(len(self.gold_strings), len(self.gold_strings) + len(new_gold))))
+        self.gold_strings.extend(new_gold)
+        numbers = [self.predicted.setdefault(string, len(self.predicted)) for string in predicted]
+        self.neighbors.extend([] for _ in range(len(self.predicted) - len(self.neighbors)))
+        self.met.extend([0] * (len(self.predicted) - len(self.met)))
+        stale: dict[int, list[int]] = {}  # gold strings met so far: the predicted strings (positions)
+        total = len(self.gold_strings)
+        for position, number in enumerate(numbers):
+            if self.met[number] < total:
+                stale.setdefault(self.met[number], []).append(position)
+        for met, positions in stale.items():
+            pairs = relation_pairs([predicted[k] for k in positions], self.gold_strings[met:], self.match)
+            for i, j in pairs:
+                self.neighbors[numbers[positions[i]]].append(met + j)
+            for k in positions:
+                self.met[numbers[k]] = total
+            self.size += len(pairs)
+        self.size += len(new_gold) + len(predicted)
+        return numbers
+
+
+_KNOWN: dict[str, _KnownRelation] = {}
 
 
 def clear_lexical_caches() -> None:
     """Forget the relations and normalized forms kept across calls."""
-    _RELATED.clear()
+    _KNOWN.clear()
     clear_normalization_cache()
 
 
 def related_gold(predicted: list[str], gold: list[str], match: str) -> list[tuple[int, ...]]:
-    """For each (distinct) predicted string, the positions in `gold` of the strings it is
-    related to (`relation_pairs`); computed once per string pair, kept across calls."""
-    key = (match, tuple(gold))
-    related = _RELATED.pop(key, None)
-    if related is None or len(related) > _RELATED_PREDICTIONS:
-        related = {}
-    _RELATED[key] = related
-    while len(_RELATED) > _RELATED_GOLD_SETS:
-        _RELATED.popitem(last=False)
-    new = [string for string in predicted if string not in related]
-    if new:
-        found: list[list[int]] = [[] for _ in new]
-        for i, j in relation_pairs(new, gold, match):
-            found[i].append(j)
-        related.update(zip(new, map(tuple, map(sorted, found))))
-    return list(map(related.__getitem__, predicted))
+    """For each of the distinct `predicted` strings, the positions in the distinct `gold` of
+    the strings it is related to (`relation_pairs`): each pair computed once across calls."""
+    known = _KNOWN.setdefault(match, _KnownRelation(match))
+    numbers = known.add(predicted, gold)
+    position = {known.gold[string]: k for k, string in enumerate(gold)}
+    neighbors = known.neighbors
+    return [tuple(sorted([position[j] for j in neighbors[i] if j in position])) for i in numbers]
 
 
 def relation_arrays(corpus: PreparedCorpus, match: str, predicted: np.ndarray, gold: np.ndarray) -> np.ndarray:

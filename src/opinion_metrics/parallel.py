@@ -7,6 +7,7 @@ keys, and with multinomial intervals the concatenated statistics, are those of o
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -51,6 +52,8 @@ def compute(
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     shared = context.get_start_method() == "fork"
     _work.update(family=family, options=options, columns=columns)
+    if shared:  # the rows' objects stay out of the workers' garbage collections (and their pages unwritten)
+        gc.freeze()
     try:
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
             futures = [
@@ -63,6 +66,7 @@ def compute(
                 state = state.merge(MetricState.from_bytes(future.result(), **unnamed_objects(options)))
     finally:
         _work.clear()
+        gc.unfreeze()
     return state.compute()
 
 

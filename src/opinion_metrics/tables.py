@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ast
 import codecs
+import contextlib
 import csv
+import gc
 import gzip
 import io
 import json
@@ -476,7 +478,8 @@ def _read_folder(path: Path) -> dict[str, list[Any]]:
             message = f"a datasets folder with {len(splits)} splits ({', '.join(splits)}); give one split's folder"
             raise TableError(path, message + (f", e.g. {path / splits[0]}" if splits else ""), usage=True)
         dataset = dataset[splits[0]]
-    return dataset.to_dict()
+    with paused_gc():
+        return dataset.to_dict()
 
 
 def _float_decimals(kind: Any) -> Any:
@@ -494,6 +497,70 @@ def _float_decimals(kind: Any) -> Any:
     return kind
 
 
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection inside: building millions of containers (a big file's
+    rows) otherwise triggers full collections that each walk every object built so far."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def arrow_columns(table: Any) -> dict[str, list[Any]]:
+    """A pyarrow table's columns as Python lists, equal to `table.to_pydict()` with decimals
+    as floats; strings (alone or in lists) are decoded once per distinct value and shared."""
+    import pyarrow
+
+    schema = pyarrow.schema([field.with_type(_float_decimals(field.type)) for field in table.schema])
+    if not schema.equals(table.schema):
+        table = table.cast(schema)
+    with paused_gc():
+        return {name: _python_values(column) for name, column in zip(table.column_names, table.columns)}
+
+
+def _python_values(column: Any) -> list[Any]:
+    """`column.to_pylist()`, with string and list-of-string columns through `_shared_strings`."""
+    import pyarrow.types as types
+
+    def textual(kind: Any) -> bool:
+        return types.is_string(kind) or types.is_large_string(kind)
+
+    kind = column.type
+    if textual(kind):
+        return [value for chunk in column.chunks for value in _shared_strings(chunk)]
+    if not ((types.is_list(kind) or types.is_large_list(kind)) and textual(kind.value_type)):
+        return column.to_pylist()
+    rows: list[Any] = []
+    for chunk in column.chunks:
+        if not len(chunk):
+            continue
+        offsets = chunk.offsets.to_numpy()  # of a slice: into the whole `values`
+        first = int(offsets[0])
+        items = _shared_strings(chunk.values.slice(first, int(offsets[-1]) - first))
+        bounds = (offsets - first).tolist()
+        lists = [items[start:stop] for start, stop in zip(bounds, bounds[1:])]
+        if chunk.null_count:
+            lists = [None if missing else cell for cell, missing in zip(lists, chunk.is_null().to_pylist())]
+        rows.extend(lists)
+    return rows
+
+
+def _shared_strings(values: Any) -> list[str | None]:
+    """A string array's values, each distinct one decoded once (its copies are one object):
+    less memory and time than one Python string per cell when values repeat."""
+    import numpy
+
+    encoded = values.dictionary_encode()
+    if 2 * len(encoded.dictionary) > len(values):  # mostly distinct: nothing to share
+        return values.to_pylist()
+    distinct = numpy.array([*encoded.dictionary.to_pylist(), None], dtype=object)
+    return distinct[encoded.indices.fill_null(len(encoded.dictionary)).to_numpy()].tolist()
+
+
 def _read_arrow(path: Path) -> dict[str, list[Any]]:
     """An Arrow IPC file (pandas' `to_feather`, polars' `write_ipc`) or stream."""
     import pyarrow
@@ -505,8 +572,7 @@ def _read_arrow(path: Path) -> dict[str, list[Any]]:
         except pyarrow.ArrowInvalid:  # the stream format (no footer)
             with pyarrow.OSFile(str(path)) as source:
                 table = ipc.open_stream(source).read_all()
-        schema = pyarrow.schema([field.with_type(_float_decimals(field.type)) for field in table.schema])
-        return (table if schema.equals(table.schema) else table.cast(schema)).to_pydict()
+        return arrow_columns(table)
     except UnicodeDecodeError:
         raise TableError(path, "a text column holds bytes that are not UTF-8; save its texts as UTF-8") from None
     except (pyarrow.ArrowException, OSError) as error:
@@ -518,9 +584,8 @@ def _read_parquet(path: Path) -> dict[str, list[Any]]:
     import pyarrow.parquet as parquet
 
     try:
-        table = parquet.read_table(path)
-        schema = pyarrow.schema([field.with_type(_float_decimals(field.type)) for field in table.schema])
-        return (table if schema.equals(table.schema) else table.cast(schema)).to_pydict()
+        with parquet.ParquetFile(path) as file:  # not read_table, which imports pyarrow.dataset and pandas
+            return arrow_columns(file.read())
     except UnicodeDecodeError:
         raise TableError(path, "a text column holds bytes that are not UTF-8; save its texts as UTF-8") from None
     except (pyarrow.ArrowException, OSError) as error:
@@ -615,7 +680,8 @@ def read_table(path: Path, list_columns: Sequence[str] = (), number_columns: Seq
         message = "not a regular file (a pipe or a device); save the data to a file and give its name"
         raise TableError(path, message, usage=True)
     try:
-        columns, lines = _read(path, list_columns, number_columns)
+        with paused_gc():
+            columns, lines = _read(path, list_columns, number_columns)
     except OSError as error:
         raise TableError(path, f"cannot read it ({error.strerror or error})", usage=True) from None
     check_column_lengths(path, columns)

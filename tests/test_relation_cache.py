@@ -1,0 +1,62 @@
+"""The match relation kept across calls (`matching._KnownRelation`): calls whose vocabularies
+overlap (a corpus scored in chunks, as `--workers` and the engines do) reuse the string
+pairs related before and still equal the SPEC brute force, also when the cache starts again."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import reference_impl as ref
+
+import opinion_metrics.matching as matching
+from opinion_metrics import keyword_prf
+
+
+def vocabulary_corpus(seed: int, n: int, words: list[str]) -> tuple[list, list]:
+    rng = np.random.default_rng(seed)
+
+    def draw(low: int, high: int) -> list[str]:
+        return [words[i] for i in rng.integers(len(words), size=int(rng.integers(low, high)))]
+
+    return [draw(0, 5) for _ in range(n)], [draw(0, 9) for _ in range(n)]
+
+
+WORDS = ["a", "ab", "b a", "a b c", "abc", "c", "x y", "y", "x", "Ab C", "zz", "z", "b  a", "ca b", "a-b"]
+
+
+def brute_force(predictions, references, match):
+    return ref.keyword_prf(predictions, references, match=match)
+
+
+@pytest.mark.parametrize("match", ["substring", "token"])
+def test_chunks_with_new_gold_and_new_predictions_equal_the_brute_force(match):
+    matching.clear_lexical_caches()
+    rng = np.random.default_rng(1)
+    for chunk in range(12):
+        # each chunk draws from a vocabulary that grows: old strings meet new ones on both sides
+        words = WORDS[: 4 + chunk] + [f"{w} {chunk}" for w in rng.choice(WORDS, 3)]
+        predictions, references = vocabulary_corpus(chunk, 60, words)
+        actual = keyword_prf(predictions, references, match=match, return_per_example=True)
+        expected = brute_force(predictions, references, match)
+        assert actual["per_example"] == pytest.approx(expected["per_example"]), chunk
+        assert actual["f1"] == pytest.approx(expected["f1"])
+    known = matching._KNOWN[match]
+    assert len(known.gold_strings) > 10 and len(known.predicted) > 10  # the relation was kept and grown
+
+
+def test_a_full_cache_starts_again_and_stays_right(monkeypatch):
+    matching.clear_lexical_caches()
+    monkeypatch.setattr(matching._KnownRelation, "_LIMIT", 40)
+    starts = []
+    original = matching._KnownRelation.__init__
+
+    def counted(self, match):
+        starts.append(match)
+        original(self, match)
+
+    monkeypatch.setattr(matching._KnownRelation, "__init__", counted)
+    for chunk in range(6):
+        predictions, references = vocabulary_corpus(chunk, 30, WORDS + [f"w{chunk} {i}" for i in range(10)])
+        actual = keyword_prf(predictions, references, return_per_example=True)
+        assert actual["per_example"] == pytest.approx(brute_force(predictions, references, "substring")["per_example"])
+    assert len(starts) > 2  # made once, then started again as it filled
