@@ -121,3 +121,53 @@ def test_chunks_merge_with_a_function_option(corpus, small_chunks, intervals):
     result = parallel.compute("keyword_prf", predictions, references, workers=2, normalize=lowered, **intervals)
     assert len(small_chunks[-1]) > 1
     same(result, expected)
+
+
+def test_a_parquet_file_is_converted_by_the_workers_not_the_parent(corpus, small_chunks, tmp_path, monkeypatch):
+    """With --workers, the keyword columns of a Parquet file stay Arrow in the parent (read
+    lazily, `ArrowColumn`); each worker converts its own chunk; the results are one process's."""
+    import pyarrow.parquet as pq
+
+    from opinion_metrics.columnar import ArrowColumn
+
+    data = tmp_path / "corpus.parquet"
+    pq.write_table(corpus.select(["predictions", "references", "scores", "movie"]), data)
+    converted = []  # in this (the parent) process only: the workers' conversions are not seen here
+    original = ArrowColumn.to_pylist
+
+    def spied(self):
+        converted.append(len(self))
+        return original(self)
+
+    monkeypatch.setattr(ArrowColumn, "to_pylist", spied)
+    outputs = []
+    for workers in (["--workers", "2"], []):
+        output = tmp_path / f"out{len(workers)}.json"
+        assert (
+            cli.main([str(data), "--metrics", "keyword_prf", "weighted_keyword_prf", *workers, "--output", str(output)])
+            == 0
+        )
+        outputs.append(json.loads(output.read_text())["all"])
+        if workers:
+            assert converted == [] and len(small_chunks[-1]) == 8
+    assert converted  # one process: converted where the library reads them
+    for family in outputs[1]:
+        same(outputs[0][family], outputs[1][family])
+        same(
+            outputs[1][family], family_result(corpus, family, {"scores": "scores"} if "weighted" in family else {}, {})
+        )
+
+
+def test_arrow_columns_convert_whole_once_or_a_slice_at_a_time():
+    import pyarrow as pa
+
+    from opinion_metrics.columnar import ArrowColumn
+
+    rows = [["a", "b"], None, [], ["b"], ["c", None]]
+    chunked = pa.chunked_array([pa.array(rows[:2]), pa.array(rows[2:])])
+    column = ArrowColumn(chunked)
+    part = column[1:4]
+    assert isinstance(part, ArrowColumn) and part.to_pylist() == rows[1:4] and len(part) == 3
+    assert column[::2] == rows[::2] and column[-1] == rows[-1]  # not a plain slice: converted whole
+    assert list(column) == rows and column[1:4] == rows[1:4]  # once converted, slices are lists
+    assert column.take([0, 1, 2, 3, 4]) is column and column.take([3, 0]) == [rows[3], rows[0]]

@@ -278,3 +278,20 @@ def test_arrow_columns_share_repeated_strings_and_restore_the_garbage_collector(
         assert not gc.isenabled()  # left as the caller had it
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_parquet_text_that_is_not_utf8_is_named_when_read_lazily_too(tmp_path, lazy):
+    """Read lazily (the CLI: columns converted later, in workers), invalid UTF-8 is still
+    refused when the file is read, with the same message, never deep inside a metric."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    offsets = pa.py_buffer(np.array([0, 4, 8], dtype=np.int32).tobytes())
+    texts = pa.Array.from_buffers(pa.string(), 2, [None, offsets, pa.py_buffer(b"war\xffjedi")])  # unchecked bytes
+    keywords = pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), texts)
+    pq.write_table(pa.table({"predictions": keywords, "references": keywords}), tmp_path / "bad.parquet")
+    with pytest.raises(TableError, match=r"^bad\.parquet: a text column holds bytes that are not UTF-8"):
+        read_table(tmp_path / "bad.parquet", lazy=lazy)
+    assert main([str(tmp_path / "bad.parquet"), "--workers", "2"]) == 1

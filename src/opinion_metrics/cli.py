@@ -44,6 +44,7 @@ from typing import Any
 
 from . import DEFINITIONS_URL, __version__
 from .aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
+from .columnar import ArrowColumn
 from .families import FAMILIES as DECLARATIONS
 from .families import INTERVAL_OPTIONS, RETURN_PER_EXAMPLE, Option, output_for
 from .grouping import pool_by_group
@@ -71,6 +72,14 @@ def _column(table: Table, name: str, option: str) -> list[Any]:
             f"column {name!r} not found in {table.path.name} (columns: {columns}); choose one with {option}"
         )
     return table.columns[name]
+
+
+def _take(column: Sequence[Any], rows: list[int]) -> Sequence[Any]:
+    """The column's values at `rows`; an Arrow column of all its rows stays one, converted to
+    Python where it is read (with --workers, each process its own chunk)."""
+    if isinstance(column, ArrowColumn):
+        return column.take(rows)
+    return list(map(column.__getitem__, rows))
 
 
 def attach_gold(table: Table, args: argparse.Namespace) -> tuple[Table, list[int]]:
@@ -242,12 +251,12 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
         options["aspects"] = aspects
         return {"predictions": [predicted[i] for i in rows], "references": [gold[i] for i in rows], "options": options}
     prediction_column, score_column = subset.columns
-    predictions = list(map(_column(table, prediction_column, "--predictions").__getitem__, rows))
+    predictions = _take(_column(table, prediction_column, "--predictions"), rows)
     if family == "keyword_diversity":  # no references; self_similarity whenever the semantic extra is there
         if "model" not in options and _semantic_installed():
             options["model"] = DEFAULT_MODEL
         return {"predictions": predictions, "options": options}
-    references = list(map(_column(table, args.references, "--references").__getitem__, rows))
+    references = _take(_column(table, args.references, "--references"), rows)
     scores = None  # only the weighted family reads scores (pooling checks them)
     if family == "weighted_keyword_prf":
         if score_column not in table.columns:
@@ -255,7 +264,7 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
             raise UsageError(
                 f"weighted_keyword_prf needs a scores column{model}: {score_column!r} not found; use --scores"
             )
-        scores = list(map(table.columns[score_column].__getitem__, rows))
+        scores = _take(table.columns[score_column], rows)
     if args.group:
         groups = _column(table, args.group, "--group")
         lines = [table.lines[i] for i in rows] if table.lines is not None else None
@@ -298,9 +307,9 @@ def _texts(table: Table, rows: list[int], args: argparse.Namespace, family: str)
     if family != "sentiment_appropriateness" and _presences(args) == ["all"]:
         return None
     if args.texts is not None:
-        return [_column(table, args.texts, "--texts")[i] for i in rows]
+        return _take(_column(table, args.texts, "--texts"), rows)
     if "review" in table.columns:
-        return [table.columns["review"][i] for i in rows]
+        return _take(table.columns["review"], rows)
     if family != "sentiment_appropriateness":
         raise UsageError("--presence needs the review texts: name their column with --texts")
     return None
@@ -1266,7 +1275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _check_plot_format(args.plot, formats)
         scores = args.scores or ("scores_*" if "*" in args.predictions else "scores")  # as _models reads them
         numbers = [scores, *([args.prediction_sentiments] if args.prediction_sentiments else [])]
-        table = read_table(args.file, [args.predictions, args.references], numbers)
+        table = read_table(args.file, [args.predictions, args.references], numbers, lazy=True)
         with _progress_display(args.quiet):
             evaluation = evaluate_table(table, args, _Speaker(parser))
             if args.per_example is not None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .columnar import python_values
 from .families import get_family
 from .grouping import pool_by_group
 from .preparation import make_normalizer
@@ -101,10 +102,10 @@ def pool_table(table: Any, columns: Mapping[str, str], groups: str, key: str | N
         table = table.sort_by(key)
     scores = columns.get("scores")
     pooled = pool_by_group(
-        table.column(columns["predictions"]).to_pylist(),
-        table.column(columns["references"]).to_pylist(),
-        table.column(groups).to_pylist(),
-        scores=table.column(scores).to_pylist() if scores else None,
+        python_values(table.column(columns["predictions"])),
+        python_values(table.column(columns["references"])),
+        python_values(table.column(groups)),
+        scores=python_values(table.column(scores)) if scores else None,
         **{name: options[name] for name in ("normalize", "stemmer", "clip_scores") if name in options},
     )
     arrays = {
@@ -140,7 +141,7 @@ def distinct_keywords(table: Any, columns: Mapping[str, str], options: Mapping[s
     for name in ("predictions", "references"):
         if name not in columns:
             continue
-        for keywords in table.column(columns[name]).to_pylist():
+        for keywords in python_values(table.column(columns[name])):
             for keyword in keywords or ():
                 if isinstance(keyword, str):
                     seen[normalizer(keyword)] = None
@@ -156,7 +157,7 @@ def embed_keywords(table: Any, model: Any, device: str | None, batch_size: int) 
 
     from .semantic import load_model, padding_free_batches
 
-    keywords = table.column("keyword").to_pylist()
+    keywords = python_values(table.column("keyword"))
     if isinstance(model, str):
         model = load_model(model, device)
     parts = {}
@@ -187,7 +188,7 @@ def precomputed_encoder(tables: Iterable[Any], model: Any) -> Any:
             continue
         width = table.schema.field("vector").type.list_size
         matrix = table.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, width)
-        vectors.update(zip(table.column("keyword").to_pylist(), matrix))
+        vectors.update(zip(python_values(table.column("keyword")), matrix))
     return PrecomputedEncoder(vectors, name=model_name(model))
 
 

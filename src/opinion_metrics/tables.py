@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import ast
 import codecs
-import contextlib
 import csv
-import gc
 import gzip
 import io
 import json
@@ -20,6 +18,8 @@ import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from .columnar import ArrowColumn, paused_gc, python_values
 
 LIST_SEPARATOR = ";"
 LIST_HELP = f'write a list cell as items separated by \'{LIST_SEPARATOR}\' (a; b) or as a JSON list (["a", "b"])'
@@ -497,71 +497,26 @@ def _float_decimals(kind: Any) -> Any:
     return kind
 
 
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cyclic garbage collection inside: building millions of containers (a big file's
-    rows) otherwise triggers full collections that each walk every object built so far."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def arrow_columns(table: Any) -> dict[str, list[Any]]:
-    """A pyarrow table's columns as Python lists, equal to `table.to_pydict()` with decimals
-    as floats; strings (alone or in lists) are decoded once per distinct value and shared."""
+def arrow_columns(table: Any, lazy: bool = False) -> dict[str, Any]:
+    """A pyarrow table's columns as Python lists (`columnar.python_values`), equal to
+    `table.to_pydict()` with decimals as floats; with `lazy`, as `ArrowColumn`s."""
     import pyarrow
 
     schema = pyarrow.schema([field.with_type(_float_decimals(field.type)) for field in table.schema])
     if not schema.equals(table.schema):
         table = table.cast(schema)
-    with paused_gc():
-        return {name: _python_values(column) for name, column in zip(table.column_names, table.columns)}
+    if lazy:  # what converting would find now: a text that is not UTF-8
+        try:
+            table.validate(full=True)
+        except pyarrow.ArrowInvalid as error:
+            if "utf8" not in str(error).lower():
+                raise
+            raise UnicodeDecodeError("utf-8", b"", 0, 0, str(error)) from None
+    convert = ArrowColumn if lazy else python_values
+    return {name: convert(column) for name, column in zip(table.column_names, table.columns)}
 
 
-def _python_values(column: Any) -> list[Any]:
-    """`column.to_pylist()`, with string and list-of-string columns through `_shared_strings`."""
-    import pyarrow.types as types
-
-    def textual(kind: Any) -> bool:
-        return types.is_string(kind) or types.is_large_string(kind)
-
-    kind = column.type
-    if textual(kind):
-        return [value for chunk in column.chunks for value in _shared_strings(chunk)]
-    if not ((types.is_list(kind) or types.is_large_list(kind)) and textual(kind.value_type)):
-        return column.to_pylist()
-    rows: list[Any] = []
-    for chunk in column.chunks:
-        if not len(chunk):
-            continue
-        offsets = chunk.offsets.to_numpy()  # of a slice: into the whole `values`
-        first = int(offsets[0])
-        items = _shared_strings(chunk.values.slice(first, int(offsets[-1]) - first))
-        bounds = (offsets - first).tolist()
-        lists = [items[start:stop] for start, stop in zip(bounds, bounds[1:])]
-        if chunk.null_count:
-            lists = [None if missing else cell for cell, missing in zip(lists, chunk.is_null().to_pylist())]
-        rows.extend(lists)
-    return rows
-
-
-def _shared_strings(values: Any) -> list[str | None]:
-    """A string array's values, each distinct one decoded once (its copies are one object):
-    less memory and time than one Python string per cell when values repeat."""
-    import numpy
-
-    encoded = values.dictionary_encode()
-    if 2 * len(encoded.dictionary) > len(values):  # mostly distinct: nothing to share
-        return values.to_pylist()
-    distinct = numpy.array([*encoded.dictionary.to_pylist(), None], dtype=object)
-    return distinct[encoded.indices.fill_null(len(encoded.dictionary)).to_numpy()].tolist()
-
-
-def _read_arrow(path: Path) -> dict[str, list[Any]]:
+def _read_arrow(path: Path, lazy: bool) -> dict[str, Any]:
     """An Arrow IPC file (pandas' `to_feather`, polars' `write_ipc`) or stream."""
     import pyarrow
     import pyarrow.ipc as ipc
@@ -572,20 +527,20 @@ def _read_arrow(path: Path) -> dict[str, list[Any]]:
         except pyarrow.ArrowInvalid:  # the stream format (no footer)
             with pyarrow.OSFile(str(path)) as source:
                 table = ipc.open_stream(source).read_all()
-        return arrow_columns(table)
+        return arrow_columns(table, lazy)
     except UnicodeDecodeError:
         raise TableError(path, "a text column holds bytes that are not UTF-8; save its texts as UTF-8") from None
     except (pyarrow.ArrowException, OSError) as error:
         raise TableError(path, f"not a readable Arrow file ({error})") from None
 
 
-def _read_parquet(path: Path) -> dict[str, list[Any]]:
+def _read_parquet(path: Path, lazy: bool) -> dict[str, Any]:
     import pyarrow
     import pyarrow.parquet as parquet
 
     try:
         with parquet.ParquetFile(path) as file:  # not read_table, which imports pyarrow.dataset and pandas
-            return arrow_columns(file.read())
+            return arrow_columns(file.read(), lazy)
     except UnicodeDecodeError:
         raise TableError(path, "a text column holds bytes that are not UTF-8; save its texts as UTF-8") from None
     except (pyarrow.ArrowException, OSError) as error:
@@ -640,17 +595,17 @@ def delimited(path: Path) -> bool:
 
 
 def _read(
-    path: Path, list_columns: Sequence[str], number_columns: Sequence[str]
-) -> tuple[dict[str, list[Any]], list[int] | None]:
+    path: Path, list_columns: Sequence[str], number_columns: Sequence[str], lazy: bool
+) -> tuple[dict[str, Any], list[int] | None]:
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
     suffix = suffixes[-1] if suffixes else ""
     lines: list[int] | None = None
     if path.is_dir():
         columns = _read_folder(path)
     elif suffix == ".parquet":
-        columns = _read_parquet(path)
+        columns = _read_parquet(path, lazy)
     elif suffix in ARROW_SUFFIXES:
-        columns = _read_arrow(path)
+        columns = _read_arrow(path, lazy)
     elif suffix in (".jsonl", ".ndjson"):
         columns, lines = _read_jsonl(path)
     elif suffix == ".json":
@@ -668,9 +623,12 @@ def _read(
     return columns, lines
 
 
-def read_table(path: Path, list_columns: Sequence[str] = (), number_columns: Sequence[str] = ()) -> Table:
+def read_table(
+    path: Path, list_columns: Sequence[str] = (), number_columns: Sequence[str] = (), lazy: bool = False
+) -> Table:
     """The columns of a file, with the line of each row where the format has lines. In CSV / TSV,
-    the `list_columns` and `number_columns` (names, or patterns with '*') hold items separated by ';'."""
+    the `list_columns` and `number_columns` (names, or patterns with '*') hold items separated by ';'.
+    With `lazy`, Parquet and Arrow columns are `ArrowColumn`s, converted where they are read."""
     path = Path(path)
     if str(path) == "-":
         raise TableError(path, "standard input is not read; save the data to a file and give its name", usage=True)
@@ -681,7 +639,7 @@ def read_table(path: Path, list_columns: Sequence[str] = (), number_columns: Seq
         raise TableError(path, message, usage=True)
     try:
         with paused_gc():
-            columns, lines = _read(path, list_columns, number_columns)
+            columns, lines = _read(path, list_columns, number_columns, lazy)
     except OSError as error:
         raise TableError(path, f"cannot read it ({error.strerror or error})", usage=True) from None
     check_column_lengths(path, columns)

@@ -12,6 +12,8 @@ from typing import Any, Union
 
 import numpy as np
 
+from .columnar import python_values
+
 AVERAGES = ("macro", "micro")
 MATCH_RELATIONS = ("exact", "substring", "token")
 RELEVANCES = ("graded", "binary")
@@ -110,7 +112,7 @@ def check_corpus(value: Any, side: str) -> Sequence[Any]:
     ):
         raise ValueError(f"{side} must be a list with one entry per example, got {describe(value)}")
     if callable(getattr(value, "to_pylist", None)):  # Arrow arrays and chunked arrays
-        return value.to_pylist()
+        return python_values(value)
     return list(value)
 
 

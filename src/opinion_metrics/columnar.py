@@ -1,0 +1,116 @@
+"""Arrow columns as Python values, fast: each distinct string decoded once and shared, no
+garbage collection while millions of rows are built, and `ArrowColumn`, a column converted
+where it is read (by each `--workers` process for its own rows, not all in the parent)."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection inside: building millions of containers (a big file's
+    rows) otherwise triggers full collections that each walk every object built so far."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def python_values(values: Any) -> list[Any]:
+    """An Arrow array or chunked array (or an `ArrowColumn`) as a list equal to its
+    `to_pylist()`; strings, alone or in lists, decoded once per distinct value."""
+    if isinstance(values, ArrowColumn):
+        return values.to_pylist()
+    chunks = values.chunks if hasattr(values, "chunks") else [values]
+    with paused_gc():
+        return [value for chunk in chunks for value in _chunk_values(chunk)]
+
+
+class ArrowColumn(Sequence):
+    """A column of an Arrow table read as Python values: whole and once, when first read, or
+    a slice at a time (`column[a:b]` is an `ArrowColumn` of those rows) without the rest."""
+
+    def __init__(self, array: Any) -> None:
+        self.array = array
+        self._values: list[Any] | None = None
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def to_pylist(self) -> list[Any]:
+        if self._values is None:
+            self._values = python_values(self.array)
+        return self._values
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice) and self._values is None:
+            start, stop, step = index.indices(len(self))
+            if step == 1:
+                return ArrowColumn(self.array.slice(start, max(stop - start, 0)))
+        return self.to_pylist()[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.to_pylist())
+
+    def take(self, rows: Sequence[int]) -> ArrowColumn | list[Any]:
+        """The values at `rows`: this column itself when they are all its rows in order."""
+        if len(rows) == len(self) and np.array_equal(np.asarray(rows), np.arange(len(self))):
+            return self
+        return list(map(self.to_pylist().__getitem__, rows))
+
+
+def _chunk_values(chunk: Any) -> list[Any]:
+    import pyarrow.types as types
+
+    def textual(kind: Any) -> bool:
+        return types.is_string(kind) or types.is_large_string(kind)
+
+    kind = chunk.type
+    if textual(kind):
+        return _shared_strings(chunk)
+    if not ((types.is_list(kind) or types.is_large_list(kind)) and textual(kind.value_type)) or not len(chunk):
+        return chunk.to_pylist()
+    offsets = _integers(chunk.offsets)  # of a slice: into the whole `values`
+    first = int(offsets[0])
+    items = _shared_strings(chunk.values.slice(first, int(offsets[-1]) - first))
+    bounds = (offsets - first).tolist()
+    lists = [items[start:stop] for start, stop in zip(bounds, bounds[1:])]
+    valid = _valid(chunk)
+    return lists if valid is None else [cell if ok else None for cell, ok in zip(lists, valid.tolist())]
+
+
+def _shared_strings(values: Any) -> list[str | None]:
+    """A string array's values, each distinct one decoded once (its copies are one object):
+    less memory and time than one Python string per cell when values repeat."""
+    encoded = values.dictionary_encode()
+    if 2 * len(encoded.dictionary) > len(values):  # mostly distinct: nothing to share
+        return values.to_pylist()
+    distinct = np.array([*encoded.dictionary.to_pylist(), None], dtype=object)
+    return distinct[_integers(encoded.indices)].tolist()  # a null is -1: the last, None
+
+
+def _integers(array: Any) -> np.ndarray:
+    """An Arrow integer array as numpy, nulls as -1, read from its buffers (pyarrow's own
+    conversion imports pandas, a fifth of a second, for nothing here)."""
+    width = array.type.bit_width
+    data = array.buffers()[1]
+    values = np.frombuffer(data, dtype=f"int{width}", count=len(array), offset=array.offset * width // 8)
+    valid = _valid(array)
+    return values if valid is None else np.where(valid, values, -1)
+
+
+def _valid(array: Any) -> np.ndarray | None:
+    """Which entries of an Arrow array are not null (None: all)."""
+    if not array.null_count:
+        return None
+    bits = np.unpackbits(np.frombuffer(array.buffers()[0], dtype=np.uint8), bitorder="little")
+    return bits[array.offset : array.offset + len(array)].astype(bool)
