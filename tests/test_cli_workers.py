@@ -171,3 +171,26 @@ def test_arrow_columns_convert_whole_once_or_a_slice_at_a_time():
     assert column[::2] == rows[::2] and column[-1] == rows[-1]  # not a plain slice: converted whole
     assert list(column) == rows and column[1:4] == rows[1:4]  # once converted, slices are lists
     assert column.take([0, 1, 2, 3, 4]) is column and column.take([3, 0]) == [rows[3], rows[0]]
+
+
+def test_the_workers_progress_counts_every_example_once(corpus, small_chunks, monkeypatch):
+    counted = []
+
+    class Recorded:
+        def __init__(self, total, **options):
+            self.total, self.done = total, 0
+            counted.append(self)
+
+        def update(self, n):
+            self.done += n
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(parallel, "tqdm", Recorded)
+    predictions, references = (corpus.column(name).to_pylist() for name in ("predictions", "references"))
+    parallel.compute("keyword_prf", predictions, references, workers=2)
+    assert [(bar.total, bar.done) for bar in counted] == [(400, 400)] and len(small_chunks[-1]) == 8

@@ -10,8 +10,10 @@ from __future__ import annotations
 import gc
 import multiprocessing
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
+
+from tqdm.auto import tqdm
 
 from .state import MetricState, unnamed_objects
 
@@ -54,14 +56,19 @@ def compute(
     _work.update(family=family, options=options, columns=columns)
     if shared:  # the rows' objects stay out of the workers' garbage collections (and their pages unwritten)
         gc.freeze()
+    progress = tqdm(
+        total=len(predictions), desc=f"{family}, {workers} processes", unit="example", leave=False, disable=None
+    )
     try:
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            futures = [
+        with ProcessPoolExecutor(workers, mp_context=context) as pool, progress:
+            futures = {
                 pool.submit(_forked_chunk, start, stop)
                 if shared
-                else pool.submit(_chunk_bytes, family, options, _sliced(columns, start, stop), start)
+                else pool.submit(_chunk_bytes, family, options, _sliced(columns, start, stop), start): stop - start
                 for start, stop in bounds
-            ]
+            }
+            for future in as_completed(futures):
+                progress.update(futures[future])
             for future in futures:  # chunk order: multinomial statistics concatenate in order
                 state = state.merge(MetricState.from_bytes(future.result(), **unnamed_objects(options)))
     finally:
