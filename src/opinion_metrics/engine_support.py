@@ -88,6 +88,11 @@ def merge_serialized(family: str, options: Mapping[str, Any], serialized: Iterab
     return MetricState(family, **options) if total is None else total
 
 
+def merge_pair(family: str, options: Mapping[str, Any], first: bytes, second: bytes) -> bytes:
+    """Two serialized states merged, serialized (a merge step on an engine's workers)."""
+    return merge_serialized(family, options, (first, second)).to_bytes()
+
+
 def pool_table(table: Any, columns: Mapping[str, str], groups: str, key: str | None, options: Mapping[str, Any]) -> Any:
     """The rows of one group (an Arrow table) pooled into one row (`pool_by_group`).
 

@@ -6,8 +6,8 @@
     om_spark.evaluate(frame, "keyword_prf", predictions="keywords", references="gold", key="review_id",
                       confidence_level=0.95, bootstrap="poisson")
 
-Each partition becomes one serialized state in a binary column; only those states reach
-the driver (`toLocalIterator`), which merges them as they arrive. The semantic family
+Each partition becomes one serialized state in a binary column; the states are merged in
+a tree on the executors (`treeReduce`), so that the driver receives one. The semantic family
 embeds the distinct normalized keywords first (a distinct over the keywords, then one
 model per partition of that vocabulary), then computes the statistics with those
 embeddings, broadcast to the executors.
@@ -16,6 +16,7 @@ embeddings, broadcast to the executors.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from .engine_support import (
@@ -24,6 +25,7 @@ from .engine_support import (
     check_request,
     distinct_keywords,
     embed_keywords,
+    merge_pair,
     merge_serialized,
     model_name,
     pool_table,
@@ -86,8 +88,11 @@ def state(
             state.update_arrow(batch, key=key, **given)
         yield pa.RecordBatch.from_pydict({STATE_COLUMN: pa.array([state.to_bytes()], pa.binary())})
 
-    serialized = (row[STATE_COLUMN] for row in dataframe.mapInArrow(states, f"{STATE_COLUMN} binary").toLocalIterator())
-    return merge_serialized(family, options, (bytes(data) for data in serialized))
+    serialized = dataframe.mapInArrow(states, f"{STATE_COLUMN} binary").rdd.map(lambda row: bytes(row[STATE_COLUMN]))
+    if serialized.getNumPartitions() == 0:
+        return merge_serialized(family, options, ())
+    # Every partition at once; states merged in a tree on the executors (the driver gets one)
+    return merge_serialized(family, options, (serialized.treeReduce(partial(merge_pair, family, options)),))
 
 
 def _arrow_schema(dataframe: Any) -> Any:
@@ -139,7 +144,7 @@ def _embeddings(dataframe: Any, columns: dict[str, str], options: dict[str, Any]
     embedded = vocabulary.mapInArrow(vectors, "keyword string, vector array<float>")
     from .semantic import PrecomputedEncoder
 
-    vectors = {row["keyword"]: _vector(row["vector"]) for row in embedded.toLocalIterator()}
+    vectors = {row["keyword"]: _vector(row["vector"]) for row in embedded.collect()}  # every partition at once
     lookup = PrecomputedEncoder(vectors, name=model_name(model))
     return _Broadcast(dataframe.sparkSession.sparkContext.broadcast(lookup))
 
