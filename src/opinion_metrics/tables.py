@@ -516,22 +516,40 @@ def arrow_columns(table: Any, lazy: bool = False) -> dict[str, Any]:
     return {name: convert(column) for name, column in zip(table.column_names, table.columns)}
 
 
+def check_unique_names(path: Path, names: Sequence[str]) -> None:
+    """Parquet and Arrow schemas may name two columns alike: refuse it, as a CSV header's (a
+    table keeps one column of a name, so which one is read would be a guess)."""
+    seen: set[str] = set()
+    twice = next((name for name in names if name in seen or seen.add(name)), None)
+    if twice is not None:
+        raise TableError(path, f"column {twice!r} appears twice; give each column its own name")
+
+
 def _read_arrow(path: Path, lazy: bool) -> dict[str, Any]:
-    """An Arrow IPC file (pandas' `to_feather`, polars' `write_ipc`) or stream."""
+    """An Arrow IPC file (pandas' `to_feather`, polars' `write_ipc`) or stream, or a Feather V1
+    file (`write_feather(..., version=1)`, pandas before 1.0)."""
     import pyarrow
     import pyarrow.ipc as ipc
 
+    with open(path, "rb") as raw:
+        feather_v1 = raw.read(4) == b"FEA1"
     try:
-        try:
-            table = ipc.open_file(path).read_all()
-        except pyarrow.ArrowInvalid:  # the stream format (no footer)
-            with pyarrow.OSFile(str(path)) as source:
-                table = ipc.open_stream(source).read_all()
+        if feather_v1:
+            from pyarrow import feather
+
+            table = feather.read_table(str(path), memory_map=False)
+        else:
+            try:
+                table = ipc.open_file(path).read_all()
+            except pyarrow.ArrowInvalid:  # the stream format (no footer)
+                with pyarrow.OSFile(str(path)) as source:
+                    table = ipc.open_stream(source).read_all()
+        check_unique_names(path, table.column_names)
         return arrow_columns(table, lazy)
     except UnicodeDecodeError:
         raise TableError(path, "a text column holds bytes that are not UTF-8; save its texts as UTF-8") from None
     except (pyarrow.ArrowException, OSError) as error:
-        raise TableError(path, f"not a readable Arrow file ({error})") from None
+        raise TableError(path, f"not a readable {'Feather V1' if feather_v1 else 'Arrow'} file ({error})") from None
 
 
 def _read_parquet(path: Path, lazy: bool) -> dict[str, Any]:
@@ -540,6 +558,7 @@ def _read_parquet(path: Path, lazy: bool) -> dict[str, Any]:
 
     try:
         with parquet.ParquetFile(path) as file:  # not read_table, which imports pyarrow.dataset and pandas
+            check_unique_names(path, file.schema_arrow.names)
             return arrow_columns(file.read(), lazy)
     except UnicodeDecodeError:
         raise TableError(path, "a text column holds bytes that are not UTF-8; save its texts as UTF-8") from None
