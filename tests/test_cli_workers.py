@@ -194,3 +194,35 @@ def test_the_workers_progress_counts_every_example_once(corpus, small_chunks, mo
     predictions, references = (corpus.column(name).to_pylist() for name in ("predictions", "references"))
     parallel.compute("keyword_prf", predictions, references, workers=2)
     assert [(bar.total, bar.done) for bar in counted] == [(400, 400)] and len(small_chunks[-1]) == 8
+
+
+BAD_ROWS = [  # (row of 400, what is wrong, what the message says)
+    (333, {"predictions": ["war", 5]}, "keyword 1 must be a str, got int 5"),
+    (251, {"scores": [0.5]}, "but 1 scores"),
+    (399, {"references": "war"}, "must be a list of keywords (str)"),
+]
+
+
+@pytest.mark.parametrize(("row", "change", "said"), BAD_ROWS, ids=str)
+def test_a_bad_row_is_named_as_one_process_names_it(corpus, small_chunks, tmp_path, capsys, row, change, said):
+    # with --workers, the error named the row within its chunk ("line 34" for line 334)
+    rows = corpus.select(["predictions", "references", "scores"]).to_pylist()
+    rows[row].update(change)
+    data = tmp_path / "bad.jsonl"
+    data.write_text("".join(json.dumps(one) + "\n" for one in rows), encoding="utf-8")
+    errors = []
+    for workers in ([], ["--workers", "2"]):
+        assert cli.main([str(data), "--metrics", "weighted_keyword_prf", *workers]) == 1
+        errors.append(capsys.readouterr().err)
+    assert errors[0] == errors[1] and f"line {row + 1} of bad.jsonl" in errors[0] and said in errors[0]
+    assert len(small_chunks[-1]) == 8
+    columns = {name: [one[name] for one in rows] for name in ("predictions", "references", "scores")}
+    with pytest.raises(ValueError, match=rf": example {row}\b") as caught:
+        parallel.compute(
+            "weighted_keyword_prf", columns["predictions"], columns["references"], scores=columns["scores"], workers=2
+        )
+    with pytest.raises(ValueError) as alone:
+        parallel.compute(
+            "weighted_keyword_prf", columns["predictions"], columns["references"], scores=columns["scores"], workers=1
+        )
+    assert str(caught.value) == str(alone.value)

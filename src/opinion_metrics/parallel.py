@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -81,18 +83,36 @@ def _sliced(columns: dict[str, Sequence[Any]], start: int, stop: int) -> dict[st
     return {name: column[start:stop] for name, column in columns.items()}
 
 
+_EXAMPLE = re.compile(r"\bexample (\d+)")
+
+
+@contextmanager
+def _named_in_corpus(start: int) -> Iterator[None]:
+    """A chunk's error names its example as one process would: "example 3" of the chunk
+    starting at `start` is example `start + 3` of the corpus (the first mention, the example's)."""
+    try:
+        yield
+    except (ValueError, TypeError) as error:
+        if start and error.args and isinstance(error.args[0], str):
+            shifted = _EXAMPLE.sub(lambda found: f"example {start + int(found.group(1))}", error.args[0], count=1)
+            error.args = (shifted, *error.args[1:])
+        raise
+
+
 def _chunk_state(
     family: str, options: dict[str, Any], columns: dict[str, Sequence[Any]], start: int, stop: int
 ) -> MetricState:
     state = MetricState(family, **options)
-    state.update(**_sliced(columns, start, stop), keys=range(start, stop))
+    with _named_in_corpus(start):
+        state.update(**_sliced(columns, start, stop), keys=range(start, stop))
     return state
 
 
 def _chunk_bytes(family: str, options: dict[str, Any], columns: dict[str, Sequence[Any]], offset: int) -> bytes:
     state = MetricState(family, **options)
     n = len(columns["predictions"])
-    state.update(**columns, keys=range(offset, offset + n))
+    with _named_in_corpus(offset):
+        state.update(**columns, keys=range(offset, offset + n))
     return state.to_bytes()
 
 
