@@ -36,6 +36,7 @@ import secrets
 import shutil
 import sys
 import tempfile
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, redirect_stderr
 from dataclasses import dataclass, field
@@ -67,11 +68,32 @@ class UsageError(ValueError):
 
 def _column(table: Table, name: str, option: str) -> list[Any]:
     if name not in table.columns:
-        columns = ", ".join(table.columns) or "none"
+        plain = [other if _shown_name(other) == repr(other) else _shown_name(other) for other in table.columns]
+        columns = ", ".join(plain) or "none"
+        alike = next((other for other in table.columns if _visible_name(other) == _visible_name(name)), None)
+        hint = (
+            f"; {_shown_name(alike)} differs from {_shown_name(name)} only in invisible characters or its Unicode form"
+            if alike is not None
+            else ""
+        )
         raise UsageError(
-            f"column {name!r} not found in {table.path.name} (columns: {columns}); choose one with {option}"
+            f"column {name!r} not found in {table.path.name} (columns: {columns}){hint}; choose one with {option}"
         )
     return table.columns[name]
+
+
+def _visible_name(name: str) -> str:
+    """`name` as it looks: composed (NFC), without format characters (zero-width, direction marks)."""
+    return "".join(c for c in unicodedata.normalize("NFC", name) if unicodedata.category(c) != "Cf")
+
+
+def _shown_name(name: str) -> str:
+    """`name` quoted, invisible characters escaped (repr's \\u200b) and, in a decomposed name,
+    combining marks too: two names that look alike read differently."""
+    shown = repr(name)
+    if unicodedata.is_normalized("NFC", name):
+        return shown
+    return "".join(f"\\u{ord(c):04x}" if unicodedata.combining(c) else c for c in shown)
 
 
 def _take(column: Sequence[Any], rows: list[int]) -> Sequence[Any]:

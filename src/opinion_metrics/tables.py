@@ -14,6 +14,7 @@ import io
 import json
 import re
 import tokenize
+import unicodedata
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -287,6 +288,17 @@ def _json_columns(path: Path, value: Any, lines: list[int] | None) -> tuple[dict
     return value, None
 
 
+def _header_name(cell: str) -> str:
+    """A CSV header cell as its column's name: composed (NFC, as typed), without blanks or
+    invisible format characters around it (a zero-width space, a direction mark, a BOM)."""
+    start, stop = 0, len(cell)
+    while start < stop and (cell[start].isspace() or unicodedata.category(cell[start]) == "Cf"):
+        start += 1
+    while stop > start and (cell[stop - 1].isspace() or unicodedata.category(cell[stop - 1]) == "Cf"):
+        stop -= 1
+    return unicodedata.normalize("NFC", cell[start:stop])
+
+
 class _OtherSeparator(Exception):
     """The header is separated by another character than the file's name says (`args[0]`)."""
 
@@ -311,13 +323,16 @@ def _read_separated(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], l
         for row in reader:
             if row:
                 if header is None:
-                    header = [name.strip() for name in row]  # "predictions, references": no ' references'
+                    header = [_header_name(name) for name in row]  # "predictions, references": no ' references'
                     other = next((c for c in ";\t," if c != delimiter and len(row) == 1 and c in row[0]), None)
                     if other:
                         raise _OtherSeparator(other)
                     repeated = sorted({name for name in header if header.count(name) > 1})
                     if repeated:
                         raise TableError(path, f"column {repeated[0]!r} appears twice in the header", start)
+                elif len(header) > 1 and [_header_name(cell) for cell in row] == header:
+                    message = "this row repeats the header (files joined one after another?); keep the first header"
+                    raise TableError(path, message, start)
                 elif len(row) != len(header):
                     message = (
                         f"{len(row)} fields, but the header has {len(header)}; list cells separate items with "
