@@ -226,3 +226,27 @@ def test_a_bad_row_is_named_as_one_process_names_it(corpus, small_chunks, tmp_pa
             "weighted_keyword_prf", columns["predictions"], columns["references"], scores=columns["scores"], workers=1
         )
     assert str(caught.value) == str(alone.value)
+
+
+def test_more_workers_than_chunks_or_cpus_start_no_idle_processes(corpus, small_chunks, monkeypatch):
+    # ProcessPoolExecutor forks all its processes at once: --workers 100000 forked 100000 (killed)
+    from opinion_metrics import sentiment
+
+    started = []
+    for module in (parallel, sentiment):
+        real = module.ProcessPoolExecutor
+
+        def recorded(workers, *args, real=real, **kwargs):
+            started.append(workers)
+            return real(min(workers, 2), *args, **kwargs)  # at worst two here, whatever is decided
+
+        monkeypatch.setattr(module, "ProcessPoolExecutor", recorded)
+    predictions, references = (corpus.column(name).to_pylist() for name in ("predictions", "references"))
+    same(
+        parallel.compute("keyword_prf", predictions, references, workers=100_000), keyword_prf(predictions, references)
+    )
+    assert 1 < len(small_chunks[-1]) <= 8  # 400 examples, chunks of 50 at least
+    texts = ["great fun", "a dull plot", "good"]
+    assert sentiment.vader_in_parallel(texts, "weighted", 100_000) == sentiment.vader_in_parallel(texts, "weighted", 1)
+    cpus = parallel.available_cpus()
+    assert started[0] <= min(len(small_chunks[-1]), cpus) and started[1:] == [1, 1]

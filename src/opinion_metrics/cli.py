@@ -936,7 +936,8 @@ def _add_flag(group: argparse._ArgumentGroup, option: Option, defaults: dict[str
         settings["type"], settings["metavar"] = _presence_list, "P[,P...]"
         settings["help"] += "; a list such as all,present,absent prints the views side by side (needs --texts)"
     if option.name == "workers":  # sentiment's VADER processes; every other family: states per chunk, merged
-        settings["help"] = "processes: a state per chunk of rows in each, merged (equal to one process); for "
+        settings["help"] = "processes (at most one per CPU): a state per chunk of rows in each, merged (one process's "
+        settings["help"] += "numbers up to the last digits); for "
         settings["help"] += "sentiment_appropriateness, VADER on long texts; semantic families stay in one process"
     if option.name == "confidence_level":  # the short name first: messages say --ci
         flags.insert(0, "--ci")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import os
 import re
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -27,6 +28,14 @@ MIN_CHUNK = 2_000
 ONE_PROCESS = ("semantic_keyword_prf", "keyword_diversity")
 
 _work: dict[str, Any] = {}  # what forked workers read instead of receiving it pickled
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def chunk_bounds(n: int, workers: int) -> list[tuple[int, int]]:
@@ -58,11 +67,12 @@ def compute(
     _work.update(family=family, options=options, columns=columns)
     if shared:  # the rows' objects stay out of the workers' garbage collections (and their pages unwritten)
         gc.freeze()
+    processes = min(workers, len(bounds), available_cpus())  # a pool forks all its processes at once
     progress = tqdm(
-        total=len(predictions), desc=f"{family}, {workers} processes", unit="example", leave=False, disable=None
+        total=len(predictions), desc=f"{family}, {processes} processes", unit="example", leave=False, disable=None
     )
     try:
-        with ProcessPoolExecutor(workers, mp_context=context) as pool, progress:
+        with ProcessPoolExecutor(processes, mp_context=context) as pool, progress:
             futures = {
                 pool.submit(_forked_chunk, start, stop)
                 if shared
