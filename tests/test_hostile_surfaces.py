@@ -489,3 +489,16 @@ def test_a_csv_row_repeating_the_header_is_refused_as_a_second_file_joined_on(tm
     path.write_text(f"predictions,references\nwar,war\n{bom}predictions,references\njedi,war\n", encoding="utf-8")
     with pytest.raises(TableError, match="^all.csv, line 3: this row repeats the header"):
         read_table(path)
+
+
+@pytest.mark.parametrize("name", ["results.csv", "results.parquet", "results.jsonl", "results.json.gz", "r.xlsx"])
+def test_output_named_as_another_format_is_refused_instead_of_holding_json(tmp_path, capsys, name):
+    # --output results.csv wrote JSON text into a .csv (and a .gz file that gzip cannot open)
+    data = tmp_path / "x.jsonl"
+    data.write_text(json.dumps({"predictions": ["a"], "references": ["a"]}) + "\n", encoding="utf-8")
+    status, out, err = _run([data, "--output", tmp_path / name], capsys)
+    assert status == 2 and f"--output {tmp_path / name}: the results are written as JSON; name a .json file" in err
+    assert not (tmp_path / name).exists()
+    for fine in ("results.json", "results.txt", "results", "from.csv.json"):
+        status, out, err = _run([data, "--output", tmp_path / fine], capsys)
+        assert status == 0 and json.loads((tmp_path / fine).read_text())["all"]["keyword_prf"]["f1"] == 1.0

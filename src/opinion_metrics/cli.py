@@ -1156,6 +1156,8 @@ def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
 
 
 PER_EXAMPLE_FORMATS = (".jsonl", ".csv")
+# Names of another format than --output's JSON (a table, compressed): refused, not filled with JSON.
+OTHER_FORMATS = {".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".arrow", ".feather", ".ipc", ".gz", ".xlsx", ".xls"}
 
 
 def per_example_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:
@@ -1278,6 +1280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.output is not None and args.plot is not None and _same_file(args.output, args.plot):
             raise UsageError(f"--output and --plot name the same file {args.output}; give two files")
+        if args.output is not None and args.output.suffix.lower() in OTHER_FORMATS:
+            raise UsageError(f"--output {args.output}: the results are written as JSON; name a .json file")
         if args.per_example is not None and args.per_example.suffix.lower() not in PER_EXAMPLE_FORMATS:
             raise UsageError(f"--per-example {args.per_example}: give a .jsonl or a .csv file")
         files = [(args.output, "--output"), (args.plot, "--plot"), (args.per_example, "--per-example")]
