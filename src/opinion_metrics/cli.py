@@ -1280,8 +1280,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.output is not None and args.plot is not None and _same_file(args.output, args.plot):
             raise UsageError(f"--output and --plot name the same file {args.output}; give two files")
-        if args.output is not None and args.output.suffix.lower() in OTHER_FORMATS:
-            raise UsageError(f"--output {args.output}: the results are written as JSON; name a .json file")
         if args.per_example is not None and args.per_example.suffix.lower() not in PER_EXAMPLE_FORMATS:
             raise UsageError(f"--per-example {args.per_example}: give a .jsonl or a .csv file")
         files = [(args.output, "--output"), (args.plot, "--plot"), (args.per_example, "--per-example")]
@@ -1298,6 +1296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if path is not None:
                 check_not_input(path, option, inputs)
                 check_output(path, option)
+        if args.output is not None and args.output.suffix.lower() in OTHER_FORMATS:
+            raise UsageError(f"--output {args.output}: the results are written as JSON; name a .json file")
         if args.plot is not None:
             _check_plot_format(args.plot, formats)
         scores = args.scores or ("scores_*" if "*" in args.predictions else "scores")  # as _models reads them
