@@ -502,3 +502,22 @@ def test_output_named_as_another_format_is_refused_instead_of_holding_json(tmp_p
     for fine in ("results.json", "results.txt", "results", "from.csv.json"):
         status, out, err = _run([data, "--output", tmp_path / fine], capsys)
         assert status == 0 and json.loads((tmp_path / fine).read_text())["all"]["keyword_prf"]["f1"] == 1.0
+
+
+def test_empty_unnamed_csv_columns_are_dropped_and_unnamed_ones_holding_values_are_refused(tmp_path, capsys):
+    # Excel writes a trailing ",," for columns once used: "column '' appears twice in the header"
+    path = tmp_path / "excel.csv"
+    path.write_text("predictions,references,,\nwar,war,,\njedi; war,war, ,\n", encoding="utf-8")
+    assert read_table(path, ["predictions", "references"], []).columns == {
+        "predictions": [["war"], ["jedi", "war"]],
+        "references": [["war"], ["war"]],
+    }
+    status, out, err = _run([path, "--output", tmp_path / "o.json"], capsys)
+    assert status == 0, err
+    indexed = tmp_path / "indexed.csv"  # pandas' to_csv: an unnamed index column, kept
+    indexed.write_text(",predictions,references,\n0,war,war,\n1,jedi,war,\n", encoding="utf-8")
+    assert list(read_table(indexed).columns) == ["", "predictions", "references"]
+    unnamed = tmp_path / "unnamed.csv"
+    unnamed.write_text(",predictions,\n0,war,x\n", encoding="utf-8")
+    with pytest.raises(TableError, match="^unnamed.csv, line 1: 2 columns without a name hold values; name them"):
+        read_table(unnamed)

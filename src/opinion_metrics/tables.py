@@ -327,7 +327,7 @@ def _read_separated(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], l
                     other = next((c for c in ";\t," if c != delimiter and len(row) == 1 and c in row[0]), None)
                     if other:
                         raise _OtherSeparator(other)
-                    repeated = sorted({name for name in header if header.count(name) > 1})
+                    repeated = sorted({name for name in header if name and header.count(name) > 1})
                     if repeated:
                         raise TableError(path, f"column {repeated[0]!r} appears twice in the header", start)
                 elif len(header) > 1 and [_header_name(cell) for cell in row] == header:
@@ -348,7 +348,12 @@ def _read_separated(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], l
         if "new-line character" in message:  # lines that end in a lone \r (old Mac files)
             message += "; quote such a cell, or end lines with \\n or \\r\\n"
         raise TableError(path, f"not a readable CSV ({message})", reader.line_num) from None
-    columns = {name: [row[i] for row in rows] for i, name in enumerate(header or [])}
+    unnamed = [i for i, name in enumerate(header or []) if not name]
+    filled = [i for i in unnamed if any(row[i].strip() for row in rows)]  # Excel writes ",," for emptied columns
+    if len(unnamed) > 1 and len(filled) > 1:
+        raise TableError(path, f"{len(filled)} columns without a name hold values; name them in the header", 1)
+    kept = [i for i, name in enumerate(header or []) if name or i in filled or len(unnamed) == 1]
+    columns = {header[i]: [row[i] for row in rows] for i in kept}
     return columns, lines
 
 
