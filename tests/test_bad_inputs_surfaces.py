@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import REPO
 
+from opinion_metrics.cli import main
 from opinion_metrics.demo.families import FAMILIES as SPACE_FAMILIES
 from opinion_metrics.demo.families import keyword_options
 from opinion_metrics.demo.parsing import (
@@ -496,3 +497,50 @@ def test_the_comparison_tab_reads_scores_only_for_a_family_that_takes_them(monke
         assert seen["a"] == [["Heat"], ["Alien"]] and seen["scores"] == [[0.5], [1.0]]
     else:
         assert seen["a"] == [["Heat (0.5)"], ["Alien (1)"]] and seen["b"] == [["Heat (1)"], ["Ring (0.25)"]]
+
+
+def _twice_named(path):
+    """A Parquet or Arrow IPC file whose columns 'predictions' and 'references' appear twice
+    (pyarrow writes such a schema, Feather V1 refuses it)."""
+    import pyarrow.ipc as ipc
+
+    table = pa.table(
+        [pa.array([["a"], ["b"]]), pa.array([["a"], ["c"]]), pa.array([["x"], ["y"]]), pa.array([[], []])],
+        names=["predictions", "references", "predictions", "references"],
+    )
+    if path.suffix == ".parquet":
+        pq.write_table(table, path)
+    else:
+        with ipc.new_file(path, table.schema) as writer:
+            writer.write_table(table)
+    return path
+
+
+@pytest.mark.parametrize("name", ["twice.parquet", "twice.arrow", "twice.feather"])
+def test_a_parquet_or_arrow_file_with_a_column_name_given_twice_is_refused_naming_it(tmp_path, capsys, name):
+    # the last column of a name was read silently (the CLI), or "not a readable Parquet file" (a Space)
+    path = _twice_named(tmp_path / name)
+    expected = f"{name}: column 'predictions' appears twice; give each column its own name"
+    readers = [read_table, lambda p: read_table(p, lazy=True)]
+    for read in readers + ([read_upload] if name.endswith(".parquet") else []):
+        with pytest.raises(TableError, match=f"^{re.escape(expected)}$"):
+            read(path)
+    assert main([str(path)]) == 1
+    assert expected in capsys.readouterr().err
+
+
+def test_a_feather_v1_file_is_read_as_its_columns(tmp_path):
+    # pyarrow's write_feather(version=1) (and old pandas' to_feather) write Feather V1, which
+    # is no Arrow IPC file: "Expected to read 826361158 metadata bytes" before
+    import warnings
+
+    from pyarrow import feather
+
+    columns = {"texts": ["good", "bad", "café ☕"], "labels": [1, 0, 1], "rating": [0.5, 1.5, 2.0]}
+    for name in ("v1.feather", "v1.arrow"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # pyarrow deprecates writing V1
+            feather.write_feather(pa.table(columns), tmp_path / name, version=1)
+        assert read_table(tmp_path / name).columns == columns
+        lazy = read_table(tmp_path / name, lazy=True).columns
+        assert {column: list(values) for column, values in lazy.items()} == columns

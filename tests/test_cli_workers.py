@@ -194,3 +194,59 @@ def test_the_workers_progress_counts_every_example_once(corpus, small_chunks, mo
     predictions, references = (corpus.column(name).to_pylist() for name in ("predictions", "references"))
     parallel.compute("keyword_prf", predictions, references, workers=2)
     assert [(bar.total, bar.done) for bar in counted] == [(400, 400)] and len(small_chunks[-1]) == 8
+
+
+BAD_ROWS = [  # (row of 400, what is wrong, what the message says)
+    (333, {"predictions": ["war", 5]}, "keyword 1 must be a str, got int 5"),
+    (251, {"scores": [0.5]}, "but 1 scores"),
+    (399, {"references": "war"}, "must be a list of keywords (str)"),
+]
+
+
+@pytest.mark.parametrize(("row", "change", "said"), BAD_ROWS, ids=str)
+def test_a_bad_row_is_named_as_one_process_names_it(corpus, small_chunks, tmp_path, capsys, row, change, said):
+    # with --workers, the error named the row within its chunk ("line 34" for line 334)
+    rows = corpus.select(["predictions", "references", "scores"]).to_pylist()
+    rows[row].update(change)
+    data = tmp_path / "bad.jsonl"
+    data.write_text("".join(json.dumps(one) + "\n" for one in rows), encoding="utf-8")
+    errors = []
+    for workers in ([], ["--workers", "2"]):
+        assert cli.main([str(data), "--metrics", "weighted_keyword_prf", *workers]) == 1
+        errors.append(capsys.readouterr().err)
+    assert errors[0] == errors[1] and f"line {row + 1} of bad.jsonl" in errors[0] and said in errors[0]
+    assert len(small_chunks[-1]) == 8
+    columns = {name: [one[name] for one in rows] for name in ("predictions", "references", "scores")}
+    with pytest.raises(ValueError, match=rf": example {row}\b") as caught:
+        parallel.compute(
+            "weighted_keyword_prf", columns["predictions"], columns["references"], scores=columns["scores"], workers=2
+        )
+    with pytest.raises(ValueError) as alone:
+        parallel.compute(
+            "weighted_keyword_prf", columns["predictions"], columns["references"], scores=columns["scores"], workers=1
+        )
+    assert str(caught.value) == str(alone.value)
+
+
+def test_more_workers_than_chunks_or_cpus_start_no_idle_processes(corpus, small_chunks, monkeypatch):
+    # ProcessPoolExecutor forks all its processes at once: --workers 100000 forked 100000 (killed)
+    from opinion_metrics import sentiment
+
+    started = []
+    for module in (parallel, sentiment):
+        real = module.ProcessPoolExecutor
+
+        def recorded(workers, *args, real=real, **kwargs):
+            started.append(workers)
+            return real(min(workers, 2), *args, **kwargs)  # at worst two here, whatever is decided
+
+        monkeypatch.setattr(module, "ProcessPoolExecutor", recorded)
+    predictions, references = (corpus.column(name).to_pylist() for name in ("predictions", "references"))
+    same(
+        parallel.compute("keyword_prf", predictions, references, workers=100_000), keyword_prf(predictions, references)
+    )
+    assert 1 < len(small_chunks[-1]) <= 8  # 400 examples, chunks of 50 at least
+    texts = ["great fun", "a dull plot", "good"]
+    assert sentiment.vader_in_parallel(texts, "weighted", 100_000) == sentiment.vader_in_parallel(texts, "weighted", 1)
+    cpus = parallel.available_cpus()
+    assert started[0] <= min(len(small_chunks[-1]), cpus) and started[1:] == [1, 1]

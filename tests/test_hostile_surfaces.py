@@ -440,3 +440,84 @@ def test_output_dash_is_refused_instead_of_writing_a_file_named_dash(tmp_path, c
     status, out, err = _run([data, "--output", "-"], capsys)
     assert status == 2 and "--output -: give a file name (the tables already go to standard output" in err
     assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "predictions\u200b",  # a zero-width space (copied from a web page)
+        "\u200epredictions",  # a left-to-right mark (an editor of right-to-left text)
+        "\ufeffpredictions",  # a BOM inside the file (a header pasted from another file)
+        "\u00a0predictions\u200d ",  # a no-break space, a zero-width joiner, a blank
+    ],
+)
+def test_invisible_characters_around_a_csv_header_name_are_not_part_of_it(tmp_path, capsys, name):
+    # the column was "not found" in a message listing a column that looked exactly like it
+    path = tmp_path / "x.csv"
+    path.write_text(f"{name},references\nwar; jedi,war\n", encoding="utf-8")
+    assert list(read_table(path).columns) == ["predictions", "references"]
+    status, out, err = _run([path, "--output", tmp_path / "o.json"], capsys)
+    assert status == 0, err
+    expected = keyword_prf([["war", "jedi"]], [["war"]])
+    assert json.loads((tmp_path / "o.json").read_text())["all"]["keyword_prf"] == pytest.approx(expected)
+
+
+def test_a_csv_header_name_in_decomposed_unicode_is_read_composed(tmp_path, capsys):
+    # "pre\u0301dictions" (macOS writes e + a combining accent) was not the typed "pr\u00e9dictions"
+    path = tmp_path / "x.csv"
+    path.write_text("pre\u0301dictions,re\u0301fe\u0301rences\nguerre,guerre\n", encoding="utf-8")
+    assert list(read_table(path).columns) == ["pr\u00e9dictions", "r\u00e9f\u00e9rences"]
+    status, out, err = _run([path, "--predictions", "pr\u00e9dictions", "--references", "r\u00e9f\u00e9rences"], capsys)
+    assert status == 0, err
+
+
+def test_a_column_not_found_names_a_column_differing_only_in_invisible_characters_or_unicode_form(tmp_path, capsys):
+    path = tmp_path / "x.jsonl"
+    path.write_text(json.dumps({"predictions\u200b": ["a"], "re\u0301f": ["a"]}) + "\n", encoding="utf-8")
+    status, out, err = _run([path], capsys)
+    assert status == 2
+    assert "'predictions\\u200b' differs from 'predictions' only in invisible characters" in err, err
+    status, out, err = _run([path, "--predictions", "predictions\u200b", "--references", "r\u00e9f"], capsys)
+    assert status == 2
+    assert "'re\\u0301f' differs from 'r\u00e9f' only in invisible characters or its Unicode form" in err, err
+
+
+@pytest.mark.parametrize("bom", ["", "\ufeff"])
+def test_a_csv_row_repeating_the_header_is_refused_as_a_second_file_joined_on(tmp_path, bom):
+    # `cat a.csv b.csv > all.csv`: the second header was read as an example, "predictions" vs "references"
+    path = tmp_path / "all.csv"
+    path.write_text(f"predictions,references\nwar,war\n{bom}predictions,references\njedi,war\n", encoding="utf-8")
+    with pytest.raises(TableError, match="^all.csv, line 3: this row repeats the header"):
+        read_table(path)
+
+
+@pytest.mark.parametrize("name", ["results.csv", "results.parquet", "results.jsonl", "results.json.gz", "r.xlsx"])
+def test_output_named_as_another_format_is_refused_instead_of_holding_json(tmp_path, capsys, name):
+    # --output results.csv wrote JSON text into a .csv (and a .gz file that gzip cannot open)
+    data = tmp_path / "x.jsonl"
+    data.write_text(json.dumps({"predictions": ["a"], "references": ["a"]}) + "\n", encoding="utf-8")
+    status, out, err = _run([data, "--output", tmp_path / name], capsys)
+    assert status == 2 and f"--output {tmp_path / name}: the results are written as JSON; name a .json file" in err
+    assert not (tmp_path / name).exists()
+    for fine in ("results.json", "results.txt", "results", "from.csv.json"):
+        status, out, err = _run([data, "--output", tmp_path / fine], capsys)
+        assert status == 0 and json.loads((tmp_path / fine).read_text())["all"]["keyword_prf"]["f1"] == 1.0
+
+
+def test_empty_unnamed_csv_columns_are_dropped_and_unnamed_ones_holding_values_are_refused(tmp_path, capsys):
+    # Excel writes a trailing ",," for columns once used: "column '' appears twice in the header"
+    path = tmp_path / "excel.csv"
+    path.write_text("predictions,references,,\nwar,war,,\njedi; war,war, ,\n", encoding="utf-8")
+    assert read_table(path, ["predictions", "references"], []).columns == {
+        "predictions": [["war"], ["jedi", "war"]],
+        "references": [["war"], ["war"]],
+    }
+    status, out, err = _run([path, "--output", tmp_path / "o.json"], capsys)
+    assert status == 0, err
+    indexed = tmp_path / "indexed.csv"  # pandas' to_csv: an unnamed index column, kept
+    indexed.write_text(",predictions,references,\n0,war,war,\n1,jedi,war,\n", encoding="utf-8")
+    assert list(read_table(indexed).columns) == ["", "predictions", "references"]
+    unnamed = tmp_path / "unnamed.csv"
+    unnamed.write_text(",predictions,\n0,war,x\n", encoding="utf-8")
+    with pytest.raises(TableError, match="^unnamed.csv, line 1: 2 columns without a name hold values; name them"):
+        read_table(unnamed)

@@ -479,6 +479,43 @@ def test_keys_from_numpy_pandas_and_lists_agree_and_bad_keys_are_named():
     assert from_frame == direct
     with pytest.raises(ValueError, match="predictions='q': no such column"):
         MetricState("keyword_prf").update(frame, predictions="q", references="g")
+    twice = pa.table([pa.array([["a"]]), pa.array([["a"]]), pa.array([["b"]])], names=["p", "g", "p"])
+    with pytest.raises(
+        ValueError, match="^predictions='p': the table has 2 columns of that name; give each its own name$"
+    ):
+        MetricState("keyword_prf").update(twice, predictions="p", references="g")
+
+
+def test_dictionary_encoded_keys_and_groups_give_the_intervals_of_their_plain_strings(tmp_path):
+    # a Parquet column read with read_dictionary, polars' Categorical, pandas' category in Arrow:
+    # "must be integers or strings, got an Arrow column of dictionary<...>" before
+    import pyarrow.parquet as pq
+
+    columns = corpus("keyword_prf", 40, seed=7)
+    names = [f"review {i % 13} ☕" for i in range(40)]
+    plain = pa.array(names)
+    pq.write_table(pa.table({"id": names}), tmp_path / "ids.parquet")
+    read = pq.read_table(tmp_path / "ids.parquet", read_dictionary=["id"]).column("id")
+    halves = pa.chunked_array([plain[:25].dictionary_encode(), plain[25:].dictionary_encode()])  # two dictionaries
+    encoded = [
+        plain.dictionary_encode(),
+        read,
+        halves,
+        plain.dictionary_encode().cast(pa.dictionary(pa.int8(), pa.large_string())),
+    ]
+    assert all(pa.types.is_dictionary(keys.type) for keys in encoded)
+    for keys in encoded:
+        assert poisson.key_hashes(keys).tolist() == poisson.key_hashes(names).tolist()
+    options = {"confidence_level": 0.9, "bootstrap": "poisson", "n_resamples": 50}
+    for role in ("keys", "groups"):
+        expected = MetricState("keyword_prf", **options).update(**columns, **{role: plain}).compute()
+        for keys in encoded:
+            assert MetricState("keyword_prf", **options).update(**columns, **{role: keys}).compute() == expected
+        table = pa.table({"p": columns["predictions"], "g": columns["references"], "id": encoded[0]})
+        found = MetricState("keyword_prf", **options).update(table, predictions="p", references="g", **{role: "id"})
+        assert found.compute() == expected
+    with pytest.raises(ValueError, match="example 1 has no key"):
+        poisson.key_hashes(pa.array(["a", None]).dictionary_encode())
 
 
 # --- Bytes --------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ import secrets
 import shutil
 import sys
 import tempfile
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, redirect_stderr
 from dataclasses import dataclass, field
@@ -67,11 +68,32 @@ class UsageError(ValueError):
 
 def _column(table: Table, name: str, option: str) -> list[Any]:
     if name not in table.columns:
-        columns = ", ".join(table.columns) or "none"
+        plain = [other if _shown_name(other) == repr(other) else _shown_name(other) for other in table.columns]
+        columns = ", ".join(plain) or "none"
+        alike = next((other for other in table.columns if _visible_name(other) == _visible_name(name)), None)
+        hint = (
+            f"; {_shown_name(alike)} differs from {_shown_name(name)} only in invisible characters or its Unicode form"
+            if alike is not None
+            else ""
+        )
         raise UsageError(
-            f"column {name!r} not found in {table.path.name} (columns: {columns}); choose one with {option}"
+            f"column {name!r} not found in {table.path.name} (columns: {columns}){hint}; choose one with {option}"
         )
     return table.columns[name]
+
+
+def _visible_name(name: str) -> str:
+    """`name` as it looks: composed (NFC), without format characters (zero-width, direction marks)."""
+    return "".join(c for c in unicodedata.normalize("NFC", name) if unicodedata.category(c) != "Cf")
+
+
+def _shown_name(name: str) -> str:
+    """`name` quoted, invisible characters escaped (repr's \\u200b) and, in a decomposed name,
+    combining marks too: two names that look alike read differently."""
+    shown = repr(name)
+    if unicodedata.is_normalized("NFC", name):
+        return shown
+    return "".join(f"\\u{ord(c):04x}" if unicodedata.combining(c) else c for c in shown)
 
 
 def _take(column: Sequence[Any], rows: list[int]) -> Sequence[Any]:
@@ -914,7 +936,8 @@ def _add_flag(group: argparse._ArgumentGroup, option: Option, defaults: dict[str
         settings["type"], settings["metavar"] = _presence_list, "P[,P...]"
         settings["help"] += "; a list such as all,present,absent prints the views side by side (needs --texts)"
     if option.name == "workers":  # sentiment's VADER processes; every other family: states per chunk, merged
-        settings["help"] = "processes: a state per chunk of rows in each, merged (equal to one process); for "
+        settings["help"] = "processes (at most one per CPU): a state per chunk of rows in each, merged (one process's "
+        settings["help"] += "numbers up to the last digits); for "
         settings["help"] += "sentiment_appropriateness, VADER on long texts; semantic families stay in one process"
     if option.name == "confidence_level":  # the short name first: messages say --ci
         flags.insert(0, "--ci")
@@ -1133,6 +1156,8 @@ def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
 
 
 PER_EXAMPLE_FORMATS = (".jsonl", ".csv")
+# Names of another format than --output's JSON (a table, compressed): refused, not filled with JSON.
+OTHER_FORMATS = {".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".arrow", ".feather", ".ipc", ".gz", ".xlsx", ".xls"}
 
 
 def per_example_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:
@@ -1271,6 +1296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if path is not None:
                 check_not_input(path, option, inputs)
                 check_output(path, option)
+        if args.output is not None and args.output.suffix.lower() in OTHER_FORMATS:
+            raise UsageError(f"--output {args.output}: the results are written as JSON; name a .json file")
         if args.plot is not None:
             _check_plot_format(args.plot, formats)
         scores = args.scores or ("scores_*" if "*" in args.predictions else "scores")  # as _models reads them

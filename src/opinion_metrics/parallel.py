@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
-from collections.abc import Sequence
+import os
+import re
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -25,6 +28,14 @@ MIN_CHUNK = 2_000
 ONE_PROCESS = ("semantic_keyword_prf", "keyword_diversity")
 
 _work: dict[str, Any] = {}  # what forked workers read instead of receiving it pickled
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def chunk_bounds(n: int, workers: int) -> list[tuple[int, int]]:
@@ -56,11 +67,12 @@ def compute(
     _work.update(family=family, options=options, columns=columns)
     if shared:  # the rows' objects stay out of the workers' garbage collections (and their pages unwritten)
         gc.freeze()
+    processes = min(workers, len(bounds), available_cpus())  # a pool forks all its processes at once
     progress = tqdm(
-        total=len(predictions), desc=f"{family}, {workers} processes", unit="example", leave=False, disable=None
+        total=len(predictions), desc=f"{family}, {processes} processes", unit="example", leave=False, disable=None
     )
     try:
-        with ProcessPoolExecutor(workers, mp_context=context) as pool, progress:
+        with ProcessPoolExecutor(processes, mp_context=context) as pool, progress:
             futures = {
                 pool.submit(_forked_chunk, start, stop)
                 if shared
@@ -81,18 +93,36 @@ def _sliced(columns: dict[str, Sequence[Any]], start: int, stop: int) -> dict[st
     return {name: column[start:stop] for name, column in columns.items()}
 
 
+_EXAMPLE = re.compile(r"\bexample (\d+)")
+
+
+@contextmanager
+def _named_in_corpus(start: int) -> Iterator[None]:
+    """A chunk's error names its example as one process would: "example 3" of the chunk
+    starting at `start` is example `start + 3` of the corpus (the first mention, the example's)."""
+    try:
+        yield
+    except (ValueError, TypeError) as error:
+        if start and error.args and isinstance(error.args[0], str):
+            shifted = _EXAMPLE.sub(lambda found: f"example {start + int(found.group(1))}", error.args[0], count=1)
+            error.args = (shifted, *error.args[1:])
+        raise
+
+
 def _chunk_state(
     family: str, options: dict[str, Any], columns: dict[str, Sequence[Any]], start: int, stop: int
 ) -> MetricState:
     state = MetricState(family, **options)
-    state.update(**_sliced(columns, start, stop), keys=range(start, stop))
+    with _named_in_corpus(start):
+        state.update(**_sliced(columns, start, stop), keys=range(start, stop))
     return state
 
 
 def _chunk_bytes(family: str, options: dict[str, Any], columns: dict[str, Sequence[Any]], offset: int) -> bytes:
     state = MetricState(family, **options)
     n = len(columns["predictions"])
-    state.update(**columns, keys=range(offset, offset + n))
+    with _named_in_corpus(offset):
+        state.update(**columns, keys=range(offset, offset + n))
     return state.to_bytes()
 
 

@@ -175,9 +175,12 @@ def key_hashes(keys: Any, name: str = "keys") -> np.ndarray:
 
 
 def _arrow_key_hashes(keys: Any, name: str) -> np.ndarray:
-    """`key_hashes` of an Arrow array or chunked array of integers or strings."""
+    """`key_hashes` of an Arrow array or chunked array of integers or strings, dictionary-encoded
+    or not (a Parquet column read with `read_dictionary`, polars' Categorical)."""
     import pyarrow as pa
 
+    if isinstance(keys, (pa.Array, pa.ChunkedArray)) and pa.types.is_dictionary(keys.type):
+        keys = keys.cast(keys.type.value_type)  # per chunk: chunks may hold different dictionaries
     if isinstance(keys, pa.ChunkedArray):
         keys = keys.combine_chunks()
     if not isinstance(keys, pa.Array):

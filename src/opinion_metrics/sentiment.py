@@ -11,7 +11,6 @@ import heapq
 import math
 import multiprocessing
 import numbers
-import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -142,18 +141,15 @@ def _score_chunk(texts: list[str]) -> list[float]:
     return [_worker_sentiment(text) for text in texts]
 
 
-def _available_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
 def vader_in_parallel(texts: list[str], mapping: str, workers: int) -> list[float]:
-    """VADER sentiments of `texts` computed by `workers` forked processes."""
+    """VADER sentiments of `texts` computed by `workers` forked processes (at most one per
+    chunk of 200 texts and per available CPU)."""
+    from .parallel import available_cpus
+
     context = multiprocessing.get_context("fork")
     chunks = [texts[start : start + 200] for start in range(0, len(texts), 200)]
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(mapping,)) as pool:
+    processes = max(1, min(workers, len(chunks), available_cpus()))
+    with ProcessPoolExecutor(processes, mp_context=context, initializer=_start_worker, initargs=(mapping,)) as pool:
         return [value for chunk in pool.map(_score_chunk, chunks) for value in chunk]
 
 
@@ -301,8 +297,10 @@ def _prefill_in_parallel(
         lists += corpus.predictions.originals
     needed = dict.fromkeys([text for text in texts or [] if text and text.strip()] + [k for ks in lists for k in ks])
     if workers is None:
+        from .parallel import available_cpus
+
         large = sum(map(len, needed)) >= PARALLEL_MIN_CHARACTERS
-        workers = min(_available_cpus(), 8) if large else 1
+        workers = min(available_cpus(), 8) if large else 1
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return
     strings = list(needed)

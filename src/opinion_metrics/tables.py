@@ -14,6 +14,7 @@ import io
 import json
 import re
 import tokenize
+import unicodedata
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -287,6 +288,17 @@ def _json_columns(path: Path, value: Any, lines: list[int] | None) -> tuple[dict
     return value, None
 
 
+def _header_name(cell: str) -> str:
+    """A CSV header cell as its column's name: composed (NFC, as typed), without blanks or
+    invisible format characters around it (a zero-width space, a direction mark, a BOM)."""
+    start, stop = 0, len(cell)
+    while start < stop and (cell[start].isspace() or unicodedata.category(cell[start]) == "Cf"):
+        start += 1
+    while stop > start and (cell[stop - 1].isspace() or unicodedata.category(cell[stop - 1]) == "Cf"):
+        stop -= 1
+    return unicodedata.normalize("NFC", cell[start:stop])
+
+
 class _OtherSeparator(Exception):
     """The header is separated by another character than the file's name says (`args[0]`)."""
 
@@ -311,13 +323,16 @@ def _read_separated(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], l
         for row in reader:
             if row:
                 if header is None:
-                    header = [name.strip() for name in row]  # "predictions, references": no ' references'
+                    header = [_header_name(name) for name in row]  # "predictions, references": no ' references'
                     other = next((c for c in ";\t," if c != delimiter and len(row) == 1 and c in row[0]), None)
                     if other:
                         raise _OtherSeparator(other)
-                    repeated = sorted({name for name in header if header.count(name) > 1})
+                    repeated = sorted({name for name in header if name and header.count(name) > 1})
                     if repeated:
                         raise TableError(path, f"column {repeated[0]!r} appears twice in the header", start)
+                elif len(header) > 1 and [_header_name(cell) for cell in row] == header:
+                    message = "this row repeats the header (files joined one after another?); keep the first header"
+                    raise TableError(path, message, start)
                 elif len(row) != len(header):
                     message = (
                         f"{len(row)} fields, but the header has {len(header)}; list cells separate items with "
@@ -333,7 +348,12 @@ def _read_separated(path: Path, delimiter: str) -> tuple[dict[str, list[Any]], l
         if "new-line character" in message:  # lines that end in a lone \r (old Mac files)
             message += "; quote such a cell, or end lines with \\n or \\r\\n"
         raise TableError(path, f"not a readable CSV ({message})", reader.line_num) from None
-    columns = {name: [row[i] for row in rows] for i, name in enumerate(header or [])}
+    unnamed = [i for i, name in enumerate(header or []) if not name]
+    filled = [i for i in unnamed if any(row[i].strip() for row in rows)]  # Excel writes ",," for emptied columns
+    if len(unnamed) > 1 and len(filled) > 1:
+        raise TableError(path, f"{len(filled)} columns without a name hold values; name them in the header", 1)
+    kept = [i for i, name in enumerate(header or []) if name or i in filled or len(unnamed) == 1]
+    columns = {header[i]: [row[i] for row in rows] for i in kept}
     return columns, lines
 
 
@@ -516,22 +536,40 @@ def arrow_columns(table: Any, lazy: bool = False) -> dict[str, Any]:
     return {name: convert(column) for name, column in zip(table.column_names, table.columns)}
 
 
+def check_unique_names(path: Path, names: Sequence[str]) -> None:
+    """Parquet and Arrow schemas may name two columns alike: refuse it, as a CSV header's (a
+    table keeps one column of a name, so which one is read would be a guess)."""
+    seen: set[str] = set()
+    twice = next((name for name in names if name in seen or seen.add(name)), None)
+    if twice is not None:
+        raise TableError(path, f"column {twice!r} appears twice; give each column its own name")
+
+
 def _read_arrow(path: Path, lazy: bool) -> dict[str, Any]:
-    """An Arrow IPC file (pandas' `to_feather`, polars' `write_ipc`) or stream."""
+    """An Arrow IPC file (pandas' `to_feather`, polars' `write_ipc`) or stream, or a Feather V1
+    file (`write_feather(..., version=1)`, pandas before 1.0)."""
     import pyarrow
     import pyarrow.ipc as ipc
 
+    with open(path, "rb") as raw:
+        feather_v1 = raw.read(4) == b"FEA1"
     try:
-        try:
-            table = ipc.open_file(path).read_all()
-        except pyarrow.ArrowInvalid:  # the stream format (no footer)
-            with pyarrow.OSFile(str(path)) as source:
-                table = ipc.open_stream(source).read_all()
+        if feather_v1:
+            from pyarrow import feather
+
+            table = feather.read_table(str(path), memory_map=False)
+        else:
+            try:
+                table = ipc.open_file(path).read_all()
+            except pyarrow.ArrowInvalid:  # the stream format (no footer)
+                with pyarrow.OSFile(str(path)) as source:
+                    table = ipc.open_stream(source).read_all()
+        check_unique_names(path, table.column_names)
         return arrow_columns(table, lazy)
     except UnicodeDecodeError:
         raise TableError(path, "a text column holds bytes that are not UTF-8; save its texts as UTF-8") from None
     except (pyarrow.ArrowException, OSError) as error:
-        raise TableError(path, f"not a readable Arrow file ({error})") from None
+        raise TableError(path, f"not a readable {'Feather V1' if feather_v1 else 'Arrow'} file ({error})") from None
 
 
 def _read_parquet(path: Path, lazy: bool) -> dict[str, Any]:
@@ -540,6 +578,7 @@ def _read_parquet(path: Path, lazy: bool) -> dict[str, Any]:
 
     try:
         with parquet.ParquetFile(path) as file:  # not read_table, which imports pyarrow.dataset and pandas
+            check_unique_names(path, file.schema_arrow.names)
             return arrow_columns(file.read(), lazy)
     except UnicodeDecodeError:
         raise TableError(path, "a text column holds bytes that are not UTF-8; save its texts as UTF-8") from None

@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import families as declared
 from ..aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
-from ..tables import Table, rating_rows, read_table
+from ..tables import Table, check_unique_names, rating_rows, read_table
 from ..validation import check_same_length
 
 KEYWORD_SEPARATOR = ";"
@@ -182,7 +182,9 @@ def _parquet_bytes(path: Path) -> int:
     import pyarrow.parquet as parquet
 
     try:
-        metadata = parquet.ParquetFile(path).metadata
+        file = parquet.ParquetFile(path)
+        check_unique_names(path, file.schema_arrow.names)  # read_table's read_dictionary fails on them
+        metadata = file.metadata
         chunks = [
             metadata.row_group(g).column(c) for g in range(metadata.num_row_groups) for c in range(metadata.num_columns)
         ]
