@@ -250,3 +250,27 @@ def test_more_workers_than_chunks_or_cpus_start_no_idle_processes(corpus, small_
     assert sentiment.vader_in_parallel(texts, "weighted", 100_000) == sentiment.vader_in_parallel(texts, "weighted", 1)
     cpus = parallel.available_cpus()
     assert started[0] <= min(len(small_chunks[-1]), cpus) and started[1:] == [1, 1]
+
+
+def test_the_callers_frozen_objects_stay_frozen(corpus, small_chunks):
+    import gc
+
+    predictions, references = (corpus.column(name).to_pylist() for name in ("predictions", "references"))
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        result = parallel.compute("keyword_prf", predictions, references, workers=2)
+        assert gc.get_freeze_count() > frozen // 2 > 0  # not unfrozen (a few frozen objects may be freed)
+    finally:
+        gc.unfreeze()
+    same(result, keyword_prf(predictions, references))
+
+
+def test_one_cpu_starts_no_pool(corpus, small_chunks, monkeypatch):
+    def refused(*args, **kwargs):
+        raise AssertionError("a process pool was started on one CPU")
+
+    monkeypatch.setattr(parallel, "available_cpus", lambda: 1)
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", refused)
+    predictions, references = (corpus.column(name).to_pylist() for name in ("predictions", "references"))
+    same(parallel.compute("keyword_prf", predictions, references, workers=4), keyword_prf(predictions, references))

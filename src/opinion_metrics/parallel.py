@@ -12,7 +12,7 @@ import multiprocessing
 import os
 import re
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -62,30 +62,32 @@ def compute(
     bounds = chunk_bounds(len(predictions), workers)
     if workers < 2 or len(bounds) < 2 or family in ONE_PROCESS:
         return state.merge(_chunk_state(family, options, columns, 0, len(predictions))).compute()
+    processes = min(workers, len(bounds), available_cpus())  # a pool forks all its processes at once
+    if processes < 2:
+        return state.merge(_chunk_state(family, options, columns, 0, len(predictions))).compute()
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     shared = context.get_start_method() == "fork"
-    _work.update(family=family, options=options, columns=columns)
-    if shared:  # the rows' objects stay out of the workers' garbage collections (and their pages unwritten)
-        gc.freeze()
-    processes = min(workers, len(bounds), available_cpus())  # a pool forks all its processes at once
+    # Forked workers keep the parent's rows out of their garbage collections (their pages stay shared).
+    pool = ProcessPoolExecutor(processes, mp_context=context, initializer=gc.freeze if shared else None)
     progress = tqdm(
         total=len(predictions), desc=f"{family}, {processes} processes", unit="example", leave=False, disable=None
     )
+    _work.update(family=family, options=options, columns=columns)
     try:
-        with ProcessPoolExecutor(processes, mp_context=context) as pool, progress:
-            futures = {
-                pool.submit(_forked_chunk, start, stop)
-                if shared
-                else pool.submit(_chunk_bytes, family, options, _sliced(columns, start, stop), start): stop - start
-                for start, stop in bounds
-            }
-            for future in as_completed(futures):
-                progress.update(futures[future])
-            for future in futures:  # chunk order: multinomial statistics concatenate in order
+        with pool, progress:
+            futures = []
+            for start, stop in bounds:
+                future = (
+                    pool.submit(_forked_chunk, start, stop)
+                    if shared
+                    else pool.submit(_chunk_bytes, family, options, _sliced(columns, start, stop), start)
+                )
+                future.add_done_callback(lambda _, size=stop - start: progress.update(size))
+                futures.append(future)
+            for future in futures:  # chunk order (multinomial statistics concatenate in order), as they finish
                 state = state.merge(MetricState.from_bytes(future.result(), **unnamed_objects(options)))
     finally:
         _work.clear()
-        gc.unfreeze()
     return state.compute()
 
 
