@@ -323,6 +323,19 @@ def test_spark_equals_the_family_function(spark, corpus, family, columns, option
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(("family", "columns", "options"), [CASES[3], CASES[5]], ids=str)
+def test_spark_merge_tree_levels_sum_in_one_order(spark, corpus, family, columns, options, monkeypatch):
+    """Merging two states at a time, 7 partitions take three levels of the tree (7 -> 4 -> 2,
+    then the driver); the result equals the family function and is the same on every run."""
+    monkeypatch.setattr(spark_engine(), "FANOUT", 2)
+    options = {**with_model(family, options), **POISSON, "bootstrap": "poisson"}
+    frame = spark_frame(spark, corpus, 7)
+    runs = [spark_engine().evaluate(frame, family, key="review_id", **columns, **options) for _ in range(2)]
+    assert_same(runs[0], family_result(corpus, family, columns, options))
+    assert runs[0] == runs[1]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(("family", "columns", "options"), [CASES[2], CASES[4], CASES[7], CASES[11]], ids=str)
 def test_spark_poisson_intervals_do_not_depend_on_partitions(spark, corpus, family, columns, options):
     options = {**options, **POISSON, "bootstrap": "poisson"}

@@ -75,22 +75,28 @@ def state_bytes(
     return state.to_bytes()
 
 
+def merge_options(family: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options that serialized states need given back: the semantic family's states name
+    their model (a `PrecomputedEncoder` named by `model_name`), so only other object options
+    (functions) are."""
+    return {name: value for name, value in options.items() if name != "model" or family not in EMBEDDING_FAMILIES}
+
+
 def merge_serialized(family: str, options: Mapping[str, Any], serialized: Iterable[bytes]) -> MetricState:
     """Merge serialized states as they arrive (constant memory on the driver); an empty
     state of `family` and `options` when there are none."""
-    # The semantic family's states name their model (a `PrecomputedEncoder` named by
-    # `model_name`): only other object options (functions) are given back.
-    given_back = {name: value for name, value in options.items() if name != "model" or family not in EMBEDDING_FAMILIES}
-    total, objects = None, unnamed_objects(given_back)
+    total, objects = None, unnamed_objects(merge_options(family, options))
     for data in serialized:
         state = MetricState.from_bytes(data, **objects)
         total = state if total is None else total.merge(state)
     return MetricState(family, **options) if total is None else total
 
 
-def merge_pair(family: str, options: Mapping[str, Any], first: bytes, second: bytes) -> bytes:
-    """Two serialized states merged, serialized (a merge step on an engine's workers)."""
-    return merge_serialized(family, options, (first, second)).to_bytes()
+def merged_bytes(family: str, options: Mapping[str, Any], numbered: Iterable[tuple[Any, bytes]]) -> bytes:
+    """Numbered serialized states merged in the order of their numbers, serialized (one node
+    of an engine's merge tree: the same sums whatever order the engine delivers them in)."""
+    ordered = (data for _, data in sorted(numbered, key=lambda item: item[0]))
+    return merge_serialized(family, options, ordered).to_bytes()
 
 
 def pool_table(table: Any, columns: Mapping[str, str], groups: str, key: str | None, options: Mapping[str, Any]) -> Any:

@@ -6,8 +6,10 @@
     om_spark.evaluate(frame, "keyword_prf", predictions="keywords", references="gold", key="review_id",
                       confidence_level=0.95, bootstrap="poisson")
 
-Each partition becomes one serialized state in a binary column; the states are merged in
-a tree on the executors (`treeReduce`), so that the driver receives one. The semantic family
+Each partition becomes one serialized state in a binary column; the states are merged on
+the executors in a tree of fixed shape (`FANOUT` states of consecutive partitions per node,
+in partition order), so the driver receives a few and every run sums in the same order.
+The semantic family
 embeds the distinct normalized keywords first (a distinct over the keywords, then one
 model per partition of that vocabulary), then computes the statistics with those
 embeddings, broadcast to the executors.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
+from math import ceil
 from typing import Any
 
 from .engine_support import (
@@ -25,8 +28,9 @@ from .engine_support import (
     check_request,
     distinct_keywords,
     embed_keywords,
-    merge_pair,
+    merge_options,
     merge_serialized,
+    merged_bytes,
     model_name,
     pool_table,
     pooled_schema,
@@ -88,11 +92,33 @@ def state(
             state.update_arrow(batch, key=key, **given)
         yield pa.RecordBatch.from_pydict({STATE_COLUMN: pa.array([state.to_bytes()], pa.binary())})
 
-    serialized = dataframe.mapInArrow(states, f"{STATE_COLUMN} binary").rdd.map(lambda row: bytes(row[STATE_COLUMN]))
+    serialized = dataframe.mapInArrow(states, f"{STATE_COLUMN} binary").rdd.mapPartitionsWithIndex(
+        lambda index, rows: (((index, position), bytes(row[STATE_COLUMN])) for position, row in enumerate(rows))
+    )
     if serialized.getNumPartitions() == 0:
         return merge_serialized(family, options, ())
-    # Every partition at once; states merged in a tree on the executors (the driver gets one)
-    return merge_serialized(family, options, (serialized.treeReduce(partial(merge_pair, family, options)),))
+    return merge_serialized(
+        family, options, (merged_tree(serialized, partial(merged_bytes, family, merge_options(family, options))),)
+    )
+
+
+# States of consecutive partitions merged per node of the merge tree.
+FANOUT = 16
+
+
+def merged_tree(numbered: Any, merge: Any) -> bytes:
+    """`merge` (numbered states -> one state's bytes) applied over an RDD of (number, state
+    bytes) in a tree of fixed shape: every partition computed at once, each level merging
+    `FANOUT` consecutive states on the executors, the last level on the driver."""
+    count, fanout = numbered.getNumPartitions(), FANOUT
+    while count > fanout:
+        count = ceil(count / fanout)
+        numbered = (
+            numbered.map(lambda item: (item[0][0] // fanout, item))
+            .groupByKey(count)
+            .map(lambda group: ((group[0], 0), merge(group[1])))
+        )
+    return merge(numbered.collect())
 
 
 def _arrow_schema(dataframe: Any) -> Any:
