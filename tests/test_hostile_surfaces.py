@@ -477,6 +477,7 @@ def test_a_column_not_found_names_a_column_differing_only_in_invisible_character
     status, out, err = _run([path], capsys)
     assert status == 2
     assert "'predictions\\u200b' differs from 'predictions' only in invisible characters" in err, err
+    assert "\u200b" not in err  # the list of columns escapes it too
     status, out, err = _run([path, "--predictions", "predictions\u200b", "--references", "r\u00e9f"], capsys)
     assert status == 2
     assert "'re\\u0301f' differs from 'r\u00e9f' only in invisible characters or its Unicode form" in err, err

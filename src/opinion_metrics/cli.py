@@ -68,8 +68,8 @@ class UsageError(ValueError):
 
 def _column(table: Table, name: str, option: str) -> list[Any]:
     if name not in table.columns:
-        plain = [other if _shown_name(other) == repr(other) else _shown_name(other) for other in table.columns]
-        columns = ", ".join(plain) or "none"
+        shown = [other if repr(other)[1:-1] == other else _shown_name(other) for other in table.columns]
+        columns = ", ".join(shown) or "none"  # invisible characters escaped
         alike = next((other for other in table.columns if _visible_name(other) == _visible_name(name)), None)
         hint = (
             f"; {_shown_name(alike)} differs from {_shown_name(name)} only in invisible characters or its Unicode form"

@@ -343,8 +343,8 @@ class MetricState:
                 raise TypeError(f"{role} must name a column (a str), got {name!r}")
             if name not in table.column_names:
                 raise ValueError(f"{role}={name!r}: no such column; the columns: {', '.join(table.column_names)}")
-            if table.column_names.count(name) > 1:
-                count = table.column_names.count(name)
+            count = table.column_names.count(name)
+            if count > 1:
                 raise ValueError(f"{role}={name!r}: the table has {count} columns of that name; give each its own name")
             return table.column(name)
 

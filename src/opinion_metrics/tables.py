@@ -498,8 +498,7 @@ def _read_folder(path: Path) -> dict[str, list[Any]]:
             message = f"a datasets folder with {len(splits)} splits ({', '.join(splits)}); give one split's folder"
             raise TableError(path, message + (f", e.g. {path / splits[0]}" if splits else ""), usage=True)
         dataset = dataset[splits[0]]
-    with paused_gc():
-        return dataset.to_dict()
+    return dataset.to_dict()
 
 
 def _float_decimals(kind: Any) -> Any:

@@ -182,20 +182,24 @@ def _parquet_bytes(path: Path) -> int:
     import pyarrow.parquet as parquet
 
     try:
-        file = parquet.ParquetFile(path)
-        check_unique_names(path, file.schema_arrow.names)  # read_table's read_dictionary fails on them
-        metadata = file.metadata
-        chunks = [
-            metadata.row_group(g).column(c) for g in range(metadata.num_row_groups) for c in range(metadata.num_columns)
-        ]
-        values = max(metadata.num_rows, sum(chunk.num_values for chunk in chunks))
-        if values > MAX_VALUES:
-            raise ValueError(f"{path.name} holds {values:,} values, more than the {MAX_VALUES:,} this Space accepts")
-        if any("DELTA_BYTE_ARRAY" in chunk.encodings for chunk in chunks):
-            message = "its texts are stored with DELTA_BYTE_ARRAY encoding, which this Space does not expand"
-            raise ValueError(f"{path.name}: {message}; save it with the default encodings")
-        texts = [metadata.schema.column(c).path for c in range(metadata.num_columns)]
-        texts = [name for c, name in enumerate(texts) if metadata.schema.column(c).physical_type == "BYTE_ARRAY"]
+        with parquet.ParquetFile(path) as file:
+            check_unique_names(path, file.schema_arrow.names)  # read_table's read_dictionary fails on them
+            metadata = file.metadata
+            chunks = [
+                metadata.row_group(g).column(c)
+                for g in range(metadata.num_row_groups)
+                for c in range(metadata.num_columns)
+            ]
+            values = max(metadata.num_rows, sum(chunk.num_values for chunk in chunks))
+            if values > MAX_VALUES:
+                raise ValueError(
+                    f"{path.name} holds {values:,} values, more than the {MAX_VALUES:,} this Space accepts"
+                )
+            if any("DELTA_BYTE_ARRAY" in chunk.encodings for chunk in chunks):
+                message = "its texts are stored with DELTA_BYTE_ARRAY encoding, which this Space does not expand"
+                raise ValueError(f"{path.name}: {message}; save it with the default encodings")
+            texts = [metadata.schema.column(c).path for c in range(metadata.num_columns)]
+            texts = [name for c, name in enumerate(texts) if metadata.schema.column(c).physical_type == "BYTE_ARRAY"]
         table = parquet.read_table(path, read_dictionary=texts)
     except (pyarrow.ArrowException, OSError):
         raise ValueError(f"{path.name}: not a readable Parquet file") from None
