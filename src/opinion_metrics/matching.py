@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .preparation import PreparedCorpus, clear_normalization_cache, repeated_rows
+from .preparation import PreparedCorpus, clear_normalization_cache, repeated_rows, sort_with_payload
 from .validation import check_match
 
 _SEPARATOR = "\x00"
@@ -267,19 +267,6 @@ def _blocks(costs: np.ndarray) -> list[slice]:
     return slices
 
 
-def sort_with_payload(keys: np.ndarray, payload: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`keys` sorted, and `payload` (non-negative) in the same order (ties by payload): one
-    `np.sort` of `keys * bound + payload` when that fits in int64, else a stable argsort."""
-    if not len(keys):
-        return keys, payload
-    bound = int(payload.max()) + 1
-    if int(keys.max()) * bound + bound < 2**62 and keys.min() >= 0:
-        encoded = np.sort(keys * bound + payload)
-        return encoded // bound, encoded % bound
-    order = np.argsort(keys, kind="stable")
-    return keys[order], payload[order]
-
-
 class _KnownRelation:
     """The match relation between the predicted and gold strings met so far under one match
     mode, kept across calls: a predicted string is related only to the gold strings it has
@@ -502,6 +489,50 @@ def edge_counts(edges: Edges, n: int, one_to_one: bool, cutoffs: np.ndarray | No
                 adjacency.setdefault(prediction, []).append(position)
             size[example] = hopcroft_karp(list(adjacency.values()))
     return size, size.copy()
+
+
+def match_counts(
+    corpus: PreparedCorpus, match: str, one_to_one: bool, cutoffs: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per example: (matched predictions, matched gold keywords) under `match`, as
+    `edge_counts` counts them; "exact" without building edges (`exact_match_counts`)."""
+    if match == "exact":
+        matched = exact_match_counts(corpus, cutoffs)
+        return matched, matched.copy()
+    return edge_counts(corpus_edges(corpus, match), len(corpus), one_to_one, cutoffs)
+
+
+def exact_match_counts(corpus: PreparedCorpus, cutoffs: np.ndarray | None = None) -> np.ndarray:
+    """Per example: how many of its predictions below `cutoffs[example]` (None: all) are
+    among its gold keywords. Under "exact" a prediction matches one gold keyword at most and
+    a gold keyword one prediction (neither list repeats an id), so this is both matched
+    counts, one-to-one or not. Found on keys `list * V + id` (V: vocabulary size): with a
+    gold list per example, the keys found on both sides are the repeats of one sort."""
+    size = max(len(corpus.strings), 1)
+    predicted, prediction_offsets, _ = corpus.predictions.flat
+    gold, gold_offsets, groups = corpus.references.flat
+    n = len(prediction_offsets) - 1
+    examples = np.repeat(np.arange(n), np.diff(prediction_offsets))
+    if cutoffs is not None:
+        kept = np.arange(len(predicted)) - prediction_offsets[examples] < cutoffs[examples]
+        examples, predicted = examples[kept], predicted[kept]
+    gold_keys = np.repeat(np.arange(len(gold_offsets) - 1), np.diff(gold_offsets))
+    gold_keys *= size
+    gold_keys += gold
+    if groups is None:
+        examples *= size
+        examples += predicted
+        keys = np.concatenate([examples, gold_keys])
+        keys.sort()
+        both = keys[1:][keys[1:] == keys[:-1]]
+        both //= size
+        return np.bincount(both, minlength=n)
+    gold_keys = np.sort(gold_keys)
+    keys = groups[examples] * size + predicted
+    found = np.searchsorted(gold_keys, keys)
+    found[found == len(gold_keys)] = 0
+    hit = gold_keys[found] == keys if len(gold_keys) else np.zeros(len(keys), dtype=bool)
+    return np.bincount(examples[hit], minlength=n)
 
 
 def needs_matching(edge_count: np.ndarray, matched_predictions: np.ndarray, matched_gold: np.ndarray) -> np.ndarray:

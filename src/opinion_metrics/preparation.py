@@ -580,17 +580,33 @@ def _first_nonempty_occurrences(ids: np.ndarray, offsets: np.ndarray, vocabulary
     or None when that is all of them."""
     if not len(ids):
         return None
-    rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-    keys = rows * (vocabulary_size + 1) + (ids + 1)
+    keys = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    keys *= vocabulary_size + 1
+    keys += ids
+    keys += 1
     ordered = np.sort(keys)
     if ids.min() >= 0 and not (ordered[1:] == ordered[:-1]).any():
         return None
-    order = np.argsort(keys, kind="stable")
+    # The first of each run of equal keys, in the keys' order (ties by index).
+    keys, order = sort_with_payload(keys, np.arange(len(keys)))
     first = np.ones(len(ids), dtype=bool)
-    first[1:] = keys[order[1:]] != keys[order[:-1]]
+    first[1:] = keys[1:] != keys[:-1]
     keep = np.empty(len(ids), dtype=bool)
     keep[order] = first
     return keep & (ids >= 0)
+
+
+def sort_with_payload(keys: np.ndarray, payload: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`keys` sorted, and `payload` (non-negative) in the same order (ties by payload): one
+    `np.sort` of `keys * bound + payload` when that fits in int64, else a stable argsort."""
+    if not len(keys):
+        return keys, payload
+    bound = int(payload.max()) + 1
+    if keys.min() >= 0 and int(keys.max()) * bound + bound < 2**62:
+        encoded = np.sort(keys * bound + payload)
+        return encoded // bound, encoded % bound
+    order = np.lexsort((payload, keys))
+    return keys[order], payload[order]
 
 
 def _prepare_list(
