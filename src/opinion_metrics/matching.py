@@ -9,7 +9,7 @@ broadcast to each of its reviews) share the work. Substring containment is found
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from itertools import chain
 from typing import Any, NamedTuple
@@ -277,7 +277,8 @@ class _KnownRelation:
 
     def __init__(self, match: str) -> None:
         self.match = match
-        self.predicted: dict[str, int] = {}
+        self.predicted: defaultdict[str, int] = defaultdict()  # numbered in order of arrival
+        self.predicted.default_factory = self.predicted.__len__
         self.gold: dict[str, int] = {}
         self.gold_strings: list[str] = []
         self.neighbors: list[list[int]] = []  # per predicted string: its related gold strings
@@ -292,14 +293,16 @@ class _KnownRelation:
         new_gold = [string for string in gold if string not in self.gold]
         self.gold.update(zip(new_gold, range(len(self.gold_strings), len(self.gold_strings) + len(new_gold))))
         self.gold_strings.extend(new_gold)
-        numbers = [self.predicted.setdefault(string, len(self.predicted)) for string in predicted]
+        numbers = list(map(self.predicted.__getitem__, predicted))
         self.neighbors.extend([] for _ in range(len(self.predicted) - len(self.neighbors)))
         self.met.extend([0] * (len(self.predicted) - len(self.met)))
         stale: dict[int, list[int]] = {}  # gold strings met so far: the predicted strings (positions)
         total = len(self.gold_strings)
-        for position, number in enumerate(numbers):
-            if self.met[number] < total:
-                stale.setdefault(self.met[number], []).append(position)
+        met = list(map(self.met.__getitem__, numbers))
+        if min(met, default=total) < total:
+            for position, number in enumerate(met):
+                if number < total:
+                    stale.setdefault(number, []).append(position)
         for met, positions in stale.items():
             pairs = relation_pairs([predicted[k] for k in positions], self.gold_strings[met:], self.match)
             for i, j in pairs:
@@ -320,14 +323,30 @@ def clear_lexical_caches() -> None:
     clear_normalization_cache()
 
 
+def related_positions(predicted: list[str], gold: list[str], match: str) -> tuple[np.ndarray, np.ndarray]:
+    """The related pairs among the distinct `predicted` and distinct `gold` strings
+    (`relation_pairs`) as two arrays of positions (by prediction, then gold string met
+    first): each pair computed once across calls (`_KnownRelation`)."""
+    known = _KNOWN.setdefault(match, _KnownRelation(match))
+    numbers = known.add(predicted, gold)
+    position = np.full(len(known.gold_strings), -1, dtype=np.int64)
+    position[np.fromiter(map(known.gold.__getitem__, gold), dtype=np.int64, count=len(gold))] = np.arange(len(gold))
+    neighbors = list(map(known.neighbors.__getitem__, numbers))
+    counts = np.fromiter(map(len, neighbors), dtype=np.int64, count=len(neighbors))
+    related = position[np.fromiter(chain.from_iterable(neighbors), dtype=np.int64, count=int(counts.sum()))]
+    owner = np.repeat(np.arange(len(neighbors)), counts)
+    kept = related >= 0
+    return owner[kept], related[kept]
+
+
 def related_gold(predicted: list[str], gold: list[str], match: str) -> list[tuple[int, ...]]:
     """For each of the distinct `predicted` strings, the positions in the distinct `gold` of
     the strings it is related to (`relation_pairs`): each pair computed once across calls."""
-    known = _KNOWN.setdefault(match, _KnownRelation(match))
-    numbers = known.add(predicted, gold)
-    position = {known.gold[string]: k for k, string in enumerate(gold)}
-    neighbors = known.neighbors
-    return [tuple(sorted([position[j] for j in neighbors[i] if j in position])) for i in numbers]
+    owner, related = related_positions(predicted, gold, match)
+    owner, related = sort_with_payload(owner, related)
+    bounds = np.searchsorted(owner, np.arange(len(predicted) + 1)).tolist()
+    items = related.tolist()
+    return [tuple(items[a:b]) for a, b in zip(bounds, bounds[1:])]
 
 
 def relation_arrays(corpus: PreparedCorpus, match: str, predicted: np.ndarray, gold: np.ndarray) -> np.ndarray:
@@ -335,12 +354,13 @@ def relation_arrays(corpus: PreparedCorpus, match: str, predicted: np.ndarray, g
     prediction ids `predicted` and gold ids `gold`: the relation once per distinct string pair."""
     strings = corpus.strings
     size = max(len(strings), 1)
-    related = related_gold(
+    owner, related = related_positions(
         list(map(strings.__getitem__, predicted.tolist())), list(map(strings.__getitem__, gold.tolist())), match
     )
-    counts = np.fromiter(map(len, related), dtype=np.int64, count=len(related))
-    positions = np.fromiter(chain.from_iterable(related), dtype=np.int64, count=int(counts.sum()))
-    return np.sort(np.repeat(predicted, counts) * size + gold[positions])
+    keys = predicted[owner] * size
+    keys += gold[related]
+    keys.sort()
+    return keys
 
 
 def join_by_relation_cost(degrees: np.ndarray, gold_sizes: np.ndarray) -> np.ndarray:
@@ -358,6 +378,13 @@ def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     ids related to it, or by testing the list's keywords, whichever is fewer.
     """
     check_match(match)
+    edges = corpus.memo.get(("edges", match))
+    if edges is None:
+        edges = corpus.memo[("edges", match)] = _corpus_edges(corpus, match)
+    return edges
+
+
+def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     size = max(len(corpus.strings), 1)
     predicted, prediction_offsets, _ = corpus.predictions.flat
     gold, gold_offsets, groups = corpus.references.flat
@@ -367,8 +394,7 @@ def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     gold_keys, gold_positions = sort_with_payload(gold_lists * size + gold, gold_positions)
 
     def lookup(occurrence: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        keys, index = sort_with_payload(keys, np.arange(len(keys)))  # sorted needles: a cache-friendly search
-        occurrence = occurrence[index]
+        keys, occurrence = sort_with_payload(keys, occurrence)  # sorted needles: a cache-friendly search
         found = np.searchsorted(gold_keys, keys)
         found[found == len(gold_keys)] = 0
         hit = gold_keys[found] == keys if len(gold_keys) else np.zeros(len(keys), dtype=bool)
@@ -409,8 +435,7 @@ def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     if match == "exact":  # a prediction is in one edge at most
         occurrence, gold_position = sort_with_payload(occurrence, gold_position)
     else:
-        order = np.lexsort((gold_position, occurrence))
-        occurrence, gold_position = occurrence[order], gold_position[order]
+        occurrence, gold_position = sort_with_payload(occurrence, gold_position)  # the pairs are distinct
     return Edges(examples[occurrence], positions[occurrence], gold_position, match == "exact")
 
 
@@ -446,8 +471,7 @@ def shared_vertices(edges: Edges, n: int) -> tuple[np.ndarray, np.ndarray, np.nd
         return count, count, count
     new_prediction = np.ones(len(examples), dtype=bool)
     new_prediction[1:] = (examples[1:] != examples[:-1]) | (predictions[1:] != predictions[:-1])
-    by_gold = np.lexsort((gold, examples))
-    sorted_examples, sorted_gold = examples[by_gold], gold[by_gold]
+    sorted_examples, sorted_gold = sort_with_payload(examples, gold)
     new_gold = np.ones(len(examples), dtype=bool)
     new_gold[1:] = (sorted_examples[1:] != sorted_examples[:-1]) | (sorted_gold[1:] != sorted_gold[:-1])
     return (

@@ -8,11 +8,12 @@ every later step (match relations, embeddings, sentiment) runs once per distinct
 from __future__ import annotations
 
 import math
+import operator
 import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any, Union
 
@@ -138,10 +139,11 @@ _NORMALIZED_LIMIT = 500_000
 
 
 def clear_normalization_cache() -> None:
-    """Forget the normalized forms (and Porter stems) kept across calls."""
+    """Forget the normalized forms (and Porter stems) and the prepared corpora kept across calls."""
     for cache in _NORMALIZED.values():
         cache.clear()
     _STEMS.clear()
+    _PREPARED.clear()
 
 
 class _Normalizer:
@@ -250,6 +252,12 @@ class Vocabulary:
                 self.strings.append(normalized)
             self._raw_to_id[raw] = keyword_id
         return keyword_id
+
+    def unseen(self, raws: list[str]) -> list[str]:
+        """The strings among `raws` whose normalized form is not kept from an earlier call
+        (those were checked then)."""
+        cache = getattr(self._normalizer, "_cache", None)
+        return raws if cache is None else [raw for raw in raws if raw not in cache]
 
     def ids_of(self, raws: list[str]) -> np.ndarray:
         """`[intern(raw) for raw in raws]` for distinct strings, as an array: normalized in
@@ -539,7 +547,7 @@ def _prepare_flat(
     except TypeError:  # an unhashable keyword
         return None
     distinct = list(code_of)
-    if not set(map(type, distinct)) <= {str} or any(map(lone_surrogate, distinct)):
+    if not set(map(type, distinct)) <= {str} or any(map(lone_surrogate, vocabulary.unseen(distinct))):
         return None  # the per-row path names the example and keyword
     flat_scores = None
     if scores is not None:
@@ -598,13 +606,15 @@ def _first_nonempty_occurrences(ids: np.ndarray, offsets: np.ndarray, vocabulary
 
 def sort_with_payload(keys: np.ndarray, payload: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`keys` sorted, and `payload` (non-negative) in the same order (ties by payload): one
-    `np.sort` of `keys * bound + payload` when that fits in int64, else a stable argsort."""
+    `np.sort` of `keys << bits | payload` when that fits in int64, else a lexsort."""
     if not len(keys):
         return keys, payload
-    bound = int(payload.max()) + 1
-    if keys.min() >= 0 and int(keys.max()) * bound + bound < 2**62:
-        encoded = np.sort(keys * bound + payload)
-        return encoded // bound, encoded % bound
+    bits = int(payload.max()).bit_length()
+    if keys.min() >= 0 and int(keys.max()) < 1 << (62 - bits):
+        encoded = keys << bits
+        encoded |= payload
+        encoded.sort()
+        return encoded >> bits, encoded & ((1 << bits) - 1)
     order = np.lexsort((payload, keys))
     return keys[order], payload[order]
 
@@ -641,11 +651,13 @@ def _prepare_list(
 
 @dataclass(frozen=True)
 class PreparedCorpus:
-    """Predictions and references prepared against one shared vocabulary."""
+    """Predictions and references prepared against one shared vocabulary; `memo` keeps
+    what later steps derive from it alone (match edges), for a corpus prepared again."""
 
     strings: list[str]
     predictions: PreparedSide
     references: PreparedSide
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.predictions)
@@ -669,6 +681,13 @@ def prepare_corpus(
     if scores is not None:
         inputs[scores_name] = scores = check_corpus(scores, scores_name)
     check_same_length(**inputs)
+    key = None
+    if isinstance(normalize, str):  # a callable may not give the same forms again
+        first_rows = tuple(id(rows[0]) if rows else None for rows in (predictions, references, scores or ()))
+        key = (len(predictions), first_rows, normalize, stemmer, clip_scores, keep_originals, scores is None)
+        kept = _PREPARED.get(key)
+        if kept is not None and kept[0].holds(predictions, references, scores):
+            return kept[1]
     vocabulary = Vocabulary(make_normalizer(normalize, stemmer))
     prepared_predictions = prepare_side(
         predictions, vocabulary, "predictions", scores, clip_scores, keep_originals, scores_name=scores_name
@@ -676,7 +695,59 @@ def prepare_corpus(
     prepared_references = prepare_side(
         references, vocabulary, "references", keep_originals=keep_originals, reuse_lists=True
     )
-    return PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
+    corpus = PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
+    if key is not None:
+        snapshot = _Snapshot.of(predictions, references, scores)
+        if snapshot is not None:
+            while len(_PREPARED) >= _PREPARED_ENTRIES:
+                del _PREPARED[next(iter(_PREPARED))]
+            _PREPARED[key] = (snapshot, corpus)
+    return corpus
+
+
+# Corpora prepared by recent calls, by the options and the identity of the inputs' first
+# rows: the same rows evaluated again (both lexical families, every top_k, a session's repeated
+# calls) are compared with a copy of their rows instead of being prepared again.
+_PREPARED: dict[tuple[Any, ...], tuple[_Snapshot, PreparedCorpus]] = {}
+_PREPARED_ENTRIES = 4
+_PREPARED_ITEMS = 1 << 20  # keywords (and scores) copied per corpus at most
+
+
+class _Snapshot:
+    """The rows of a corpus's inputs as they were prepared: the row objects in order and a
+    copy of each distinct list (tuples of strings and floats cannot change)."""
+
+    def __init__(self, sides: list[tuple[list[Any], list[Any], list[list[Any]]]]) -> None:
+        self.sides = sides
+
+    @classmethod
+    def of(cls, *inputs: Sequence[Any] | None) -> _Snapshot | None:
+        """The snapshot of `inputs` (None entries allowed), or None when a row is not a list
+        or tuple or the rows hold more than `_PREPARED_ITEMS` items."""
+        sides = []
+        items = 0
+        for rows in inputs:
+            rows = [] if rows is None else list(rows)
+            distinct = list({id(row): row for row in rows}.values())
+            if not set(map(type, distinct)) <= {list, tuple}:
+                return None
+            lists = [row for row in distinct if type(row) is list]
+            items += sum(map(len, distinct))
+            if items > _PREPARED_ITEMS:
+                return None
+            sides.append((rows, lists, [row.copy() for row in lists]))
+        return cls(sides)
+
+    def holds(self, *inputs: Sequence[Any] | None) -> bool:
+        """Whether `inputs` are the same row objects, in the same order, each list with the
+        same items as when the snapshot was taken."""
+        for rows, (kept, lists, copies) in zip(inputs, self.sides):
+            rows = () if rows is None else rows
+            if len(rows) != len(kept) or not all(map(operator.is_, rows, kept)):
+                return False
+            if not all(map(operator.eq, lists, copies)):
+                return False
+        return True
 
 
 def cutoff_lengths(corpus: PreparedCorpus, top_k: int | str | None) -> list[int | None]:
