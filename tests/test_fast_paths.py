@@ -301,7 +301,7 @@ def test_a_corpus_evaluated_again_is_prepared_once_and_its_changes_are_seen(monk
     check()
     assert len(prepared) == before  # the same rows: prepared once per family
     for change in (
-        lambda: predictions[0].append("the force"),  # a list changed in place
+        lambda: predictions[0].__setitem__(1, "the force"),  # a list changed in place
         lambda: predictions.__setitem__(1, ["jedi", "sith"]),  # a row replaced
         lambda: scores[0].__setitem__(0, 0.05),  # a score changed
         lambda: gold.__setitem__(1, "empire"),  # the shared gold list changed in place
@@ -327,3 +327,17 @@ def test_related_gold_equals_the_relation_pairs(match):
     pairs = matching.relation_pairs(predicted, gold, match)
     expected = [tuple(sorted(j for i, j in pairs if i == k)) for k in range(len(predicted))]
     assert matching.related_gold(predicted, gold, match) == expected
+
+
+def test_list_signatures_never_rule_out_a_member():
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(0, 6, size=200)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    ids = rng.integers(0, 1000, size=int(offsets[-1]))
+    signatures = matching.list_signatures(ids, offsets)
+    lists = np.repeat(np.arange(len(sizes)), sizes)
+    assert matching.signature_holds(signatures, lists, ids).all()  # every member passes
+    others = rng.integers(0, 1000, size=len(lists))
+    members = [set(ids[a:b].tolist()) for a, b in zip(offsets[:-1], offsets[1:])]
+    expected = [j % 64 in {i % 64 for i in members[row]} for row, j in zip(lists.tolist(), others.tolist())]
+    assert matching.signature_holds(signatures, lists, others).tolist() == expected

@@ -392,21 +392,25 @@ def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     lists = examples if groups is None else groups[examples]
     gold_lists, gold_positions = _occurrences(gold_offsets)
     gold_keys, gold_positions = sort_with_payload(gold_lists * size + gold, gold_positions)
+    signatures = list_signatures(gold, gold_offsets)
 
-    def lookup(occurrence: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        keys, occurrence = sort_with_payload(keys, occurrence)  # sorted needles: a cache-friendly search
-        found = np.searchsorted(gold_keys, keys)
+    def lookup(occurrence: np.ndarray, in_list: np.ndarray, gold_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (occurrence, gold position) pairs where `gold_id` is in list `in_list`."""
+        maybe = np.flatnonzero(signature_holds(signatures, in_list, gold_id))
+        keys, occurrence = sort_with_payload(in_list[maybe] * size + gold_id[maybe], occurrence[maybe])
+        found = np.searchsorted(gold_keys, keys)  # sorted needles: a cache-friendly search
         found[found == len(gold_keys)] = 0
         hit = gold_keys[found] == keys if len(gold_keys) else np.zeros(len(keys), dtype=bool)
         return occurrence[hit], gold_positions[found[hit]]
 
     if match == "exact" or not len(predicted) or not len(gold):
-        parts = [lookup(np.arange(len(predicted)), lists * size + predicted)]
+        parts = [lookup(np.arange(len(predicted)), lists, predicted)]
     else:
         unique_predicted = np.flatnonzero(np.bincount(predicted, minlength=size))
         unique_gold = np.flatnonzero(np.bincount(gold, minlength=size))
         related = relation_arrays(corpus, match, unique_predicted, unique_gold)
         degree_of = np.bincount(related // size, minlength=size)
+        related_ids = related % size
         degrees = degree_of[predicted]
         starts = (np.cumsum(degree_of) - degree_of)[predicted]
         gold_sizes = np.diff(gold_offsets)[lists]
@@ -417,8 +421,8 @@ def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
             chosen = by_relation[block]
             owner, k = _expand(degrees[chosen])
             occurrence = chosen[owner]
-            related_gold = related[starts[occurrence] + k] % size
-            parts.append(lookup(occurrence, lists[occurrence] * size + related_gold))
+            related_gold = related_ids[starts[occurrence] + k]
+            parts.append(lookup(occurrence, lists[occurrence], related_gold))
         by_list = np.flatnonzero(~expand)
         for block in _blocks(gold_sizes[by_list]):
             chosen = by_list[block]
@@ -432,11 +436,24 @@ def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
             parts.append((occurrence[hit], k[hit]))
     occurrence = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
     gold_position = np.concatenate([part[1] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
-    if match == "exact":  # a prediction is in one edge at most
-        occurrence, gold_position = sort_with_payload(occurrence, gold_position)
-    else:
-        occurrence, gold_position = sort_with_payload(occurrence, gold_position)  # the pairs are distinct
+    occurrence, gold_position = sort_with_payload(occurrence, gold_position)  # the pairs are distinct
     return Edges(examples[occurrence], positions[occurrence], gold_position, match == "exact")
+
+
+def list_signatures(ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per list `ids[offsets[l]:offsets[l + 1]]`: a 64-bit set of `id % 64` over its ids."""
+    bits = np.left_shift(np.uint64(1), (ids & 63).astype(np.uint64))
+    sizes = np.diff(offsets)
+    signatures = np.zeros(len(sizes), dtype=np.uint64)
+    nonempty = np.flatnonzero(sizes)
+    if len(nonempty):
+        signatures[nonempty] = np.bitwise_or.reduceat(bits, offsets[nonempty])
+    return signatures
+
+
+def signature_holds(signatures: np.ndarray, lists: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Whether id `ids[i]` may be in list `lists[i]` (`list_signatures`): False only when it is not."""
+    return ((signatures[lists] >> (ids & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
 
 
 def corpus_neighbors(corpus: PreparedCorpus, match: str) -> list[list[tuple[int, ...]]]:

@@ -19,6 +19,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from .columnar import paused_gc
 from .validation import (
     check_corpus,
     check_keyword,
@@ -500,18 +501,24 @@ def _row_groups(lists: Sequence[Any]) -> np.ndarray | None:
     broadcast to its movie's reviews) or, when no row object repeats but the first
     `_CONTENT_SAMPLE` rows hold equal copies (a gold list read back per example), by content
     (rows of hashable items). None: every row its own."""
-    number: defaultdict[Any, int] = defaultdict()
-    number.default_factory = number.__len__
-    by_object = np.fromiter(map(number.__getitem__, map(id, lists)), dtype=np.int64, count=len(lists))
-    if len(number) == len(lists):  # no object repeats: look for copies only if the sample has some
+    addresses = np.fromiter(map(id, lists), dtype=np.uint64, count=len(lists))
+    ordered = np.sort(addresses)
+    if (ordered[1:] != ordered[:-1]).all():  # no object repeats: look for copies only if the sample has some
         try:
             if len(set(map(tuple, lists[:_CONTENT_SAMPLE]))) == min(len(lists), _CONTENT_SAMPLE):
                 return None
         except TypeError:  # an unhashable keyword: reported where the row is checked
             return None
+        by_object = np.arange(len(lists))
+    else:  # objects numbered in order of first appearance
+        _, first, inverse = np.unique(addresses, return_index=True, return_inverse=True)
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[np.argsort(first)] = np.arange(len(first))
+        by_object = rank[inverse]
     # Equal content among the distinct objects (one per group found so far).
     _, first = np.unique(by_object, return_index=True)
-    number.clear()
+    number: defaultdict[Any, int] = defaultdict()
+    number.default_factory = number.__len__
     try:
         by_content = np.fromiter(
             map(number.__getitem__, map(tuple, [lists[i] for i in first.tolist()])), dtype=np.int64, count=len(first)
@@ -696,7 +703,7 @@ def prepare_corpus(
         references, vocabulary, "references", keep_originals=keep_originals, reuse_lists=True
     )
     corpus = PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
-    if key is not None:
+    if key is not None and len(predictions) <= _PREPARED_ROWS:
         snapshot = _Snapshot.of(predictions, references, scores)
         if snapshot is not None:
             while len(_PREPARED) >= _PREPARED_ENTRIES:
@@ -710,6 +717,7 @@ def prepare_corpus(
 # calls) are compared with a copy of their rows instead of being prepared again.
 _PREPARED: dict[tuple[Any, ...], tuple[_Snapshot, PreparedCorpus]] = {}
 _PREPARED_ENTRIES = 4
+_PREPARED_ROWS = 1 << 16  # examples per corpus at most
 _PREPARED_ITEMS = 1 << 20  # keywords (and scores) copied per corpus at most
 
 
@@ -731,12 +739,12 @@ class _Snapshot:
             distinct = list({id(row): row for row in rows}.values())
             if not set(map(type, distinct)) <= {list, tuple}:
                 return None
-            lists = [row for row in distinct if type(row) is list]
             items += sum(map(len, distinct))
             if items > _PREPARED_ITEMS:
                 return None
-            sides.append((rows, lists, [row.copy() for row in lists]))
-        return cls(sides)
+            sides.append((rows, [row for row in distinct if type(row) is list]))
+        with paused_gc():  # many small lists
+            return cls([(rows, lists, [row.copy() for row in lists]) for rows, lists in sides])
 
     def holds(self, *inputs: Sequence[Any] | None) -> bool:
         """Whether `inputs` are the same row objects, in the same order, each list with the
