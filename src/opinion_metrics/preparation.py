@@ -144,6 +144,11 @@ def clear_normalization_cache() -> None:
     for cache in _NORMALIZED.values():
         cache.clear()
     _STEMS.clear()
+    clear_prepared_corpora()
+
+
+def clear_prepared_corpora() -> None:
+    """Forget the corpora kept prepared for a call on the same rows (and let go of those rows)."""
     _PREPARED.clear()
 
 
