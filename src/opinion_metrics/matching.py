@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .preparation import PreparedCorpus, clear_normalization_cache, repeated_rows, sort_with_payload
+from .preparation import PreparedCorpus, clear_normalization_cache, list_keys, repeated_rows, sort_with_payload
 from .validation import check_match
 
 _SEPARATOR = "\x00"
@@ -547,29 +547,25 @@ def exact_match_counts(corpus: PreparedCorpus, cutoffs: np.ndarray | None = None
     """Per example: how many of its predictions below `cutoffs[example]` (None: all) are
     among its gold keywords. Under "exact" a prediction matches one gold keyword at most and
     a gold keyword one prediction (neither list repeats an id), so this is both matched
-    counts, one-to-one or not. Found on keys `list * V + id` (V: vocabulary size): with a
-    gold list per example, the keys found on both sides are the repeats of one sort."""
-    size = max(len(corpus.strings), 1)
+    counts, one-to-one or not. Found from the keys (list, id): the predictions' searched
+    among the gold keywords' sorted keys, or both sides' (sorted by the preparation) merged."""
     predicted, prediction_offsets, _ = corpus.predictions.flat
     gold, gold_offsets, groups = corpus.references.flat
     n = len(prediction_offsets) - 1
-    examples = np.repeat(np.arange(n), np.diff(prediction_offsets))
-    if cutoffs is not None:
-        kept = np.arange(len(predicted)) - prediction_offsets[examples] < cutoffs[examples]
-        examples, predicted = examples[kept], predicted[kept]
-    gold_keys = np.repeat(np.arange(len(gold_offsets) - 1), np.diff(gold_offsets))
-    gold_keys *= size
-    gold_keys += gold
-    if groups is None:
-        examples *= size
-        examples += predicted
-        keys = np.concatenate([examples, gold_keys])
-        keys.sort()
-        both = keys[1:][keys[1:] == keys[:-1]]
-        both //= size
-        return np.bincount(both, minlength=n)
-    gold_keys = np.sort(gold_keys)
-    keys = groups[examples] * size + predicted
+    gold_keys = corpus.references.sorted_keys
+    if gold_keys is None:
+        gold_keys = np.sort(list_keys(np.repeat(np.arange(len(gold_offsets) - 1), np.diff(gold_offsets)), gold))
+    keys = corpus.predictions.sorted_keys
+    if keys is None or cutoffs is not None or groups is not None:
+        examples = np.repeat(np.arange(n), np.diff(prediction_offsets))
+        if cutoffs is not None:
+            kept = np.arange(len(predicted)) - prediction_offsets[examples] < cutoffs[examples]
+            examples, predicted = examples[kept], predicted[kept]
+        keys = list_keys(examples if groups is None else groups[examples], predicted)
+    else:  # two sorted runs without repeats: merged (timsort), a key found twice is a match
+        merged = np.concatenate([keys, gold_keys])
+        merged.sort(kind="stable")
+        return np.bincount(merged[1:][merged[1:] == merged[:-1]] >> 32, minlength=n)
     found = np.searchsorted(gold_keys, keys)
     found[found == len(gold_keys)] = 0
     hit = gold_keys[found] == keys if len(gold_keys) else np.zeros(len(keys), dtype=bool)

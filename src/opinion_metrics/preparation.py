@@ -304,6 +304,7 @@ class PreparedSide:
         self.originals = originals
         self._flat: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
         self._flat_scores: np.ndarray | None = None
+        self.sorted_keys: np.ndarray | None = None  # `list_keys` of `flat`, sorted, when known
 
     @classmethod
     def from_flat(
@@ -569,14 +570,16 @@ def _prepare_flat(
     ids = vocabulary.ids_of(distinct)[codes]
     offsets = np.zeros(len(lists) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
-    keep = _first_nonempty_occurrences(ids, offsets, len(vocabulary.strings))
+    keep, keys = _first_nonempty_occurrences(ids, offsets, len(vocabulary.strings))
     if keep is not None:
         ids = ids[keep]
         if flat_scores is not None:
             flat_scores = flat_scores[keep]
         rows = np.repeat(np.arange(len(lists)), sizes)[keep]
         offsets[1:] = np.cumsum(np.bincount(rows, minlength=len(lists)))
-    return PreparedSide.from_flat(ids, offsets, groups, flat_scores)
+    side = PreparedSide.from_flat(ids, offsets, groups, flat_scores)
+    side.sorted_keys = keys
+    return side
 
 
 def _flat_scores(scores: Sequence[Any], sizes: np.ndarray) -> np.ndarray | None:
@@ -595,25 +598,34 @@ def _flat_scores(scores: Sequence[Any], sizes: np.ndarray) -> np.ndarray | None:
     return array
 
 
-def _first_nonempty_occurrences(ids: np.ndarray, offsets: np.ndarray, vocabulary_size: int) -> np.ndarray | None:
-    """Which keywords to keep (not empty, -1; not a repeat of an earlier one in its list),
-    or None when that is all of them."""
+def _first_nonempty_occurrences(
+    ids: np.ndarray, offsets: np.ndarray, vocabulary_size: int
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """`(keep, keys)`: which keywords to keep (not empty, -1; not a repeat of an earlier one
+    in its list), or None when that is all of them; then also `list_keys` of every one,
+    sorted (else None)."""
     if not len(ids):
-        return None
-    keys = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-    keys *= vocabulary_size + 1
-    keys += ids
-    keys += 1
-    ordered = np.sort(keys)
-    if ids.min() >= 0 and not (ordered[1:] == ordered[:-1]).any():
-        return None
+        return None, ids
+    rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    if ids.min() >= 0:
+        ordered = np.sort(list_keys(rows, ids))
+        if not (ordered[1:] == ordered[:-1]).any():
+            return None, ordered
     # The first of each run of equal keys, in the keys' order (ties by index).
-    keys, order = sort_with_payload(keys, np.arange(len(keys)))
+    keys, order = sort_with_payload(rows * (vocabulary_size + 1) + (ids + 1), np.arange(len(ids)))
     first = np.ones(len(ids), dtype=bool)
     first[1:] = keys[1:] != keys[:-1]
     keep = np.empty(len(ids), dtype=bool)
     keep[order] = first
-    return keep & (ids >= 0)
+    return keep & (ids >= 0), None
+
+
+def list_keys(lists: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """`list << 32 | id` (ids are below 2**32): one integer per (list, keyword id), ordered
+    by list, then id."""
+    keys = lists << 32
+    keys |= ids
+    return keys
 
 
 def sort_with_payload(keys: np.ndarray, payload: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
