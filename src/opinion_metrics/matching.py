@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .columnar import paused_gc
 from .preparation import PreparedCorpus, clear_normalization_cache, list_keys, repeated_rows, sort_with_payload
 from .validation import check_match
 
@@ -328,7 +329,8 @@ def related_positions(predicted: list[str], gold: list[str], match: str) -> tupl
     (`relation_pairs`) as two arrays of positions (by prediction, then gold string met
     first): each pair computed once across calls (`_KnownRelation`)."""
     known = _KNOWN.setdefault(match, _KnownRelation(match))
-    numbers = known.add(predicted, gold)
+    with paused_gc():  # pairs, sets and lists by the thousand
+        numbers = known.add(predicted, gold)
     position = np.full(len(known.gold_strings), -1, dtype=np.int64)
     position[np.fromiter(map(known.gold.__getitem__, gold), dtype=np.int64, count=len(gold))] = np.arange(len(gold))
     neighbors = list(map(known.neighbors.__getitem__, numbers))
