@@ -392,8 +392,10 @@ def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     gold, gold_offsets, groups = corpus.references.flat
     examples, positions = _occurrences(prediction_offsets)
     lists = examples if groups is None else groups[examples]
-    gold_lists, gold_positions = _occurrences(gold_offsets)
-    gold_keys, gold_positions = sort_with_payload(gold_lists * size + gold, gold_positions)
+    gold_keys, gold_positions = _occurrences(gold_offsets)
+    gold_keys *= size
+    gold_keys += gold
+    gold_keys, gold_positions = sort_with_payload(gold_keys, gold_positions)
     signatures = list_signatures(gold, gold_offsets)
 
     def lookup(occurrence: np.ndarray, in_list: np.ndarray, gold_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -421,10 +423,11 @@ def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
         by_relation = np.flatnonzero(expand & (degrees > 0))
         for block in _blocks(degrees[by_relation]):
             chosen = by_relation[block]
-            owner, k = _expand(degrees[chosen])
-            occurrence = chosen[owner]
-            related_gold = related_ids[starts[occurrence] + k]
-            parts.append(lookup(occurrence, lists[occurrence], related_gold))
+            occurrence, k = _expand(degrees[chosen])
+            occurrence = chosen[occurrence]
+            k += starts[occurrence]
+            parts.append(lookup(occurrence, lists[occurrence], related_ids[k]))
+            del occurrence, k
         by_list = np.flatnonzero(~expand)
         for block in _blocks(gold_sizes[by_list]):
             chosen = by_list[block]
@@ -455,7 +458,10 @@ def list_signatures(ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 def signature_holds(signatures: np.ndarray, lists: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """Whether id `ids[i]` may be in list `lists[i]` (`list_signatures`): False only when it is not."""
-    return ((signatures[lists] >> (ids & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
+    held = signatures[lists]
+    held >>= (ids & 63).view(np.uint64)  # non-negative: the same bits
+    held &= np.uint64(1)
+    return held.astype(bool)
 
 
 def corpus_neighbors(corpus: PreparedCorpus, match: str) -> list[list[tuple[int, ...]]]:

@@ -608,7 +608,8 @@ def _first_nonempty_occurrences(
         return None, ids
     rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
     if ids.min() >= 0:
-        ordered = np.sort(list_keys(rows, ids))
+        ordered = list_keys(rows.copy(), ids)
+        ordered.sort()
         if not (ordered[1:] == ordered[:-1]).any():
             return None, ordered
     # The first of each run of equal keys, in the keys' order (ties by index).
@@ -638,7 +639,9 @@ def sort_with_payload(keys: np.ndarray, payload: np.ndarray) -> tuple[np.ndarray
         encoded = keys << bits
         encoded |= payload
         encoded.sort()
-        return encoded >> bits, encoded & ((1 << bits) - 1)
+        payload = encoded & ((1 << bits) - 1)
+        encoded >>= bits
+        return encoded, payload
     order = np.lexsort((payload, keys))
     return keys[order], payload[order]
 
