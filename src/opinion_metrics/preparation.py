@@ -150,6 +150,7 @@ def clear_normalization_cache() -> None:
 def clear_prepared_corpora() -> None:
     """Forget the corpora kept prepared for a call on the same rows (and let go of those rows)."""
     _PREPARED.clear()
+    _SEEN.clear()
 
 
 class _Normalizer:
@@ -724,18 +725,26 @@ def prepare_corpus(
     )
     corpus = PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
     if key is not None and len(predictions) <= _PREPARED_ROWS:
-        snapshot = _Snapshot.of(predictions, references, scores)
-        if snapshot is not None:
-            while len(_PREPARED) >= _PREPARED_ENTRIES:
-                del _PREPARED[next(iter(_PREPARED))]
-            _PREPARED[key] = (snapshot, corpus)
+        if _SEEN.pop(key, False):  # a second call that looks the same: copy its rows from now on
+            snapshot = _Snapshot.of(predictions, references, scores)
+            if snapshot is not None:
+                while len(_PREPARED) >= _PREPARED_ENTRIES:
+                    del _PREPARED[next(iter(_PREPARED))]
+                _PREPARED[key] = (snapshot, corpus)
+        else:
+            while len(_SEEN) >= _SEEN_ENTRIES:
+                del _SEEN[next(iter(_SEEN))]
+            _SEEN[key] = True
     return corpus
 
 
 # Corpora prepared by recent calls, by the options and the identity of the inputs' first
 # rows: the same rows evaluated again (both lexical families, every top_k, a session's repeated
-# calls) are compared with a copy of their rows instead of being prepared again.
+# calls) are compared with a copy of their rows instead of being prepared again. The copy is
+# taken from the second call that looks the same (`_SEEN`), so that a call made once pays nothing.
 _PREPARED: dict[tuple[Any, ...], tuple[_Snapshot, PreparedCorpus]] = {}
+_SEEN: dict[tuple[Any, ...], bool] = {}
+_SEEN_ENTRIES = 64
 _PREPARED_ENTRIES = 4
 _PREPARED_ROWS = 1 << 16  # examples per corpus at most
 _PREPARED_ITEMS = 1 << 20  # keywords (and scores) copied per corpus at most
