@@ -299,11 +299,11 @@ class _KnownRelation:
         self.met.extend([0] * (len(self.predicted) - len(self.met)))
         stale: dict[int, list[int]] = {}  # gold strings met so far: the predicted strings (positions)
         total = len(self.gold_strings)
-        met = list(map(self.met.__getitem__, numbers))
-        if min(met, default=total) < total:
-            for position, number in enumerate(met):
-                if number < total:
-                    stale.setdefault(number, []).append(position)
+        met_so_far = list(map(self.met.__getitem__, numbers))
+        if min(met_so_far, default=total) < total:
+            for position, met in enumerate(met_so_far):
+                if met < total:
+                    stale.setdefault(met, []).append(position)
         for met, positions in stale.items():
             pairs = relation_pairs([predicted[k] for k in positions], self.gold_strings[met:], self.match)
             for i, j in pairs:

@@ -609,7 +609,7 @@ def _first_nonempty_occurrences(
         return None, ids
     rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
     if ids.min() >= 0:
-        ordered = list_keys(rows.copy(), ids)
+        ordered = list_keys(rows, ids)
         ordered.sort()
         if not (ordered[1:] == ordered[:-1]).any():
             return None, ordered
@@ -729,11 +729,11 @@ def prepare_corpus(
             snapshot = _Snapshot.of(predictions, references, scores)
             if snapshot is not None:
                 while len(_PREPARED) >= _PREPARED_ENTRIES:
-                    del _PREPARED[next(iter(_PREPARED))]
+                    _PREPARED.pop(next(iter(_PREPARED), None), None)
                 _PREPARED[key] = (snapshot, corpus)
         else:
             while len(_SEEN) >= _SEEN_ENTRIES:
-                del _SEEN[next(iter(_SEEN))]
+                _SEEN.pop(next(iter(_SEEN), None), None)
             _SEEN[key] = True
     return corpus
 
