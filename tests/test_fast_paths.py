@@ -341,3 +341,12 @@ def test_list_signatures_never_rule_out_a_member():
     members = [set(ids[a:b].tolist()) for a, b in zip(offsets[:-1], offsets[1:])]
     expected = [j % 64 in {i % 64 for i in members[row]} for row, j in zip(lists.tolist(), others.tolist())]
     assert matching.signature_holds(signatures, lists, others).tolist() == expected
+
+
+def test_row_groups_number_repeated_objects_and_copies_as_repeated_rows_does():
+    rng = np.random.default_rng(5)
+    distinct = [[f"k{i}", f"k{i % 3}"] for i in range(40)]
+    lists = [distinct[i] for i in rng.integers(len(distinct), size=300)]  # objects repeated in any order
+    lists += [list(lists[7]), list(lists[0])]  # and equal copies
+    groups = preparation._row_groups(lists)
+    assert groups.tolist() == preparation.repeated_rows(lists)[1]
