@@ -6,7 +6,8 @@ Strategies: substring containment by dict lookup, by `str.find` or by rolling ha
 (`matching`), each run with other fast paths forced off or on: the vectorized preparation
 or the per-row one, joining predictions to gold lists by expanding the relation or by
 testing each gold keyword, one-to-one counts from edge counts or by Hopcroft-Karp for every
-example, normalization of many strings in one batch or one by one; and the fast / slow
+example, exact-match counts from one sort of (example, keyword) keys or from the edges,
+normalization of many strings in one batch or one by one; and the fast / slow
 preparation paths with reference lists cached by identity or by content (`preparation`).
 The corpora mix the shapes that select each one (thousands of predictions sharing one gold
 list; long gold keywords; thousands of distinct gold lists) with inner double spaces, tabs,
@@ -44,7 +45,7 @@ FORCED = {
     "auto": (),
     "find": ("per_row_preparation", "matching_everywhere"),
     "lookup": ("expand_relation", "one_by_one_normalization"),
-    "hash": ("test_each_gold",),
+    "hash": ("test_each_gold", "exact_by_edges"),
 }
 
 
@@ -228,6 +229,14 @@ def force(path: str, patch: pytest.MonkeyPatch) -> None:
         patch.setattr(matching, "join_by_relation_cost", lambda degrees, sizes: np.ones(len(degrees), bool))
     elif path == "test_each_gold":
         patch.setattr(matching, "join_by_relation_cost", lambda degrees, sizes: np.zeros(len(degrees), bool))
+    elif path == "exact_by_edges":  # exact counts from the edges, as the other relations count
+        patch.setattr(
+            matching,
+            "exact_match_counts",
+            lambda corpus, cutoffs=None: matching.edge_counts(
+                matching.corpus_edges(corpus, "exact"), len(corpus), True, cutoffs
+            )[0],
+        )
     elif path == "one_by_one_normalization":
         patch.setattr(preparation._Normalizer, "many", lambda self, texts: [self(text) for text in texts])
     else:

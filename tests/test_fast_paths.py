@@ -144,6 +144,7 @@ def test_vectorized_preparation_equals_per_row(predictions, references, normaliz
         ]
 
     fast = prepare_corpus(predictions, references, normalize=normalize)
+    matching.clear_lexical_caches()  # else the corpus prepared above is given back
     original = preparation._prepare_flat
     try:
         preparation._prepare_flat = lambda *args, **kwargs: None
@@ -233,3 +234,119 @@ def test_relations_and_forms_kept_across_calls_give_the_values_of_a_fresh_call(m
     assert weighted_keyword_prf(second, scores, [gold] * 3, **options) == warm_weighted
     # By hand (Porter: "wars" -> "war", "knight" stays): example 1, "jedi" ~ "jedi knight"; "the" ~ "the empir".
     assert warm["per_example"]["precision"][1] == 1.0
+
+
+@pytest.mark.parametrize("shared", [False, True])
+@pytest.mark.parametrize("top_k", [None, 2, "O"])
+def test_exact_match_counts_from_keys_equal_spec(shared, top_k, monkeypatch):
+    """`exact_match_counts`: with a gold list per example (one sort of both sides' keys) and
+    with one gold list shared (a search in its keys), with cut-offs, against the brute force."""
+    import reference_impl as ref
+
+    from opinion_metrics import keyword_prf
+
+    rng = np.random.default_rng(3)
+    phrases = ["Star Wars", "star wars!", "jedi", "the force", "Yoda", "", "sith lord", "Empire", "wars"]
+
+    def draw(size):
+        return [phrases[i] for i in rng.integers(len(phrases), size=size)]
+
+    n = 300
+    shared_gold = draw(6)
+    references = [shared_gold] * n if shared else [[*draw(int(rng.integers(0, 7))), f"doc {i}"] for i in range(n)]
+    predictions = [draw(int(rng.integers(0, 5))) for _ in range(n)]
+    calls = []
+    counts = matching.exact_match_counts
+    monkeypatch.setattr(
+        matching,
+        "exact_match_counts",
+        lambda corpus, cutoffs=None: calls.append(corpus.references.flat[2] is not None) or counts(corpus, cutoffs),
+    )
+    matching.clear_lexical_caches()
+    actual = keyword_prf(predictions, references, match="exact", top_k=top_k, return_per_example=True)
+    expected = ref.keyword_prf(predictions, references, match="exact", top_k=top_k)
+    assert calls == [shared]  # the path named by the parameter ran
+    assert actual["per_example"] == pytest.approx(expected["per_example"])
+    assert {key: actual[key] for key in ("precision", "recall", "f1")} == pytest.approx(
+        {key: expected[key] for key in ("precision", "recall", "f1")}
+    )
+
+
+def test_a_corpus_evaluated_again_is_prepared_once_and_its_changes_are_seen(monkeypatch):
+    import reference_impl as ref
+
+    from opinion_metrics import keyword_prf, weighted_keyword_prf
+
+    predictions = [["Star Wars", "jedi"], ["sith", "empire"], ("yoda", "force")]
+    scores = [[0.9, 0.1], [0.5, 0.4], (0.3, 0.2)]
+    gold = ["star wars", "the force"]
+    references = [gold, gold, ["yoda", "sith"]]
+    prepared = []
+    prepare_side = preparation.prepare_side
+    monkeypatch.setattr(preparation, "prepare_side", lambda *a, **k: prepared.append(1) or prepare_side(*a, **k))
+
+    def check():
+        for options in ({"match": "exact"}, {"match": "substring", "top_k": 1}, {"match": "token", "top_k": "O"}):
+            actual = keyword_prf(predictions, references, return_per_example=True, **options)
+            assert actual["per_example"] == pytest.approx(
+                ref.keyword_prf(predictions, references, **options)["per_example"]
+            )
+            actual = weighted_keyword_prf(predictions, scores, references, return_per_example=True, **options)
+            expected = ref.weighted_keyword_prf(predictions, scores, references, **options)
+            assert actual["per_example"] == pytest.approx(expected["per_example"])
+
+    matching.clear_lexical_caches()
+    check()
+    before = len(prepared)
+    check()
+    assert len(prepared) == before  # the same rows: prepared once per family
+    for change in (
+        lambda: predictions[0].__setitem__(1, "the force"),  # a list changed in place
+        lambda: predictions.__setitem__(1, ["jedi", "sith"]),  # a row replaced
+        lambda: scores[0].__setitem__(0, 0.05),  # a score changed
+        lambda: gold.__setitem__(1, "empire"),  # the shared gold list changed in place
+    ):
+        change()
+        before = len(prepared)
+        check()
+        assert len(prepared) > before
+
+
+def test_sort_with_payload_orders_ties_by_payload_where_the_keys_do_not_fit():
+    keys = np.array([2**61, 5, 2**61, 5, 2**61])
+    payload = np.array([4, 9, 1, 3, 1])
+    assert [a.tolist() for a in sort_with_payload(keys, payload)] == [[5, 5, 2**61, 2**61, 2**61], [3, 9, 1, 1, 4]]
+
+
+@pytest.mark.parametrize("match", ["substring", "token"])
+def test_related_gold_equals_the_relation_pairs(match):
+    matching.clear_lexical_caches()
+    predicted = ["a b", "b", "x", "a b c", "c a"]
+    gold = ["a", "a b c", "zz", "b"]
+    matching.related_gold(predicted[:2], gold[:2], match)  # part of the relation met before
+    pairs = matching.relation_pairs(predicted, gold, match)
+    expected = [tuple(sorted(j for i, j in pairs if i == k)) for k in range(len(predicted))]
+    assert matching.related_gold(predicted, gold, match) == expected
+
+
+def test_list_signatures_never_rule_out_a_member():
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(0, 6, size=200)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    ids = rng.integers(0, 1000, size=int(offsets[-1]))
+    signatures = matching.list_signatures(ids, offsets)
+    lists = np.repeat(np.arange(len(sizes)), sizes)
+    assert matching.signature_holds(signatures, lists, ids).all()  # every member passes
+    others = rng.integers(0, 1000, size=len(lists))
+    members = [set(ids[a:b].tolist()) for a, b in zip(offsets[:-1], offsets[1:])]
+    expected = [j % 64 in {i % 64 for i in members[row]} for row, j in zip(lists.tolist(), others.tolist())]
+    assert matching.signature_holds(signatures, lists, others).tolist() == expected
+
+
+def test_row_groups_number_repeated_objects_and_copies_as_repeated_rows_does():
+    rng = np.random.default_rng(5)
+    distinct = [[f"k{i}", f"k{i % 3}"] for i in range(40)]
+    lists = [distinct[i] for i in rng.integers(len(distinct), size=300)]  # objects repeated in any order
+    lists += [list(lists[7]), list(lists[0])]  # and equal copies
+    groups = preparation._row_groups(lists)
+    assert groups.tolist() == preparation.repeated_rows(lists)[1]

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .averaging import Values, per_example_columns, prf_statistics, prf_values, summarize
-from .matching import corpus_edges, edge_counts
+from .matching import match_counts
 from .preparation import NormalizeOption, precision_denominators, prediction_cutoffs, prepare_corpus
 from .presence import select_presence
 from .resampling import RandomState
@@ -55,7 +55,7 @@ def keyword_prf_statistics(
     corpus = prepare_corpus(predictions, references, normalize=normalize, stemmer=stemmer)
     corpus, included = select_presence(corpus, texts, presence, normalize, stemmer)
     cutoffs = prediction_cutoffs(corpus, top_k)
-    matched_predictions, matched_gold = edge_counts(corpus_edges(corpus, match), len(corpus), one_to_one, cutoffs)
+    matched_predictions, matched_gold = match_counts(corpus, match, one_to_one, cutoffs)
     statistics = prf_statistics(
         matched_predictions,
         precision_denominators(corpus, top_k),

@@ -9,14 +9,15 @@ broadcast to each of its reviews) share the work. Substring containment is found
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from itertools import chain
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .preparation import PreparedCorpus, clear_normalization_cache, repeated_rows
+from .columnar import paused_gc
+from .preparation import PreparedCorpus, clear_normalization_cache, list_keys, repeated_rows, sort_with_payload
 from .validation import check_match
 
 _SEPARATOR = "\x00"
@@ -267,19 +268,6 @@ def _blocks(costs: np.ndarray) -> list[slice]:
     return slices
 
 
-def sort_with_payload(keys: np.ndarray, payload: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`keys` sorted, and `payload` (non-negative) in the same order (ties by payload): one
-    `np.sort` of `keys * bound + payload` when that fits in int64, else a stable argsort."""
-    if not len(keys):
-        return keys, payload
-    bound = int(payload.max()) + 1
-    if int(keys.max()) * bound + bound < 2**62 and keys.min() >= 0:
-        encoded = np.sort(keys * bound + payload)
-        return encoded // bound, encoded % bound
-    order = np.argsort(keys, kind="stable")
-    return keys[order], payload[order]
-
-
 class _KnownRelation:
     """The match relation between the predicted and gold strings met so far under one match
     mode, kept across calls: a predicted string is related only to the gold strings it has
@@ -290,7 +278,8 @@ class _KnownRelation:
 
     def __init__(self, match: str) -> None:
         self.match = match
-        self.predicted: dict[str, int] = {}
+        self.predicted: defaultdict[str, int] = defaultdict()  # numbered in order of arrival
+        self.predicted.default_factory = self.predicted.__len__
         self.gold: dict[str, int] = {}
         self.gold_strings: list[str] = []
         self.neighbors: list[list[int]] = []  # per predicted string: its related gold strings
@@ -305,14 +294,16 @@ class _KnownRelation:
         new_gold = [string for string in gold if string not in self.gold]
         self.gold.update(zip(new_gold, range(len(self.gold_strings), len(self.gold_strings) + len(new_gold))))
         self.gold_strings.extend(new_gold)
-        numbers = [self.predicted.setdefault(string, len(self.predicted)) for string in predicted]
+        numbers = list(map(self.predicted.__getitem__, predicted))
         self.neighbors.extend([] for _ in range(len(self.predicted) - len(self.neighbors)))
         self.met.extend([0] * (len(self.predicted) - len(self.met)))
         stale: dict[int, list[int]] = {}  # gold strings met so far: the predicted strings (positions)
         total = len(self.gold_strings)
-        for position, number in enumerate(numbers):
-            if self.met[number] < total:
-                stale.setdefault(self.met[number], []).append(position)
+        met_so_far = list(map(self.met.__getitem__, numbers))
+        if min(met_so_far, default=total) < total:
+            for position, met in enumerate(met_so_far):
+                if met < total:
+                    stale.setdefault(met, []).append(position)
         for met, positions in stale.items():
             pairs = relation_pairs([predicted[k] for k in positions], self.gold_strings[met:], self.match)
             for i, j in pairs:
@@ -333,14 +324,31 @@ def clear_lexical_caches() -> None:
     clear_normalization_cache()
 
 
+def related_positions(predicted: list[str], gold: list[str], match: str) -> tuple[np.ndarray, np.ndarray]:
+    """The related pairs among the distinct `predicted` and distinct `gold` strings
+    (`relation_pairs`) as two arrays of positions (by prediction, then gold string met
+    first): each pair computed once across calls (`_KnownRelation`)."""
+    known = _KNOWN.setdefault(match, _KnownRelation(match))
+    with paused_gc():  # pairs, sets and lists by the thousand
+        numbers = known.add(predicted, gold)
+    position = np.full(len(known.gold_strings), -1, dtype=np.int64)
+    position[np.fromiter(map(known.gold.__getitem__, gold), dtype=np.int64, count=len(gold))] = np.arange(len(gold))
+    neighbors = list(map(known.neighbors.__getitem__, numbers))
+    counts = np.fromiter(map(len, neighbors), dtype=np.int64, count=len(neighbors))
+    related = position[np.fromiter(chain.from_iterable(neighbors), dtype=np.int64, count=int(counts.sum()))]
+    owner = np.repeat(np.arange(len(neighbors)), counts)
+    kept = related >= 0
+    return owner[kept], related[kept]
+
+
 def related_gold(predicted: list[str], gold: list[str], match: str) -> list[tuple[int, ...]]:
     """For each of the distinct `predicted` strings, the positions in the distinct `gold` of
     the strings it is related to (`relation_pairs`): each pair computed once across calls."""
-    known = _KNOWN.setdefault(match, _KnownRelation(match))
-    numbers = known.add(predicted, gold)
-    position = {known.gold[string]: k for k, string in enumerate(gold)}
-    neighbors = known.neighbors
-    return [tuple(sorted([position[j] for j in neighbors[i] if j in position])) for i in numbers]
+    owner, related = related_positions(predicted, gold, match)
+    owner, related = sort_with_payload(owner, related)
+    bounds = np.searchsorted(owner, np.arange(len(predicted) + 1)).tolist()
+    items = related.tolist()
+    return [tuple(items[a:b]) for a, b in zip(bounds, bounds[1:])]
 
 
 def relation_arrays(corpus: PreparedCorpus, match: str, predicted: np.ndarray, gold: np.ndarray) -> np.ndarray:
@@ -348,12 +356,13 @@ def relation_arrays(corpus: PreparedCorpus, match: str, predicted: np.ndarray, g
     prediction ids `predicted` and gold ids `gold`: the relation once per distinct string pair."""
     strings = corpus.strings
     size = max(len(strings), 1)
-    related = related_gold(
+    owner, related = related_positions(
         list(map(strings.__getitem__, predicted.tolist())), list(map(strings.__getitem__, gold.tolist())), match
     )
-    counts = np.fromiter(map(len, related), dtype=np.int64, count=len(related))
-    positions = np.fromiter(chain.from_iterable(related), dtype=np.int64, count=int(counts.sum()))
-    return np.sort(np.repeat(predicted, counts) * size + gold[positions])
+    keys = predicted[owner] * size
+    keys += gold[related]
+    keys.sort()
+    return keys
 
 
 def join_by_relation_cost(degrees: np.ndarray, gold_sizes: np.ndarray) -> np.ndarray:
@@ -371,29 +380,41 @@ def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     ids related to it, or by testing the list's keywords, whichever is fewer.
     """
     check_match(match)
+    edges = corpus.memo.get(("edges", match))
+    if edges is None:
+        edges = corpus.memo[("edges", match)] = _corpus_edges(corpus, match)
+    return edges
+
+
+def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     size = max(len(corpus.strings), 1)
     predicted, prediction_offsets, _ = corpus.predictions.flat
     gold, gold_offsets, groups = corpus.references.flat
     examples, positions = _occurrences(prediction_offsets)
     lists = examples if groups is None else groups[examples]
-    gold_lists, gold_positions = _occurrences(gold_offsets)
-    gold_keys, gold_positions = sort_with_payload(gold_lists * size + gold, gold_positions)
+    gold_keys, gold_positions = _occurrences(gold_offsets)
+    gold_keys *= size
+    gold_keys += gold
+    gold_keys, gold_positions = sort_with_payload(gold_keys, gold_positions)
+    signatures = list_signatures(gold, gold_offsets)
 
-    def lookup(occurrence: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        keys, index = sort_with_payload(keys, np.arange(len(keys)))  # sorted needles: a cache-friendly search
-        occurrence = occurrence[index]
-        found = np.searchsorted(gold_keys, keys)
+    def lookup(occurrence: np.ndarray, in_list: np.ndarray, gold_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (occurrence, gold position) pairs where `gold_id` is in list `in_list`."""
+        maybe = np.flatnonzero(signature_holds(signatures, in_list, gold_id))
+        keys, occurrence = sort_with_payload(in_list[maybe] * size + gold_id[maybe], occurrence[maybe])
+        found = np.searchsorted(gold_keys, keys)  # sorted needles: a cache-friendly search
         found[found == len(gold_keys)] = 0
         hit = gold_keys[found] == keys if len(gold_keys) else np.zeros(len(keys), dtype=bool)
         return occurrence[hit], gold_positions[found[hit]]
 
     if match == "exact" or not len(predicted) or not len(gold):
-        parts = [lookup(np.arange(len(predicted)), lists * size + predicted)]
+        parts = [lookup(np.arange(len(predicted)), lists, predicted)]
     else:
         unique_predicted = np.flatnonzero(np.bincount(predicted, minlength=size))
         unique_gold = np.flatnonzero(np.bincount(gold, minlength=size))
         related = relation_arrays(corpus, match, unique_predicted, unique_gold)
         degree_of = np.bincount(related // size, minlength=size)
+        related_ids = related % size
         degrees = degree_of[predicted]
         starts = (np.cumsum(degree_of) - degree_of)[predicted]
         gold_sizes = np.diff(gold_offsets)[lists]
@@ -402,10 +423,11 @@ def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
         by_relation = np.flatnonzero(expand & (degrees > 0))
         for block in _blocks(degrees[by_relation]):
             chosen = by_relation[block]
-            owner, k = _expand(degrees[chosen])
-            occurrence = chosen[owner]
-            related_gold = related[starts[occurrence] + k] % size
-            parts.append(lookup(occurrence, lists[occurrence] * size + related_gold))
+            occurrence, k = _expand(degrees[chosen])
+            occurrence = chosen[occurrence]
+            k += starts[occurrence]
+            parts.append(lookup(occurrence, lists[occurrence], related_ids[k]))
+            del occurrence, k
         by_list = np.flatnonzero(~expand)
         for block in _blocks(gold_sizes[by_list]):
             chosen = by_list[block]
@@ -419,12 +441,27 @@ def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
             parts.append((occurrence[hit], k[hit]))
     occurrence = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
     gold_position = np.concatenate([part[1] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
-    if match == "exact":  # a prediction is in one edge at most
-        occurrence, gold_position = sort_with_payload(occurrence, gold_position)
-    else:
-        order = np.lexsort((gold_position, occurrence))
-        occurrence, gold_position = occurrence[order], gold_position[order]
+    occurrence, gold_position = sort_with_payload(occurrence, gold_position)  # the pairs are distinct
     return Edges(examples[occurrence], positions[occurrence], gold_position, match == "exact")
+
+
+def list_signatures(ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per list `ids[offsets[l]:offsets[l + 1]]`: a 64-bit set of `id % 64` over its ids."""
+    bits = np.left_shift(np.uint64(1), (ids & 63).astype(np.uint64))
+    sizes = np.diff(offsets)
+    signatures = np.zeros(len(sizes), dtype=np.uint64)
+    nonempty = np.flatnonzero(sizes)
+    if len(nonempty):
+        signatures[nonempty] = np.bitwise_or.reduceat(bits, offsets[nonempty])
+    return signatures
+
+
+def signature_holds(signatures: np.ndarray, lists: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Whether id `ids[i]` may be in list `lists[i]` (`list_signatures`): False only when it is not."""
+    held = signatures[lists]
+    held >>= (ids & 63).view(np.uint64)  # non-negative: the same bits
+    held &= np.uint64(1)
+    return held.astype(bool)
 
 
 def corpus_neighbors(corpus: PreparedCorpus, match: str) -> list[list[tuple[int, ...]]]:
@@ -459,8 +496,7 @@ def shared_vertices(edges: Edges, n: int) -> tuple[np.ndarray, np.ndarray, np.nd
         return count, count, count
     new_prediction = np.ones(len(examples), dtype=bool)
     new_prediction[1:] = (examples[1:] != examples[:-1]) | (predictions[1:] != predictions[:-1])
-    by_gold = np.lexsort((gold, examples))
-    sorted_examples, sorted_gold = examples[by_gold], gold[by_gold]
+    sorted_examples, sorted_gold = sort_with_payload(examples, gold)
     new_gold = np.ones(len(examples), dtype=bool)
     new_gold[1:] = (sorted_examples[1:] != sorted_examples[:-1]) | (sorted_gold[1:] != sorted_gold[:-1])
     return (
@@ -502,6 +538,46 @@ def edge_counts(edges: Edges, n: int, one_to_one: bool, cutoffs: np.ndarray | No
                 adjacency.setdefault(prediction, []).append(position)
             size[example] = hopcroft_karp(list(adjacency.values()))
     return size, size.copy()
+
+
+def match_counts(
+    corpus: PreparedCorpus, match: str, one_to_one: bool, cutoffs: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per example: (matched predictions, matched gold keywords) under `match`, as
+    `edge_counts` counts them; "exact" without building edges (`exact_match_counts`)."""
+    if match == "exact":
+        matched = exact_match_counts(corpus, cutoffs)
+        return matched, matched.copy()
+    return edge_counts(corpus_edges(corpus, match), len(corpus), one_to_one, cutoffs)
+
+
+def exact_match_counts(corpus: PreparedCorpus, cutoffs: np.ndarray | None = None) -> np.ndarray:
+    """Per example: how many of its predictions below `cutoffs[example]` (None: all) are
+    among its gold keywords. Under "exact" a prediction matches one gold keyword at most and
+    a gold keyword one prediction (neither list repeats an id), so this is both matched
+    counts, one-to-one or not. Found from the keys (list, id): the predictions' searched
+    among the gold keywords' sorted keys, or both sides' (sorted by the preparation) merged."""
+    predicted, prediction_offsets, _ = corpus.predictions.flat
+    gold, gold_offsets, groups = corpus.references.flat
+    n = len(prediction_offsets) - 1
+    gold_keys = corpus.references.sorted_keys
+    if gold_keys is None:
+        gold_keys = np.sort(list_keys(np.repeat(np.arange(len(gold_offsets) - 1), np.diff(gold_offsets)), gold))
+    keys = corpus.predictions.sorted_keys
+    if keys is None or cutoffs is not None or groups is not None:
+        examples = np.repeat(np.arange(n), np.diff(prediction_offsets))
+        if cutoffs is not None:
+            kept = np.arange(len(predicted)) - prediction_offsets[examples] < cutoffs[examples]
+            examples, predicted = examples[kept], predicted[kept]
+        keys = list_keys(examples if groups is None else groups[examples], predicted)
+    else:  # two sorted runs without repeats: merged (timsort), a key found twice is a match
+        merged = np.concatenate([keys, gold_keys])
+        merged.sort(kind="stable")
+        return np.bincount(merged[1:][merged[1:] == merged[:-1]] >> 32, minlength=n)
+    found = np.searchsorted(gold_keys, keys)
+    found[found == len(gold_keys)] = 0
+    hit = gold_keys[found] == keys if len(gold_keys) else np.zeros(len(keys), dtype=bool)
+    return np.bincount(examples[hit], minlength=n)
 
 
 def needs_matching(edge_count: np.ndarray, matched_predictions: np.ndarray, matched_gold: np.ndarray) -> np.ndarray:

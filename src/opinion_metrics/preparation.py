@@ -8,16 +8,18 @@ every later step (match relations, embeddings, sentiment) runs once per distinct
 from __future__ import annotations
 
 import math
+import operator
 import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any, Union
 
 import numpy as np
 
+from .columnar import paused_gc
 from .validation import (
     check_corpus,
     check_keyword,
@@ -138,10 +140,17 @@ _NORMALIZED_LIMIT = 500_000
 
 
 def clear_normalization_cache() -> None:
-    """Forget the normalized forms (and Porter stems) kept across calls."""
+    """Forget the normalized forms (and Porter stems) and the prepared corpora kept across calls."""
     for cache in _NORMALIZED.values():
         cache.clear()
     _STEMS.clear()
+    clear_prepared_corpora()
+
+
+def clear_prepared_corpora() -> None:
+    """Forget the corpora kept prepared for a call on the same rows (and let go of those rows)."""
+    _PREPARED.clear()
+    _SEEN.clear()
 
 
 class _Normalizer:
@@ -251,6 +260,12 @@ class Vocabulary:
             self._raw_to_id[raw] = keyword_id
         return keyword_id
 
+    def unseen(self, raws: list[str]) -> list[str]:
+        """The strings among `raws` whose normalized form is not kept from an earlier call
+        (those were checked then)."""
+        cache = getattr(self._normalizer, "_cache", None)
+        return raws if cache is None else [raw for raw in raws if raw not in cache]
+
     def ids_of(self, raws: list[str]) -> np.ndarray:
         """`[intern(raw) for raw in raws]` for distinct strings, as an array: normalized in
         one batch (`_Normalizer.many`), interned without a Python loop."""
@@ -290,6 +305,7 @@ class PreparedSide:
         self.originals = originals
         self._flat: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
         self._flat_scores: np.ndarray | None = None
+        self.sorted_keys: np.ndarray | None = None  # `list_keys` of `flat`, sorted, when known
 
     @classmethod
     def from_flat(
@@ -492,18 +508,24 @@ def _row_groups(lists: Sequence[Any]) -> np.ndarray | None:
     broadcast to its movie's reviews) or, when no row object repeats but the first
     `_CONTENT_SAMPLE` rows hold equal copies (a gold list read back per example), by content
     (rows of hashable items). None: every row its own."""
-    number: defaultdict[Any, int] = defaultdict()
-    number.default_factory = number.__len__
-    by_object = np.fromiter(map(number.__getitem__, map(id, lists)), dtype=np.int64, count=len(lists))
-    if len(number) == len(lists):  # no object repeats: look for copies only if the sample has some
+    addresses = np.fromiter(map(id, lists), dtype=np.uint64, count=len(lists))
+    ordered = np.sort(addresses)
+    if (ordered[1:] != ordered[:-1]).all():  # no object repeats: look for copies only if the sample has some
         try:
             if len(set(map(tuple, lists[:_CONTENT_SAMPLE]))) == min(len(lists), _CONTENT_SAMPLE):
                 return None
         except TypeError:  # an unhashable keyword: reported where the row is checked
             return None
+        by_object = np.arange(len(lists))
+    else:  # objects numbered in order of first appearance
+        _, first, inverse = np.unique(addresses, return_index=True, return_inverse=True)
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[np.argsort(first)] = np.arange(len(first))
+        by_object = rank[inverse]
     # Equal content among the distinct objects (one per group found so far).
     _, first = np.unique(by_object, return_index=True)
-    number.clear()
+    number: defaultdict[Any, int] = defaultdict()
+    number.default_factory = number.__len__
     try:
         by_content = np.fromiter(
             map(number.__getitem__, map(tuple, [lists[i] for i in first.tolist()])), dtype=np.int64, count=len(first)
@@ -539,7 +561,7 @@ def _prepare_flat(
     except TypeError:  # an unhashable keyword
         return None
     distinct = list(code_of)
-    if not set(map(type, distinct)) <= {str} or any(map(lone_surrogate, distinct)):
+    if not set(map(type, distinct)) <= {str} or any(map(lone_surrogate, vocabulary.unseen(distinct))):
         return None  # the per-row path names the example and keyword
     flat_scores = None
     if scores is not None:
@@ -549,14 +571,16 @@ def _prepare_flat(
     ids = vocabulary.ids_of(distinct)[codes]
     offsets = np.zeros(len(lists) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
-    keep = _first_nonempty_occurrences(ids, offsets, len(vocabulary.strings))
+    keep, keys = _first_nonempty_occurrences(ids, offsets, len(vocabulary.strings))
     if keep is not None:
         ids = ids[keep]
         if flat_scores is not None:
             flat_scores = flat_scores[keep]
         rows = np.repeat(np.arange(len(lists)), sizes)[keep]
         offsets[1:] = np.cumsum(np.bincount(rows, minlength=len(lists)))
-    return PreparedSide.from_flat(ids, offsets, groups, flat_scores)
+    side = PreparedSide.from_flat(ids, offsets, groups, flat_scores)
+    side.sorted_keys = keys
+    return side
 
 
 def _flat_scores(scores: Sequence[Any], sizes: np.ndarray) -> np.ndarray | None:
@@ -575,22 +599,52 @@ def _flat_scores(scores: Sequence[Any], sizes: np.ndarray) -> np.ndarray | None:
     return array
 
 
-def _first_nonempty_occurrences(ids: np.ndarray, offsets: np.ndarray, vocabulary_size: int) -> np.ndarray | None:
-    """Which keywords to keep (not empty, -1; not a repeat of an earlier one in its list),
-    or None when that is all of them."""
+def _first_nonempty_occurrences(
+    ids: np.ndarray, offsets: np.ndarray, vocabulary_size: int
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """`(keep, keys)`: which keywords to keep (not empty, -1; not a repeat of an earlier one
+    in its list), or None when that is all of them; then also `list_keys` of every one,
+    sorted (else None)."""
     if not len(ids):
-        return None
+        return None, ids
     rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-    keys = rows * (vocabulary_size + 1) + (ids + 1)
-    ordered = np.sort(keys)
-    if ids.min() >= 0 and not (ordered[1:] == ordered[:-1]).any():
-        return None
-    order = np.argsort(keys, kind="stable")
+    if ids.min() >= 0:
+        ordered = list_keys(rows, ids)
+        ordered.sort()
+        if not (ordered[1:] == ordered[:-1]).any():
+            return None, ordered
+    # The first of each run of equal keys, in the keys' order (ties by index).
+    keys, order = sort_with_payload(rows * (vocabulary_size + 1) + (ids + 1), np.arange(len(ids)))
     first = np.ones(len(ids), dtype=bool)
-    first[1:] = keys[order[1:]] != keys[order[:-1]]
+    first[1:] = keys[1:] != keys[:-1]
     keep = np.empty(len(ids), dtype=bool)
     keep[order] = first
-    return keep & (ids >= 0)
+    return keep & (ids >= 0), None
+
+
+def list_keys(lists: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """`list << 32 | id` (ids are below 2**32): one integer per (list, keyword id), ordered
+    by list, then id."""
+    keys = lists << 32
+    keys |= ids
+    return keys
+
+
+def sort_with_payload(keys: np.ndarray, payload: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`keys` sorted, and `payload` (non-negative) in the same order (ties by payload): one
+    `np.sort` of `keys << bits | payload` when that fits in int64, else a lexsort."""
+    if not len(keys):
+        return keys, payload
+    bits = int(payload.max()).bit_length()
+    if keys.min() >= 0 and int(keys.max()) < 1 << (62 - bits):
+        encoded = keys << bits
+        encoded |= payload
+        encoded.sort()
+        payload = encoded & ((1 << bits) - 1)
+        encoded >>= bits
+        return encoded, payload
+    order = np.lexsort((payload, keys))
+    return keys[order], payload[order]
 
 
 def _prepare_list(
@@ -625,11 +679,13 @@ def _prepare_list(
 
 @dataclass(frozen=True)
 class PreparedCorpus:
-    """Predictions and references prepared against one shared vocabulary."""
+    """Predictions and references prepared against one shared vocabulary; `memo` keeps
+    what later steps derive from it alone (match edges), for a corpus prepared again."""
 
     strings: list[str]
     predictions: PreparedSide
     references: PreparedSide
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.predictions)
@@ -653,6 +709,13 @@ def prepare_corpus(
     if scores is not None:
         inputs[scores_name] = scores = check_corpus(scores, scores_name)
     check_same_length(**inputs)
+    key = None
+    if isinstance(normalize, str):  # a callable may not give the same forms again
+        first_rows = tuple(id(rows[0]) if rows else None for rows in (predictions, references, scores or ()))
+        key = (len(predictions), first_rows, normalize, stemmer, clip_scores, keep_originals, scores is None)
+        kept = _PREPARED.get(key)
+        if kept is not None and kept[0].holds(predictions, references, scores):
+            return kept[1]
     vocabulary = Vocabulary(make_normalizer(normalize, stemmer))
     prepared_predictions = prepare_side(
         predictions, vocabulary, "predictions", scores, clip_scores, keep_originals, scores_name=scores_name
@@ -660,7 +723,68 @@ def prepare_corpus(
     prepared_references = prepare_side(
         references, vocabulary, "references", keep_originals=keep_originals, reuse_lists=True
     )
-    return PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
+    corpus = PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
+    if key is not None and len(predictions) <= _PREPARED_ROWS:
+        if _SEEN.pop(key, False):  # a second call that looks the same: copy its rows from now on
+            snapshot = _Snapshot.of(predictions, references, scores)
+            if snapshot is not None:
+                while len(_PREPARED) >= _PREPARED_ENTRIES:
+                    _PREPARED.pop(next(iter(_PREPARED), None), None)
+                _PREPARED[key] = (snapshot, corpus)
+        else:
+            while len(_SEEN) >= _SEEN_ENTRIES:
+                _SEEN.pop(next(iter(_SEEN), None), None)
+            _SEEN[key] = True
+    return corpus
+
+
+# Corpora prepared by recent calls, by the options and the identity of the inputs' first
+# rows: the same rows evaluated again (both lexical families, every top_k, a session's repeated
+# calls) are compared with a copy of their rows instead of being prepared again. The copy is
+# taken from the second call that looks the same (`_SEEN`), so that a call made once pays nothing.
+_PREPARED: dict[tuple[Any, ...], tuple[_Snapshot, PreparedCorpus]] = {}
+_SEEN: dict[tuple[Any, ...], bool] = {}
+_SEEN_ENTRIES = 64
+_PREPARED_ENTRIES = 4
+_PREPARED_ROWS = 1 << 16  # examples per corpus at most
+_PREPARED_ITEMS = 1 << 20  # keywords (and scores) copied per corpus at most
+
+
+class _Snapshot:
+    """The rows of a corpus's inputs as they were prepared: the row objects in order and a
+    copy of each distinct list (tuples of strings and floats cannot change)."""
+
+    def __init__(self, sides: list[tuple[list[Any], list[Any], list[list[Any]]]]) -> None:
+        self.sides = sides
+
+    @classmethod
+    def of(cls, *inputs: Sequence[Any] | None) -> _Snapshot | None:
+        """The snapshot of `inputs` (None entries allowed), or None when a row is not a list
+        or tuple or the rows hold more than `_PREPARED_ITEMS` items."""
+        sides = []
+        items = 0
+        for rows in inputs:
+            rows = [] if rows is None else list(rows)
+            distinct = list({id(row): row for row in rows}.values())
+            if not set(map(type, distinct)) <= {list, tuple}:
+                return None
+            items += sum(map(len, distinct))
+            if items > _PREPARED_ITEMS:
+                return None
+            sides.append((rows, [row for row in distinct if type(row) is list]))
+        with paused_gc():  # many small lists
+            return cls([(rows, lists, [row.copy() for row in lists]) for rows, lists in sides])
+
+    def holds(self, *inputs: Sequence[Any] | None) -> bool:
+        """Whether `inputs` are the same row objects, in the same order, each list with the
+        same items as when the snapshot was taken."""
+        for rows, (kept, lists, copies) in zip(inputs, self.sides):
+            rows = () if rows is None else rows
+            if len(rows) != len(kept) or not all(map(operator.is_, rows, kept)):
+                return False
+            if not all(map(operator.eq, lists, copies)):
+                return False
+        return True
 
 
 def cutoff_lengths(corpus: PreparedCorpus, top_k: int | str | None) -> list[int | None]:
