@@ -60,3 +60,59 @@ def test_a_full_cache_starts_again_and_stays_right(monkeypatch):
         actual = keyword_prf(predictions, references, return_per_example=True)
         assert actual["per_example"] == pytest.approx(brute_force(predictions, references, "substring")["per_example"])
     assert len(starts) > 2  # made once, then started again as it filled
+
+
+def test_the_held_relation_stays_under_its_limit_after_a_call(monkeypatch):
+    matching.clear_lexical_caches()
+    monkeypatch.setattr(matching._KnownRelation, "_LIMIT", 200)
+    words = [f"w{i}" for i in range(400)] + ["w"]  # "w" is in every one of them: 400 pairs at once
+    keyword_prf([["w"], *[[w] for w in words]], [words] * (len(words) + 1), match="substring")
+    assert "substring" not in matching._KNOWN or matching._KNOWN["substring"].size <= 200
+    again = keyword_prf([["w"]], [words], match="substring", return_per_example=True)
+    assert again["per_example"] == pytest.approx(brute_force([["w"]], [words], "substring")["per_example"])
+
+
+def test_a_small_call_after_a_large_one_relates_only_its_own_strings(monkeypatch):
+    matching.clear_lexical_caches()
+    monkeypatch.setattr(matching._KnownRelation, "_FLOOR", 50)
+    large = [f"gold {i}" for i in range(1_000)]
+    keyword_prf([["gold"], ["old 7"]], [large, large], match="substring")
+    related = []
+    relation_pairs = matching.relation_pairs
+
+    def recorded(predicted, gold, match):
+        related.append(len(gold))
+        return relation_pairs(predicted, gold, match)
+
+    monkeypatch.setattr(matching, "relation_pairs", recorded)
+    small = keyword_prf([["a new one", "gold 1"]], [["gold 1", "one"]], match="substring", return_per_example=True)
+    assert related and max(related) <= 2  # not the 1,000 gold strings known before
+    expected = brute_force([["a new one", "gold 1"]], [["gold 1", "one"]], "substring")
+    assert small["per_example"] == pytest.approx(expected["per_example"])
+
+
+@pytest.mark.parametrize("match", ["substring", "token"])
+def test_threads_sharing_the_relation_get_their_own_pairs(match):
+    import random
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    matching.clear_lexical_caches()
+
+    def relations(seed):
+        draw = random.Random(seed)
+        for _ in range(150):  # new strings in most calls: the relation grows while others read it
+            predicted = list(dict.fromkeys(" ".join(draw.choices("abcd", k=2)) for _ in range(20)))
+            gold = list(dict.fromkeys(" ".join(draw.choices("abcd", k=4)) for _ in range(20)))
+            owner, related = matching.related_positions(predicted, gold, match)
+            if set(zip(owner.tolist(), related.tolist())) != matching.relation_pairs(predicted, gold, match):
+                return False
+        return True
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            assert all(pool.map(relations, range(4)))
+    finally:
+        sys.setswitchinterval(interval)

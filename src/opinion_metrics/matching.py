@@ -8,6 +8,7 @@ broadcast to each of its reviews) share the work. Substring containment is found
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -272,9 +273,14 @@ class _KnownRelation:
     """The match relation between the predicted and gold strings met so far under one match
     mode, kept across calls: a predicted string is related only to the gold strings it has
     not met yet, when a call has it. Corpora in chunks (`--workers`, engines, batches) and
-    calls sharing most of a vocabulary compute each (prediction, gold) string pair once."""
+    calls sharing most of a vocabulary compute each (prediction, gold) string pair once.
 
-    _LIMIT = 2_000_000  # strings plus related pairs held; beyond, it starts again
+    A call's cost stays that of its own strings: a call with few gold strings beside those
+    known (a small call after a large one) starts it again, and so does a call leaving more
+    than `_LIMIT` strings and pairs held."""
+
+    _LIMIT = 2_000_000  # strings plus related pairs held after a call
+    _SPREAD, _FLOOR = 4, 10_000  # started again when more than _SPREAD x a call's gold strings + _FLOOR are known
 
     def __init__(self, match: str) -> None:
         self.match = match
@@ -289,11 +295,12 @@ class _KnownRelation:
     def add(self, predicted: Sequence[str], gold: Sequence[str]) -> list[int]:
         """Relate the distinct `predicted` strings to every gold string met (`gold` included);
         returns their numbers, which index `neighbors`."""
-        if self.size + len(predicted) + len(gold) > self._LIMIT:
+        if len(self.gold_strings) > self._SPREAD * len(gold) + self._FLOOR:
             self.__init__(self.match)
         new_gold = [string for string in gold if string not in self.gold]
         self.gold.update(zip(new_gold, range(len(self.gold_strings), len(self.gold_strings) + len(new_gold))))
         self.gold_strings.extend(new_gold)
+        known_predicted = len(self.predicted)
         numbers = list(map(self.predicted.__getitem__, predicted))
         self.neighbors.extend([] for _ in range(len(self.predicted) - len(self.neighbors)))
         self.met.extend([0] * (len(self.predicted) - len(self.met)))
@@ -311,16 +318,18 @@ class _KnownRelation:
             for k in positions:
                 self.met[numbers[k]] = total
             self.size += len(pairs)
-        self.size += len(new_gold) + len(predicted)
+        self.size += len(new_gold) + len(self.predicted) - known_predicted
         return numbers
 
 
 _KNOWN: dict[str, _KnownRelation] = {}
+_KNOWN_LOCK = threading.Lock()  # threads (a Space's concurrent events) read and grow one relation
 
 
 def clear_lexical_caches() -> None:
     """Forget the relations and normalized forms kept across calls."""
-    _KNOWN.clear()
+    with _KNOWN_LOCK:
+        _KNOWN.clear()
     clear_normalization_cache()
 
 
@@ -328,12 +337,16 @@ def related_positions(predicted: list[str], gold: list[str], match: str) -> tupl
     """The related pairs among the distinct `predicted` and distinct `gold` strings
     (`relation_pairs`) as two arrays of positions (by prediction, then gold string met
     first): each pair computed once across calls (`_KnownRelation`)."""
-    known = _KNOWN.setdefault(match, _KnownRelation(match))
-    with paused_gc():  # pairs, sets and lists by the thousand
-        numbers = known.add(predicted, gold)
-    position = np.full(len(known.gold_strings), -1, dtype=np.int64)
-    position[np.fromiter(map(known.gold.__getitem__, gold), dtype=np.int64, count=len(gold))] = np.arange(len(gold))
-    neighbors = list(map(known.neighbors.__getitem__, numbers))
+    with _KNOWN_LOCK:
+        known = _KNOWN.get(match) or _KNOWN.setdefault(match, _KnownRelation(match))
+        with paused_gc():  # pairs, sets and lists by the thousand
+            numbers = known.add(predicted, gold)
+        position = np.full(len(known.gold_strings), -1, dtype=np.int64)
+        gold_numbers = np.fromiter(map(known.gold.__getitem__, gold), dtype=np.int64, count=len(gold))
+        position[gold_numbers] = np.arange(len(gold))
+        neighbors = list(map(known.neighbors.__getitem__, numbers))
+        if known.size > known._LIMIT:
+            del _KNOWN[match]
     counts = np.fromiter(map(len, neighbors), dtype=np.int64, count=len(neighbors))
     related = position[np.fromiter(chain.from_iterable(neighbors), dtype=np.int64, count=int(counts.sum()))]
     owner = np.repeat(np.arange(len(neighbors)), counts)
