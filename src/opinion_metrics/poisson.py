@@ -15,6 +15,7 @@ bytes (stable across processes, unlike Python's `hash`), vectorized over a whole
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import sys
@@ -249,9 +250,21 @@ def resample_sums(
     second None with `signs=False`, for intervals alone: half the products)."""
     weighted = np.zeros((n_resamples, statistics.shape[1]))
     swapped = np.zeros_like(weighted) if signs else None
-    for start, block_weights, block_signs in draws(hashes, seed, n_resamples):
-        stop = start + len(block_weights)
-        weighted[start:stop] = block_weights.astype(np.float64) @ statistics
-        if swapped is not None:
-            swapped[start:stop] = block_signs.astype(np.float64) @ statistics
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        for start, block_weights, block_signs in draws(hashes, seed, n_resamples):
+            stop = start + len(block_weights)
+            weighted[start:stop] = block_weights.astype(np.float64) @ statistics
+            if swapped is not None:
+                swapped[start:stop] = block_signs.astype(np.float64) @ statistics
     return weighted, swapped
+
+
+@functools.cache
+def _blas_controller() -> Any:
+    """The process's BLAS thread pools. The products above (a few statistics columns) run on
+    one BLAS thread: more threads gained nothing and spun on the cores that other processes
+    (`--workers`, an engine's workers) were using (2M rows, 1,000 resamples, 2 workers on 2
+    cores: 64 s with 2 BLAS threads each, 19 s with one)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
