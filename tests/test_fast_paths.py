@@ -350,3 +350,63 @@ def test_row_groups_number_repeated_objects_and_copies_as_repeated_rows_does():
     lists += [list(lists[7]), list(lists[0])]  # and equal copies
     groups = preparation._row_groups(lists)
     assert groups.tolist() == preparation.repeated_rows(lists)[1]
+
+
+def test_rows_changed_while_they_are_prepared_are_not_kept(monkeypatch):
+    from opinion_metrics import keyword_prf
+
+    preparation.clear_prepared_corpora()
+    predictions, references = [["a", "b"]], [["a", "b"]]
+    keyword_prf(predictions, references)  # first call: seen
+    prepare_side = preparation.prepare_side
+
+    def changing(rows, vocabulary, side, *args, **kwargs):
+        prepared = prepare_side(rows, vocabulary, side, *args, **kwargs)
+        if side == "references":
+            references[0][1] = "c"  # another thread's change, after the rows were read
+        return prepared
+
+    monkeypatch.setattr(preparation, "prepare_side", changing)
+    keyword_prf(predictions, references)  # second call: its snapshot no longer holds
+    monkeypatch.setattr(preparation, "prepare_side", prepare_side)
+    assert keyword_prf(predictions, references, match="exact")["precision"] == 0.5  # a: yes, b: no
+
+
+def test_an_item_replaced_by_an_equal_one_of_another_type_is_checked_again():
+    from opinion_metrics import weighted_keyword_prf
+
+    preparation.clear_prepared_corpora()
+    predictions, scores, references = [["a", "b"]], [[1.0, 0.5]], [["a"]]
+    for _ in range(3):  # the third call is given the corpus prepared by the second
+        weighted_keyword_prf(predictions, scores, references)
+    scores[0][0] = True  # == 1.0, but not a score
+    with pytest.raises(ValueError, match="bool"):
+        weighted_keyword_prf(predictions, scores, references)
+
+
+def test_an_unhashable_stemmer_is_named_before_the_cache_is_looked_up():
+    with pytest.raises(ValueError, match="stemmer"):
+        prepare_corpus([["a"]], [["a"]], stemmer=["porter"])
+
+
+def test_a_call_between_anothers_update_and_its_reading_of_the_relation_changes_nothing(monkeypatch):
+    """Another thread's call run right after this one leaves the relation's lock (the
+    interleaving forced) grows the neighbours this call has just taken."""
+    matching.clear_lexical_caches()
+    lock = matching._KNOWN_LOCK
+    matching.related_gold(["battery"], ["battery life"], "substring")
+    between = []
+
+    class Interleaved:
+        def __enter__(self):
+            lock.acquire()
+
+        def __exit__(self, *exception):
+            lock.release()
+            if not between:
+                between.append(None)
+                between[0] = matching.related_gold(["battery"], ["battery pack", "big battery"], "substring")
+
+    monkeypatch.setattr(matching, "_KNOWN_LOCK", Interleaved())
+    assert matching.related_gold(["battery", "screen"], ["battery life", "screen"], "substring") == [(0,), (1,)]
+    assert between == [[(0, 1)]]

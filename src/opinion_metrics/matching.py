@@ -345,10 +345,10 @@ def related_positions(predicted: list[str], gold: list[str], match: str) -> tupl
         gold_numbers = np.fromiter(map(known.gold.__getitem__, gold), dtype=np.int64, count=len(gold))
         position[gold_numbers] = np.arange(len(gold))
         neighbors = list(map(known.neighbors.__getitem__, numbers))
+        counts = np.fromiter(map(len, neighbors), dtype=np.int64, count=len(neighbors))
+        related = position[np.fromiter(chain.from_iterable(neighbors), dtype=np.int64, count=int(counts.sum()))]
         if known.size > known._LIMIT:
             del _KNOWN[match]
-    counts = np.fromiter(map(len, neighbors), dtype=np.int64, count=len(neighbors))
-    related = position[np.fromiter(chain.from_iterable(neighbors), dtype=np.int64, count=int(counts.sum()))]
     owner = np.repeat(np.arange(len(neighbors)), counts)
     kept = related >= 0
     return owner[kept], related[kept]

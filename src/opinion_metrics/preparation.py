@@ -709,14 +709,22 @@ def prepare_corpus(
     if scores is not None:
         inputs[scores_name] = scores = check_corpus(scores, scores_name)
     check_same_length(**inputs)
-    key = None
+    normalizer = make_normalizer(normalize, stemmer)  # checks normalize and stemmer
+    key, snapshot = None, None
     if isinstance(normalize, str):  # a callable may not give the same forms again
         first_rows = tuple(id(rows[0]) if rows else None for rows in (predictions, references, scores or ()))
         key = (len(predictions), first_rows, normalize, stemmer, clip_scores, keep_originals, scores is None)
         kept = _PREPARED.get(key)
         if kept is not None and kept[0].holds(predictions, references, scores):
             return kept[1]
-    vocabulary = Vocabulary(make_normalizer(normalize, stemmer))
+        if len(predictions) <= _PREPARED_ROWS:
+            if _SEEN.pop(key, False):  # a second call that looks the same: its rows copied before they are read
+                snapshot = _Snapshot.of(predictions, references, scores)
+            else:
+                while len(_SEEN) >= _SEEN_ENTRIES:
+                    _SEEN.pop(next(iter(_SEEN), None), None)
+                _SEEN[key] = True
+    vocabulary = Vocabulary(normalizer)
     prepared_predictions = prepare_side(
         predictions, vocabulary, "predictions", scores, clip_scores, keep_originals, scores_name=scores_name
     )
@@ -724,17 +732,10 @@ def prepare_corpus(
         references, vocabulary, "references", keep_originals=keep_originals, reuse_lists=True
     )
     corpus = PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
-    if key is not None and len(predictions) <= _PREPARED_ROWS:
-        if _SEEN.pop(key, False):  # a second call that looks the same: copy its rows from now on
-            snapshot = _Snapshot.of(predictions, references, scores)
-            if snapshot is not None:
-                while len(_PREPARED) >= _PREPARED_ENTRIES:
-                    _PREPARED.pop(next(iter(_PREPARED), None), None)
-                _PREPARED[key] = (snapshot, corpus)
-        else:
-            while len(_SEEN) >= _SEEN_ENTRIES:
-                _SEEN.pop(next(iter(_SEEN), None), None)
-            _SEEN[key] = True
+    if snapshot is not None and snapshot.holds(predictions, references, scores):  # unchanged while prepared
+        while len(_PREPARED) >= _PREPARED_ENTRIES:
+            _PREPARED.pop(next(iter(_PREPARED), None), None)
+        _PREPARED[key] = (snapshot, corpus)
     return corpus
 
 
@@ -776,13 +777,16 @@ class _Snapshot:
             return cls([(rows, lists, [row.copy() for row in lists]) for rows, lists in sides])
 
     def holds(self, *inputs: Sequence[Any] | None) -> bool:
-        """Whether `inputs` are the same row objects, in the same order, each list with the
-        same items as when the snapshot was taken."""
+        """Whether `inputs` are the same row objects, in the same order, each list holding the
+        same item objects as when the snapshot was taken."""
         for rows, (kept, lists, copies) in zip(inputs, self.sides):
             rows = () if rows is None else rows
             if len(rows) != len(kept) or not all(map(operator.is_, rows, kept)):
                 return False
-            if not all(map(operator.eq, lists, copies)):
+            # the same item objects (an equal item of another type, True for 1.0, is checked again)
+            if list(map(len, lists)) != list(map(len, copies)):
+                return False
+            if not all(map(operator.is_, chain.from_iterable(lists), chain.from_iterable(copies))):
                 return False
         return True
 
