@@ -410,3 +410,29 @@ def test_a_call_between_anothers_update_and_its_reading_of_the_relation_changes_
     monkeypatch.setattr(matching, "_KNOWN_LOCK", Interleaved())
     assert matching.related_gold(["battery", "screen"], ["battery life", "screen"], "substring") == [(0,), (1,)]
     assert between == [[(0, 1)]]
+
+
+class _ClearedByAnotherThread(dict):
+    """A shared cache that another thread clears right after every update."""
+
+    def update(self, *args, **kwargs):
+        super().update(*args, **kwargs)
+        self.clear()
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        self.clear()
+
+
+def test_normalized_forms_and_stems_cleared_by_another_thread_meanwhile(monkeypatch):
+    pytest.importorskip("nltk")
+    from nltk.stem.porter import PorterStemmer
+
+    texts = [f"Running Shoe{i}" for i in range(20)] + ["Café Noir", "running shoes"]
+    normalizer = make_normalizer("default", "porter")
+    expected = [normalizer(text) for text in texts]
+    monkeypatch.setattr(preparation, "_STEMS", _ClearedByAnotherThread())
+    monkeypatch.setattr(normalizer, "_cache", _ClearedByAnotherThread())
+    assert normalizer.many(texts) == expected
+    stem = PorterStemmer().stem
+    assert expected[-1] == " ".join(stem(token, to_lowercase=False) for token in ["running", "shoes"])

@@ -125,10 +125,10 @@ def _porter_stem_tokens() -> Normalizer:
         except KeyError:
             if len(_STEMS) > _STEM_CACHE_LIMIT:
                 _STEMS.clear()
-            for token in tokens:
-                if token not in _STEMS:
-                    _STEMS[token] = stem(token, to_lowercase=False)
-            return " ".join([_STEMS[token] for token in tokens])
+            # read from this call's stems: another thread may clear the shared ones meanwhile
+            stems = [_STEMS.get(token) or stem(token, to_lowercase=False) for token in tokens]
+            _STEMS.update(zip(tokens, stems))
+            return " ".join(stems)
 
     return stem_tokens
 
@@ -178,13 +178,16 @@ class _Normalizer:
         cache = self._cache
         if cache is None:
             return self._compute_many(texts)
-        missing = [text for text in texts if text not in cache]
-        if missing:
-            if len(cache) + len(missing) > _NORMALIZED_LIMIT:
-                cache.clear()
-                missing = list(texts)
-            cache.update(zip(missing, self._compute_many(missing)))
-        return list(map(cache.__getitem__, texts))
+        found = list(map(cache.get, texts))
+        missing = [text for text, form in zip(texts, found) if form is None]
+        if not missing:
+            return found
+        computed = dict(zip(missing, self._compute_many(missing)))
+        if len(cache) + len(computed) > _NORMALIZED_LIMIT:
+            cache.clear()
+        cache.update(computed)
+        # read from this call's forms: another thread may clear the shared ones meanwhile
+        return [computed[text] if form is None else form for text, form in zip(texts, found)]
 
     def _compute_many(self, texts: list[str]) -> list[Any]:
         if self._batch is None or len(texts) < 8:
