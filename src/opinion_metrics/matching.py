@@ -415,9 +415,7 @@ def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
         """The (occurrence, gold position) pairs where `gold_id` is in list `in_list`."""
         maybe = np.flatnonzero(signature_holds(signatures, in_list, gold_id))
         keys, occurrence = sort_with_payload(in_list[maybe] * size + gold_id[maybe], occurrence[maybe])
-        found = np.searchsorted(gold_keys, keys)  # sorted needles: a cache-friendly search
-        found[found == len(gold_keys)] = 0
-        hit = gold_keys[found] == keys if len(gold_keys) else np.zeros(len(keys), dtype=bool)
+        found, hit = sorted_lookup(gold_keys, keys)  # sorted needles: a cache-friendly search
         return occurrence[hit], gold_positions[found[hit]]
 
     if match == "exact" or not len(predicted) or not len(gold):
@@ -448,14 +446,20 @@ def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
             occurrence = chosen[owner]
             candidates = gold[gold_offsets[lists[occurrence]] + k]
             keys = predicted[occurrence] * size + candidates
-            found = np.searchsorted(related, keys)
-            found[found == len(related)] = 0
-            hit = related[found] == keys if len(related) else np.zeros(len(keys), dtype=bool)
+            _, hit = sorted_lookup(related, keys)
             parts.append((occurrence[hit], k[hit]))
     occurrence = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
     gold_position = np.concatenate([part[1] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
     occurrence, gold_position = sort_with_payload(occurrence, gold_position)  # the pairs are distinct
     return Edges(examples[occurrence], positions[occurrence], gold_position, match == "exact")
+
+
+def sorted_lookup(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(where each of `keys` is or would go in `sorted_keys`, 0 past the end; whether it is there)."""
+    found = np.searchsorted(sorted_keys, keys)
+    found[found == len(sorted_keys)] = 0
+    hit = sorted_keys[found] == keys if len(sorted_keys) else np.zeros(len(keys), dtype=bool)
+    return found, hit
 
 
 def list_signatures(ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -587,9 +591,7 @@ def exact_match_counts(corpus: PreparedCorpus, cutoffs: np.ndarray | None = None
         merged = np.concatenate([keys, gold_keys])
         merged.sort(kind="stable")
         return np.bincount(merged[1:][merged[1:] == merged[:-1]] >> 32, minlength=n)
-    found = np.searchsorted(gold_keys, keys)
-    found[found == len(gold_keys)] = 0
-    hit = gold_keys[found] == keys if len(gold_keys) else np.zeros(len(keys), dtype=bool)
+    _, hit = sorted_lookup(gold_keys, keys)
     return np.bincount(examples[hit], minlength=n)
 
 

@@ -60,10 +60,8 @@ def compute(
     columns = {name: column for name, column in columns.items() if column is not None}
     state = MetricState(family, **options)  # checks the options here, before forking
     bounds = chunk_bounds(len(predictions), workers)
-    if workers < 2 or len(bounds) < 2 or family in ONE_PROCESS:
-        return state.merge(_chunk_state(family, options, columns, 0, len(predictions))).compute()
     processes = min(workers, len(bounds), available_cpus())  # a pool forks all its processes at once
-    if processes < 2:
+    if processes < 2 or family in ONE_PROCESS:
         return state.merge(_chunk_state(family, options, columns, 0, len(predictions))).compute()
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     shared = context.get_start_method() == "fork"

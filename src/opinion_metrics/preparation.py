@@ -724,9 +724,7 @@ def prepare_corpus(
             if _SEEN.pop(key, False):  # a second call that looks the same: its rows copied before they are read
                 snapshot = _Snapshot.of(predictions, references, scores)
             else:
-                while len(_SEEN) >= _SEEN_ENTRIES:
-                    _SEEN.pop(next(iter(_SEEN), None), None)
-                _SEEN[key] = True
+                _put_bounded(_SEEN, key, True, _SEEN_ENTRIES)
     vocabulary = Vocabulary(normalizer)
     prepared_predictions = prepare_side(
         predictions, vocabulary, "predictions", scores, clip_scores, keep_originals, scores_name=scores_name
@@ -736,10 +734,16 @@ def prepare_corpus(
     )
     corpus = PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
     if snapshot is not None and snapshot.holds(predictions, references, scores):  # unchanged while prepared
-        while len(_PREPARED) >= _PREPARED_ENTRIES:
-            _PREPARED.pop(next(iter(_PREPARED), None), None)
-        _PREPARED[key] = (snapshot, corpus)
+        _put_bounded(_PREPARED, key, (snapshot, corpus), _PREPARED_ENTRIES)
     return corpus
+
+
+def _put_bounded(cache: dict[Any, Any], key: Any, value: Any, entries: int) -> None:
+    """`cache[key] = value`, the oldest entries dropped to keep at most `entries` (another
+    thread may drop them too)."""
+    while len(cache) >= entries:
+        cache.pop(next(iter(cache), None), None)
+    cache[key] = value
 
 
 # Corpora prepared by recent calls, by the options and the identity of the inputs' first

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 from math import ceil
+from operator import itemgetter
 from typing import Any
 
 from .engine_support import (
@@ -95,10 +96,8 @@ def state(
     serialized = dataframe.mapInArrow(states, f"{STATE_COLUMN} binary").rdd.mapPartitionsWithIndex(
         lambda index, rows: (((index, position), bytes(row[STATE_COLUMN])) for position, row in enumerate(rows))
     )
-    if serialized.getNumPartitions() == 0:
-        return merge_serialized(family, options, ())
     return merge_serialized(
-        family, options, (merged_tree(serialized, partial(merged_bytes, family, merge_options(family, options))),)
+        family, options, merged_tree(serialized, partial(merged_bytes, family, merge_options(family, options)))
     )
 
 
@@ -106,10 +105,11 @@ def state(
 FANOUT = 16
 
 
-def merged_tree(numbered: Any, merge: Any) -> bytes:
+def merged_tree(numbered: Any, merge: Any) -> list[bytes]:
     """`merge` (numbered states -> one state's bytes) applied over an RDD of (number, state
     bytes) in a tree of fixed shape: every partition computed at once, each level merging
-    `FANOUT` consecutive states on the executors, the last level on the driver."""
+    `FANOUT` consecutive states on the executors; the last level's states (at most `FANOUT`)
+    in order, for the driver to merge."""
     count, fanout = numbered.getNumPartitions(), FANOUT
     while count > fanout:
         count = ceil(count / fanout)
@@ -118,7 +118,7 @@ def merged_tree(numbered: Any, merge: Any) -> bytes:
             .groupByKey(count)
             .map(lambda group: ((group[0], 0), merge(group[1])))
         )
-    return merge(numbered.collect())
+    return [data for _, data in sorted(numbered.collect(), key=itemgetter(0))]
 
 
 def _arrow_schema(dataframe: Any) -> Any:

@@ -16,6 +16,7 @@ import re
 import tokenize
 import unicodedata
 import zlib
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -538,8 +539,7 @@ def arrow_columns(table: Any, lazy: bool = False) -> dict[str, Any]:
 def check_unique_names(path: Path, names: Sequence[str]) -> None:
     """Parquet and Arrow schemas may name two columns alike: refuse it, as a CSV header's (a
     table keeps one column of a name, so which one is read would be a guess)."""
-    seen: set[str] = set()
-    twice = next((name for name in names if name in seen or seen.add(name)), None)
+    twice = next((name for name, count in Counter(names).items() if count > 1), None)
     if twice is not None:
         raise TableError(path, f"column {twice!r} appears twice; give each column its own name")
 
