@@ -1,4 +1,4 @@
-"""Evaluate a Spark DataFrame: one `MetricState` per partition (`mapInArrow`), merged on the driver.
+"""Evaluate a Spark DataFrame: one `MetricState` per partition (`mapInArrow`), merged in a tree on the executors.
 
     from opinion_metrics import spark as om_spark
 
