@@ -33,6 +33,7 @@ import reference_impl as ref
 import opinion_metrics.matching as matching
 import opinion_metrics.preparation as preparation
 from opinion_metrics import keyword_prf, map_at_k, ndcg_at_k, weighted_keyword_prf
+from opinion_metrics.validation import lone_surrogate
 
 SEEDS = int(os.environ.get("OPINION_METRICS_DIFFERENTIAL_SEEDS", "1"))
 _FIND = matching._containment_by_find
@@ -44,7 +45,7 @@ CONTAINMENTS = {"find": "find_cost", "lookup": "lookup_cost", "hash": "hash_cost
 FORCED = {
     "auto": (),
     "find": ("per_row_preparation", "matching_everywhere"),
-    "lookup": ("expand_relation", "one_by_one_normalization"),
+    "lookup": ("expand_relation", "one_by_one_normalization", "python_encoding"),
     "hash": ("test_each_gold", "exact_by_edges"),
 }
 
@@ -237,8 +238,14 @@ def force(path: str, patch: pytest.MonkeyPatch) -> None:
                 matching.corpus_edges(corpus, "exact"), len(corpus), True, cutoffs
             )[0],
         )
+    elif path == "python_encoding":  # the keywords numbered in Python, as without the C helper
+        patch.setattr(preparation, "_encode_in_c", None)
     elif path == "one_by_one_normalization":
-        patch.setattr(preparation._Normalizer, "many", lambda self, texts: [self(text) for text in texts])
+        patch.setattr(
+            preparation._Normalizer,
+            "many",
+            lambda self, texts: None if any(map(lone_surrogate, texts)) else [self(text) for text in texts],
+        )
     else:
         raise ValueError(path)
 

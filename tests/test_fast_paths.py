@@ -16,6 +16,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from opinion_metrics import matching, preparation
 from opinion_metrics.matching import hopcroft_karp, sort_with_payload
 from opinion_metrics.preparation import make_normalizer, prepare_corpus
+from opinion_metrics.validation import lone_surrogate
 
 # ASCII-heavy text with the characters each normalization treats specially: punctuation,
 # symbols, every ASCII white space (\x1c-\x1f split in str but not in bytes), NUL (the batch
@@ -43,7 +44,9 @@ def test_ascii_path_of_default_normalization_equals_the_unicode_path(text):
 def test_batch_normalization_equals_one_by_one(mode, stemmer, texts):
     normalizer = make_normalizer(mode, stemmer)
     texts = texts * 2  # past the batch threshold
-    assert normalizer.many(texts) == [normalizer(text) for text in texts]
+    # None when a text holds a lone surrogate: the per-row path reports it
+    expected = None if any(map(lone_surrogate, texts)) else [normalizer(text) for text in texts]
+    assert normalizer.many(texts) == expected
 
 
 def test_batch_normalization_runs_for_ascii_and_leaves_the_rest_to_the_full_path(monkeypatch):
@@ -155,6 +158,50 @@ def test_vectorized_preparation_equals_per_row(predictions, references, normaliz
     assert fast.predictions.sizes.tolist() == slow.predictions.sizes.tolist()
     assert fast.references.sizes.tolist() == slow.references.sizes.tolist()
     assert len(fast.predictions) == len(fast.references) == n
+
+
+class _Str(str):
+    pass
+
+
+def _encoded_by_definition(lists):
+    """`encode_lists` as its docstring defines it, one keyword at a time."""
+    if not all(type(row) in (list, tuple) for row in lists):
+        return None
+    if not all(type(keyword) is str for row in lists for keyword in row):
+        return None
+    table: dict[str, int] = {}
+    codes = [table.setdefault(keyword, len(table)) for row in lists for keyword in row]
+    return [len(row) for row in lists], codes, list(table)
+
+
+keyword_or_not = any_text | st.sampled_from([1, None, b"war", 2.5, _Str("war"), ("war",)])
+rows = st.lists(keyword_or_not, max_size=6).flatmap(lambda row: st.sampled_from([row, tuple(row)]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(rows | st.sampled_from(["war", None, {"war"}]), max_size=8) | st.lists(st.lists(any_text, max_size=4)))
+def test_keywords_numbered_in_c_and_in_python_as_defined(lists):
+    expected = _encoded_by_definition(lists)
+    paths = [preparation._encode_lists_in_python]
+    if preparation._encode_in_c is not None:  # built wherever a compiler is (CI: tests/test_packaging.py)
+        paths.append(preparation.encode_lists)
+    for encode in paths:
+        encoded = encode(lists)
+        if expected is None:
+            assert encoded is None
+            continue
+        sizes, codes, distinct = encoded
+        assert (sizes.tolist(), codes.tolist(), distinct) == expected
+
+
+def test_keywords_numbered_in_c_from_any_sequence_of_rows():
+    pytest.importorskip("opinion_metrics._speedups")
+    war, peace = "war", "".join(["pea", "ce"])  # equal strings, distinct objects: numbered by value
+    sizes, codes, distinct = preparation.encode_lists((["war", peace], (), ("peace", war, "jedi")))
+    assert sizes.dtype == np.int64 and sizes.tolist() == [2, 0, 3]
+    assert codes.dtype == np.uint32 and codes.tolist() == [0, 1, 1, 0, 2]
+    assert distinct == ["war", "peace", "jedi"]
 
 
 @pytest.mark.parametrize("side", ["predictions", "references"])

@@ -1,6 +1,6 @@
 """The distributions: `python -m build` makes a wheel and an sdist that `twine check`
-accepts, with the right metadata (license, long description, extras, entry point), and the
-wheel installs in a fresh virtualenv where `opinion-metrics --help` runs."""
+accepts, with the right metadata (license, long description, extras, entry point) and the
+C helper, and the wheel installs in a fresh virtualenv where `opinion-metrics --help` runs."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ pytestmark = pytest.mark.slow
 pytest.importorskip("build")
 pytest.importorskip("twine")
 
+# setuptools compiles the C helper with the compiler that built Python (`cc` on Linux);
+# without one the distributions hold none and the library does the same in Python.
+COMPILER = shutil.which(os.environ.get("CC", "cc")) if os.name != "nt" else None
 EXTRAS = {"evaluate", "stem", "semantic", "sentiment", "spaces", "offline-model", "ray", "spark", "dev", "all"}
 
 
@@ -77,6 +80,8 @@ def test_wheel_metadata(dist):
     assert "opinion-metrics = opinion_metrics.cli:main" in entry_points
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
     assert "opinion_metrics/families.py" in names
+    helpers = [name for name in names if name.startswith("opinion_metrics/_speedups.")]
+    assert len(helpers) == (1 if COMPILER else 0)  # the C helper, built where a compiler is
 
 
 def test_sdist_carries_the_license_and_the_sources(dist):
@@ -84,6 +89,7 @@ def test_sdist_carries_the_license_and_the_sources(dist):
     with tarfile.open(sdist) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     assert {"LICENSE", "README.md", "setup.cfg", "pyproject.toml", "src/opinion_metrics/cli.py"} <= names
+    assert {"setup.py", "src/opinion_metrics/_speedups.c"} <= names  # built (or not) where installed
 
 
 def test_wheel_installs_in_a_fresh_venv_and_the_cli_runs(dist, tmp_path):
@@ -95,3 +101,5 @@ def test_wheel_installs_in_a_fresh_venv_and_the_cli_runs(dist, tmp_path):
     assert "usage: opinion-metrics" in run(bin_dir / "opinion-metrics", "--help", cwd=tmp_path, env=environment)
     code = "import opinion_metrics; print(opinion_metrics.__file__)"
     assert str(tmp_path / "venv") in run(bin_dir / "python", "-c", code, cwd=tmp_path, env=environment)
+    code = "from opinion_metrics import preparation; print(preparation._encode_in_c is not None)"
+    assert run(bin_dir / "python", "-c", code, cwd=tmp_path, env=environment).strip() == str(bool(COMPILER))

@@ -11,6 +11,7 @@ repeated for every review is converted once), and `_compute` reads Arrow columns
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import sys
 from collections.abc import Sequence
@@ -137,6 +138,12 @@ def _keyword_array(rows: list[Any], arrow_type: Any) -> Any:
     return pa.ListArray.from_arrays(pa.array(new_row_offsets), strings, type=arrow_type)
 
 
+@functools.cache
+def _compute_parameters(module_class: type) -> tuple[str, ...]:
+    """The parameters of a module class's `_compute` (after `self`), read once per class."""
+    return tuple(inspect.signature(module_class._compute).parameters)[1:]
+
+
 class CheckedArrowInputs:
     """Mixin for `evaluate.Metric` subclasses whose inputs are keyword lists and scores.
 
@@ -231,7 +238,7 @@ class CheckedArrowInputs:
         from .families import check_options
 
         names = set(self._feature_names())
-        accepted = [name for name in inspect.signature(self._compute).parameters if name not in names]
+        accepted = [name for name in _compute_parameters(type(self)) if name not in names]
         for name in options:
             if name not in accepted:
                 close = difflib.get_close_matches(name, accepted, n=1)

@@ -7,9 +7,11 @@ every later step (match relations, embeddings, sentiment) runs once per distinct
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import re
+import sysconfig
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
@@ -29,6 +31,11 @@ from .validation import (
     describe,
     lone_surrogate,
 )
+
+_encode_in_c = None
+if not sysconfig.get_config_var("Py_GIL_DISABLED"):  # the C helper relies on the GIL
+    with contextlib.suppress(ImportError):  # built without a compiler: `encode_lists` in Python
+        from ._speedups import encode_lists as _encode_in_c
 
 Normalizer = Callable[[str], str]
 NormalizeOption = Union[str, Normalizer]
@@ -172,16 +179,19 @@ class _Normalizer:
         normalized = self._base(text)
         return normalized if self._stem is None or not isinstance(normalized, str) else self._stem(normalized)
 
-    def many(self, texts: list[str]) -> list[Any]:
-        """`[self(text) for text in texts]`: for a built-in mode, from the forms kept across
-        calls, the others computed with ASCII strings in one batch."""
+    def many(self, texts: list[str]) -> list[Any] | None:
+        """`[self(text) for text in texts]`, or None when a text not normalized before holds
+        a lone surrogate (the per-row path names it): for a built-in mode, from the forms kept
+        across calls, the others computed with ASCII strings in one batch."""
         cache = self._cache
         if cache is None:
-            return self._compute_many(texts)
+            return None if any(map(lone_surrogate, texts)) else self._compute_many(texts)
         found = list(map(cache.get, texts))
-        missing = [text for text, form in zip(texts, found) if form is None]
-        if not missing:
+        if None not in found:
             return found
+        missing = [text for text, form in zip(texts, found) if form is None]
+        if any(map(lone_surrogate, missing)):
+            return None
         computed = dict(zip(missing, self._compute_many(missing)))
         if len(cache) + len(computed) > _NORMALIZED_LIMIT:
             cache.clear()
@@ -263,17 +273,19 @@ class Vocabulary:
             self._raw_to_id[raw] = keyword_id
         return keyword_id
 
-    def unseen(self, raws: list[str]) -> list[str]:
-        """The strings among `raws` whose normalized form is not kept from an earlier call
-        (those were checked then)."""
-        cache = getattr(self._normalizer, "_cache", None)
-        return raws if cache is None else [raw for raw in raws if raw not in cache]
-
-    def ids_of(self, raws: list[str]) -> np.ndarray:
+    def ids_of(self, raws: list[str]) -> np.ndarray | None:
         """`[intern(raw) for raw in raws]` for distinct strings, as an array: normalized in
-        one batch (`_Normalizer.many`), interned without a Python loop."""
+        one batch (`_Normalizer.many`), interned without a Python loop. None when a string
+        not normalized before holds a lone surrogate (the per-row path names it)."""
         many = getattr(self._normalizer, "many", None)
-        normalized_forms = many(raws) if many is not None else list(map(self._normalizer, raws))
+        if many is not None:
+            normalized_forms = many(raws)
+            if normalized_forms is None:
+                return None
+        elif any(map(lone_surrogate, raws)):
+            return None
+        else:
+            normalized_forms = list(map(self._normalizer, raws))
         if not set(map(type, normalized_forms)) <= {str}:
             raw, normalized = next((r, n) for r, n in zip(raws, normalized_forms) if not isinstance(n, str))
             raise ValueError(f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str")
@@ -547,31 +559,25 @@ def _prepare_flat(
     when every row is a list or tuple of str (and every score row a list or tuple of floats
     in [0, 1] of the same length) and no keyword holds a lone surrogate; otherwise None, and
     the per-row path checks and reports."""
-    if not set(map(type, lists)) <= {list, tuple}:
-        return None
     groups = None
     if group_repeats and len(lists) > 1:
         groups = _row_groups(lists)
         if groups is not None:
             _, first = np.unique(groups, return_index=True)
             lists = [lists[i] for i in first.tolist()]
-    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    total = int(sizes.sum())
-    code_of: defaultdict[Any, int] = defaultdict()
-    code_of.default_factory = code_of.__len__
-    try:
-        codes = np.fromiter(map(code_of.__getitem__, chain.from_iterable(lists)), dtype=np.int64, count=total)
-    except TypeError:  # an unhashable keyword
+    encoded = encode_lists(lists)
+    if encoded is None:
         return None
-    distinct = list(code_of)
-    if not set(map(type, distinct)) <= {str} or any(map(lone_surrogate, vocabulary.unseen(distinct))):
-        return None  # the per-row path names the example and keyword
+    sizes, codes, distinct = encoded
     flat_scores = None
     if scores is not None:
         flat_scores = _flat_scores(scores, sizes)
         if flat_scores is None:
             return None
-    ids = vocabulary.ids_of(distinct)[codes]
+    distinct_ids = vocabulary.ids_of(distinct)
+    if distinct_ids is None:
+        return None
+    ids = distinct_ids[codes]
     offsets = np.zeros(len(lists) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     keep, keys = _first_nonempty_occurrences(ids, offsets, len(vocabulary.strings))
@@ -584,6 +590,35 @@ def _prepare_flat(
     side = PreparedSide.from_flat(ids, offsets, groups, flat_scores)
     side.sorted_keys = keys
     return side
+
+
+def encode_lists(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+    """`(sizes, codes, distinct)`: the length of each row, and each keyword's position in
+    `distinct` (the distinct keywords in order of first appearance); None unless every row
+    is a list or tuple and every keyword a str. In C when the helper is built (one pass, no
+    Python call per keyword), else `_encode_lists_in_python`."""
+    if _encode_in_c is None:
+        return _encode_lists_in_python(lists)
+    table: dict[str, int] = {}
+    encoded = _encode_in_c(lists, table)
+    if encoded is None:
+        return None
+    return np.frombuffer(encoded[0], dtype=np.int64), np.frombuffer(encoded[1], dtype=np.uint32), list(table)
+
+
+def _encode_lists_in_python(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+    if not set(map(type, lists)) <= {list, tuple}:
+        return None
+    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    code_of: defaultdict[Any, int] = defaultdict()
+    code_of.default_factory = code_of.__len__
+    try:
+        keywords = chain.from_iterable(lists)
+        codes = np.fromiter(map(code_of.__getitem__, keywords), dtype=np.int64, count=int(sizes.sum()))
+    except TypeError:  # an unhashable keyword
+        return None
+    distinct = list(code_of)
+    return (sizes, codes, distinct) if set(map(type, distinct)) <= {str} else None
 
 
 def _flat_scores(scores: Sequence[Any], sizes: np.ndarray) -> np.ndarray | None:
