@@ -239,7 +239,7 @@ def force(path: str, patch: pytest.MonkeyPatch) -> None:
             )[0],
         )
     elif path == "python_encoding":  # the keywords numbered in Python, as without the C helper
-        patch.setattr(preparation, "_encode_in_c", None)
+        patch.setattr(preparation, "_speedups", None)
     elif path == "one_by_one_normalization":
         patch.setattr(
             preparation._Normalizer,

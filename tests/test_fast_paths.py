@@ -183,16 +183,34 @@ rows = st.lists(keyword_or_not, max_size=6).flatmap(lambda row: st.sampled_from(
 @given(st.lists(rows | st.sampled_from(["war", None, {"war"}]), max_size=8) | st.lists(st.lists(any_text, max_size=4)))
 def test_keywords_numbered_in_c_and_in_python_as_defined(lists):
     expected = _encoded_by_definition(lists)
-    paths = [preparation._encode_lists_in_python]
-    if preparation._encode_in_c is not None:  # built wherever a compiler is (CI: tests/test_packaging.py)
-        paths.append(preparation.encode_lists)
-    for encode in paths:
-        encoded = encode(lists)
+    for speedups in {preparation._speedups, None}:  # the C helper where it is built (CI: tests/test_packaging.py)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(preparation, "_speedups", speedups)
+            encoded = preparation.encode_lists(lists)
         if expected is None:
             assert encoded is None
             continue
         sizes, codes, distinct = encoded
         assert (sizes.tolist(), codes.tolist(), distinct) == expected
+
+
+score_or_not = st.floats(allow_nan=True) | st.sampled_from([1, True, None, "0.5", np.float64(0.5), np.float32(0.5)])
+score_rows = st.lists(score_or_not, max_size=6).flatmap(lambda row: st.sampled_from([row, tuple(row)]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(score_rows | st.sampled_from([0.5, None, np.array([0.5])]), max_size=8))
+def test_scores_read_in_c_and_in_python_as_defined(lists):
+    plain = all(type(row) in (list, tuple) for row in lists) and all(type(v) is float for row in lists for v in row)
+    in_range = plain and all(0.0 <= v <= 1.0 for row in lists for v in row)
+    sizes = np.array([len(row) if type(row) in (list, tuple) else 0 for row in lists], dtype=np.int64)
+    for speedups in {preparation._speedups, None}:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(preparation, "_speedups", speedups)
+            values = preparation._flat_scores(lists, sizes)
+            assert (values is None) if not in_range else values.tolist() == [v for row in lists for v in row]
+            if lists:  # a row of another length
+                assert preparation._flat_scores(lists, sizes + 1) is None
 
 
 def test_keywords_numbered_in_c_from_any_sequence_of_rows():

@@ -101,5 +101,5 @@ def test_wheel_installs_in_a_fresh_venv_and_the_cli_runs(dist, tmp_path):
     assert "usage: opinion-metrics" in run(bin_dir / "opinion-metrics", "--help", cwd=tmp_path, env=environment)
     code = "import opinion_metrics; print(opinion_metrics.__file__)"
     assert str(tmp_path / "venv") in run(bin_dir / "python", "-c", code, cwd=tmp_path, env=environment)
-    code = "from opinion_metrics import preparation; print(preparation._encode_in_c is not None)"
+    code = "from opinion_metrics import preparation; print(preparation._speedups is not None)"
     assert run(bin_dir / "python", "-c", code, cwd=tmp_path, env=environment).strip() == str(bool(COMPILER))

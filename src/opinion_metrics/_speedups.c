@@ -1,5 +1,6 @@
 /* The optional C helper of opinion_metrics.preparation (built by setup.py when a compiler
  * is present; otherwise preparation does the same in Python, and the tests compare both).
+ * One pass over the items in C: no Python call per item.
  *
  * encode_lists(lists, table) -> (sizes, codes) or None
  *
@@ -8,42 +9,72 @@
  *
  * returned as the bytes of int64 sizes and uint32 codes, when every row is a list or tuple
  * and every keyword a str (exact types); otherwise None, and `table` may hold some of the
- * keywords. One pass over the keywords in C: no Python call per keyword. */
+ * keywords.
+ *
+ * encode_floats(lists) -> (sizes, values) or None
+ *
+ *     sizes = [len(row) for row in lists]
+ *     values = [value for row in lists for value in row]
+ *
+ * as int64 and float64 bytes, when every row is a list or tuple and every value a float
+ * (exact types); otherwise None. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 
+/* The rows of `lists` (a new reference, or NULL with an exception) and, in `*sizes`, the
+ * bytes of their int64 lengths and in `*total` their sum; `*sizes` stays NULL when a row is
+ * not an exact list or tuple. */
+static PyObject *
+row_sizes(PyObject *lists, PyObject **sizes, Py_ssize_t *total)
+{
+    *sizes = NULL;
+    *total = 0;
+    PyObject *rows = PySequence_Fast(lists, "lists must be a sequence");
+    if (rows == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
+    PyObject **row_items = PySequence_Fast_ITEMS(rows);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!PyList_CheckExact(row_items[i]) && !PyTuple_CheckExact(row_items[i]))
+            return rows;
+    *sizes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (*sizes == NULL) {
+        Py_DECREF(rows);
+        return NULL;
+    }
+    int64_t *size_of = (int64_t *)PyBytes_AS_STRING(*sizes);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        size_of[i] = PySequence_Fast_GET_SIZE(row_items[i]);
+        *total += size_of[i];
+    }
+    return rows;
+}
+
 static PyObject *
 encode_lists(PyObject *module, PyObject *args)
 {
-    PyObject *lists, *table;
+    PyObject *lists, *table, *sizes, *codes = NULL;
+    Py_ssize_t total;
     if (!PyArg_ParseTuple(args, "OO!:encode_lists", &lists, &PyDict_Type, &table))
         return NULL;
-    PyObject *rows = PySequence_Fast(lists, "encode_lists: lists must be a sequence");
+    PyObject *rows = row_sizes(lists, &sizes, &total);
     if (rows == NULL)
         return NULL;
-    PyObject *sizes = NULL, *codes = NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(rows), total = 0;
-    PyObject **row_items = PySequence_Fast_ITEMS(rows);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = row_items[i];
-        if (!PyList_CheckExact(row) && !PyTuple_CheckExact(row))
-            goto not_plain;
-        total += PySequence_Fast_GET_SIZE(row);
-    }
-    sizes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (sizes == NULL)
+        goto not_plain;
     codes = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(uint32_t));
-    if (sizes == NULL || codes == NULL)
+    if (codes == NULL)
         goto fail;
-    int64_t *size_of = (int64_t *)PyBytes_AS_STRING(sizes);
     uint32_t *code_of = (uint32_t *)PyBytes_AS_STRING(codes);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
+    PyObject **row_items = PySequence_Fast_ITEMS(rows);
     /* No Python code runs below (exact str hash and compare in C; no container allocated),
-     * so no row changes size between the two passes. */
+     * so no row changes size after it was measured. */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *row = row_items[i];
         Py_ssize_t m = PySequence_Fast_GET_SIZE(row);
         PyObject **items = PySequence_Fast_ITEMS(row);
-        size_of[i] = m;
         for (Py_ssize_t j = 0; j < m; j++) {
             PyObject *keyword = items[j];
             if (!PyUnicode_CheckExact(keyword))
@@ -85,10 +116,51 @@ fail:
     return NULL;
 }
 
+static PyObject *
+encode_floats(PyObject *module, PyObject *lists)
+{
+    PyObject *sizes, *values = NULL;
+    Py_ssize_t total;
+    PyObject *rows = row_sizes(lists, &sizes, &total);
+    if (rows == NULL)
+        return NULL;
+    if (sizes == NULL)
+        goto not_plain;
+    values = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(double));
+    if (values == NULL) {
+        Py_DECREF(sizes);
+        Py_DECREF(rows);
+        return NULL;
+    }
+    double *value_of = (double *)PyBytes_AS_STRING(values);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
+    PyObject **row_items = PySequence_Fast_ITEMS(rows);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = row_items[i];
+        Py_ssize_t m = PySequence_Fast_GET_SIZE(row);
+        PyObject **items = PySequence_Fast_ITEMS(row);
+        for (Py_ssize_t j = 0; j < m; j++) {
+            if (!PyFloat_CheckExact(items[j]))
+                goto not_plain;
+            *value_of++ = PyFloat_AS_DOUBLE(items[j]);
+        }
+    }
+    Py_DECREF(rows);
+    return Py_BuildValue("(NN)", sizes, values);
+not_plain:
+    Py_XDECREF(sizes);
+    Py_XDECREF(values);
+    Py_DECREF(rows);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"encode_lists", encode_lists, METH_VARARGS,
      "encode_lists(lists, table) -> (sizes, codes) or None: row sizes (int64 bytes) and each "
      "keyword's code in table, new keywords numbered len(table) on (uint32 bytes)."},
+    {"encode_floats", encode_floats, METH_O,
+     "encode_floats(lists) -> (sizes, values) or None: row sizes (int64 bytes) and the values "
+     "(float64 bytes)."},
     {NULL, NULL, 0, NULL},
 };
 

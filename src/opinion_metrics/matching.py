@@ -18,7 +18,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .columnar import paused_gc
-from .preparation import PreparedCorpus, clear_normalization_cache, list_keys, repeated_rows, sort_with_payload
+from .preparation import (
+    PreparedCorpus,
+    clear_normalization_cache,
+    list_keys,
+    number_strings,
+    repeated_rows,
+    sort_with_payload,
+)
 from .validation import check_match
 
 _SEPARATOR = "\x00"
@@ -301,7 +308,7 @@ class _KnownRelation:
         self.gold.update(zip(new_gold, range(len(self.gold_strings), len(self.gold_strings) + len(new_gold))))
         self.gold_strings.extend(new_gold)
         known_predicted = len(self.predicted)
-        numbers = list(map(self.predicted.__getitem__, predicted))
+        numbers = number_strings(predicted, self.predicted).tolist()
         self.neighbors.extend([] for _ in range(len(self.predicted) - len(self.neighbors)))
         self.met.extend([0] * (len(self.predicted) - len(self.met)))
         stale: dict[int, list[int]] = {}  # gold strings met so far: the predicted strings (positions)

@@ -32,10 +32,10 @@ from .validation import (
     lone_surrogate,
 )
 
-_encode_in_c = None
-if not sysconfig.get_config_var("Py_GIL_DISABLED"):  # the C helper relies on the GIL
-    with contextlib.suppress(ImportError):  # built without a compiler: `encode_lists` in Python
-        from ._speedups import encode_lists as _encode_in_c
+_speedups: Any = None  # the C helper (_speedups.c); without it, its twins below in Python
+if not sysconfig.get_config_var("Py_GIL_DISABLED"):  # it relies on the GIL
+    with contextlib.suppress(ImportError):  # built without a compiler
+        from . import _speedups
 
 Normalizer = Callable[[str], str]
 NormalizeOption = Union[str, Normalizer]
@@ -290,7 +290,7 @@ class Vocabulary:
             raw, normalized = next((r, n) for r, n in zip(raws, normalized_forms) if not isinstance(n, str))
             raise ValueError(f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str")
         to_id = self._normalized_to_id
-        ids = np.fromiter(map(to_id.__getitem__, normalized_forms), dtype=np.int64, count=len(raws)) - 1
+        ids = number_strings(normalized_forms, to_id) - 1
         if len(to_id) - 1 > len(self.strings):
             self.strings.extend(islice(to_id, len(self.strings) + 1, None))
         return ids
@@ -597,10 +597,10 @@ def encode_lists(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, list[str
     `distinct` (the distinct keywords in order of first appearance); None unless every row
     is a list or tuple and every keyword a str. In C when the helper is built (one pass, no
     Python call per keyword), else `_encode_lists_in_python`."""
-    if _encode_in_c is None:
+    if _speedups is None:
         return _encode_lists_in_python(lists)
     table: dict[str, int] = {}
-    encoded = _encode_in_c(lists, table)
+    encoded = _speedups.encode_lists(lists, table)
     if encoded is None:
         return None
     return np.frombuffer(encoded[0], dtype=np.int64), np.frombuffer(encoded[1], dtype=np.uint32), list(table)
@@ -621,20 +621,37 @@ def _encode_lists_in_python(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarra
     return (sizes, codes, distinct) if set(map(type, distinct)) <= {str} else None
 
 
+def number_strings(strings: list[str], table: defaultdict[str, int]) -> np.ndarray:
+    """`[table[string] for string in strings]` as an int64 array, where `table` numbers the
+    strings it meets in order (its default factory is its own `__len__`)."""
+    encoded = None if _speedups is None else _speedups.encode_lists((strings,), table)
+    if encoded is None:  # without the helper, or a str subclass
+        return np.fromiter(map(table.__getitem__, strings), dtype=np.int64, count=len(strings))
+    return np.frombuffer(encoded[1], dtype=np.uint32).astype(np.int64)
+
+
 def _flat_scores(scores: Sequence[Any], sizes: np.ndarray) -> np.ndarray | None:
     """All scores as one float array when every row is a list or tuple of floats in [0, 1]
     with one score per keyword, else None."""
-    if not set(map(type, scores)) <= {list, tuple}:
+    encoded = _encode_floats_in_python(scores) if _speedups is None else _speedups.encode_floats(scores)
+    if encoded is None:
         return None
-    if not np.array_equal(np.fromiter(map(len, scores), dtype=np.int64, count=len(scores)), sizes):
+    row_sizes, values = (np.frombuffer(data, dtype=dtype) for data, dtype in zip(encoded, (np.int64, np.float64)))
+    if not np.array_equal(row_sizes, sizes) or not ((values >= 0.0) & (values <= 1.0)).all():  # NaN fails too
         return None
-    values = list(chain.from_iterable(scores))
+    return values
+
+
+def _encode_floats_in_python(lists: Sequence[Any]) -> tuple[bytes, bytes] | None:
+    """`_speedups.encode_floats`: the rows' int64 lengths and their float64 values, as bytes;
+    None unless every row is a list or tuple of floats."""
+    if not set(map(type, lists)) <= {list, tuple}:
+        return None
+    values = list(chain.from_iterable(lists))
     if not set(map(type, values)) <= {float}:
         return None
-    array = np.array(values, dtype=np.float64)
-    if not ((array >= 0.0) & (array <= 1.0)).all():  # NaN fails too
-        return None
-    return array
+    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    return sizes.tobytes(), np.array(values, dtype=np.float64).tobytes()
 
 
 def _first_nonempty_occurrences(
