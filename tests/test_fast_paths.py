@@ -175,7 +175,7 @@ def _encoded_by_definition(lists):
     return [len(row) for row in lists], codes, list(table)
 
 
-keyword_or_not = any_text | st.sampled_from([1, None, b"war", 2.5, _Str("war"), ("war",)])
+keyword_or_not = any_text | st.sampled_from(["war", 1, None, b"war", 2.5, _Str("war"), ("war",)])
 rows = st.lists(keyword_or_not, max_size=6).flatmap(lambda row: st.sampled_from([row, tuple(row)]))
 
 
@@ -211,6 +211,24 @@ def test_scores_read_in_c_and_in_python_as_defined(lists):
             assert (values is None) if not in_range else values.tolist() == [v for row in lists for v in row]
             if lists:  # a row of another length
                 assert preparation._flat_scores(lists, sizes + 1) is None
+
+
+class _EqualToWar:
+    def __hash__(self):
+        return hash("war")
+
+    def __eq__(self, other):
+        return other == "war"
+
+
+def test_a_keyword_equal_to_a_str_is_not_one_on_either_path():
+    for speedups in {preparation._speedups, None}:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(preparation, "_speedups", speedups)
+            assert preparation.encode_lists([["war", _EqualToWar()]]) is None
+            assert preparation.encode_lists([["war", _Str("war")]]) is None  # for the per-row path
+            with pytest.raises(ValueError, match="predictions: example 0, keyword 1 must be a str"):
+                prepare_corpus([["war", _EqualToWar()]], [["war"]])
 
 
 def test_keywords_numbered_in_c_from_any_sequence_of_rows():

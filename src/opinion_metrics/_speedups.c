@@ -9,7 +9,8 @@
  *
  * returned as the bytes of int64 sizes and uint32 codes, when every row is a list or tuple
  * and every keyword a str (exact types); otherwise None, and `table` may hold some of the
- * keywords.
+ * keywords. `table` must be a dict of str keys and int values below 2**32 (the library's own
+ * tables): then comparing keys runs no Python code, which could change the rows meanwhile.
  *
  * encode_floats(lists) -> (sizes, values) or None
  *
@@ -46,6 +47,12 @@ row_sizes(PyObject *lists, PyObject **sizes, Py_ssize_t *total)
     int64_t *size_of = (int64_t *)PyBytes_AS_STRING(*sizes);
     for (Py_ssize_t i = 0; i < n; i++) {
         size_of[i] = PySequence_Fast_GET_SIZE(row_items[i]);
+        if (size_of[i] > PY_SSIZE_T_MAX / 8 - *total) { /* the items' bytes would overflow */
+            Py_CLEAR(*sizes);
+            Py_DECREF(rows);
+            PyErr_NoMemory();
+            return NULL;
+        }
         *total += size_of[i];
     }
     return rows;
