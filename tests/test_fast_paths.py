@@ -16,7 +16,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from opinion_metrics import matching, preparation
 from opinion_metrics.matching import hopcroft_karp, sort_with_payload
 from opinion_metrics.preparation import make_normalizer, prepare_corpus
-from opinion_metrics.validation import lone_surrogate
+from opinion_metrics.validation import check_top_k, lone_surrogate
 
 # ASCII-heavy text with the characters each normalization treats specially: punctuation,
 # symbols, every ASCII white space (\x1c-\x1f split in str but not in bytes), NUL (the batch
@@ -238,6 +238,64 @@ def test_keywords_numbered_in_c_from_any_sequence_of_rows():
     assert sizes.dtype == np.int64 and sizes.tolist() == [2, 0, 3]
     assert codes.dtype == np.uint32 and codes.tolist() == [0, 1, 1, 0, 2]
     assert distinct == ["war", "peace", "jedi"]
+
+
+ragged_ids = st.lists(st.lists(st.integers(-1, 6), max_size=7), max_size=8)
+
+
+def _flat(rows):
+    offsets = np.cumsum([0] + [len(row) for row in rows]).astype(np.int64)
+    return np.array([i for row in rows for i in row], dtype=np.int64), offsets
+
+
+@settings(max_examples=400, deadline=None)
+@given(ragged_ids)
+def test_first_occurrences_marked_in_c_equal_the_sort_in_numpy(rows):
+    ids, offsets = _flat(rows)
+    expected = [i >= 0 and i not in row[:k] for row in rows for k, i in enumerate(row)]
+    for speedups in {preparation._speedups, None}:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(preparation, "_speedups", speedups)
+            keep, _ = preparation._first_nonempty_occurrences(ids, offsets, 7)
+            assert (np.ones(len(ids), bool) if keep is None else keep).tolist() == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.lists(st.sampled_from("abcdefg"), max_size=6), st.integers(0, 2)), min_size=1, max_size=8),
+    st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=6), min_size=3, max_size=3),
+    st.sampled_from([None, "M", 1, 2, "O"]),
+)
+def test_exact_hits_marked_in_c_equal_the_sort_in_numpy(examples, gold_lists, top_k):
+    predictions = [predicted for predicted, _ in examples]
+    references = [gold_lists[which] for _, which in examples]  # shared list objects: grouped rows
+    corpus = prepare_corpus(predictions, references)
+    cutoffs = preparation.prediction_cutoffs(corpus, check_top_k(top_k))
+    expected = [len(set(dict.fromkeys(p)) & set(g)) if top_k is None else None for p, g in zip(predictions, references)]
+    counts = []
+    for speedups in {preparation._speedups, None}:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(preparation, "_speedups", speedups)
+            counts.append(matching.exact_match_counts(corpus, cutoffs).tolist())
+    assert counts[0] == counts[-1]
+    if top_k is None:
+        assert counts[0] == expected
+
+
+def test_the_c_kernels_refuse_rows_that_do_not_fit():
+    speedups = preparation._speedups
+    if speedups is None:
+        pytest.skip("the C helper is not built here (no compiler)")
+    ids, offsets = np.array([0, 1, 5], dtype=np.int64), np.array([0, 1, 3], dtype=np.int64)
+    with pytest.raises(ValueError, match="out of range"):
+        speedups.first_occurrences(ids, offsets, 5)
+    with pytest.raises(ValueError, match="do not cover"):
+        speedups.first_occurrences(ids, offsets[:2], 6)
+    with pytest.raises(ValueError, match="decrease"):
+        speedups.first_occurrences(ids, np.array([0, 2, 1, 3], dtype=np.int64), 6)
+    lists = np.array([0, 3], dtype=np.int64)
+    with pytest.raises(ValueError, match="a list is out of range"):
+        speedups.exact_hits(ids, offsets, ids, offsets, lists, None, 6)
 
 
 @pytest.mark.parametrize("side", ["predictions", "references"])

@@ -18,10 +18,25 @@
  *     values = [value for row in lists for value in row]
  *
  * as int64 and float64 bytes, when every row is a list or tuple and every value a float
- * (exact types); otherwise None. */
+ * (exact types); otherwise None.
+ *
+ * first_occurrences(ids, offsets, size) -> keep or None
+ *
+ *     keep[k] = ids[k] >= 0 and ids[k] not in ids[offsets[r]:k]   (k in row r)
+ *
+ * as bytes of 0 / 1, or None when every id is kept. ids and offsets: int64 buffers, rows
+ * ids[offsets[r]:offsets[r + 1]], ids below size.
+ *
+ * exact_hits(predicted, prediction_offsets, gold, gold_offsets, lists, cutoffs, size) -> hits
+ *
+ *     hits[i] = len(set(predicted_row(i)[:cutoffs[i]]) & set(gold_row(lists[i])))
+ *
+ * as int64 bytes; the rows as in first_occurrences, each without repeats; cutoffs None for
+ * no cutoff. Both mark ids in an array of `size` entries: one pass, no sort. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The rows of `lists` (a new reference, or NULL with an exception) and, in `*sizes`, the
  * bytes of their int64 lengths and in `*total` their sum; `*sizes` stays NULL when a row is
@@ -161,6 +176,147 @@ not_plain:
     Py_RETURN_NONE;
 }
 
+/* The int64 items of a buffer (`view->len / 8` of them). */
+#define ITEMS(view) ((const int64_t *)(view).buf)
+#define COUNT(view) ((view).len / (Py_ssize_t)sizeof(int64_t))
+
+/* Whether offsets (n + 1 of them) start at 0, never decrease and end at `total`, and the
+ * ids are in [-1, size); else a ValueError (the caller's bug). */
+static int
+check_rows(const int64_t *ids, Py_ssize_t total, const int64_t *offsets, Py_ssize_t n, Py_ssize_t size)
+{
+    if (n < 0 || offsets[0] != 0 || offsets[n] != total) {
+        PyErr_SetString(PyExc_ValueError, "offsets do not cover the ids");
+        return 0;
+    }
+    for (Py_ssize_t r = 0; r < n; r++)
+        if (offsets[r + 1] < offsets[r]) {
+            PyErr_SetString(PyExc_ValueError, "offsets decrease");
+            return 0;
+        }
+    for (Py_ssize_t k = 0; k < total; k++)
+        if (ids[k] < -1 || ids[k] >= size) {
+            PyErr_SetString(PyExc_ValueError, "an id is out of range");
+            return 0;
+        }
+    return 1;
+}
+
+/* An array of `size` int64 marks, all -1 (PyMem_Free it), or NULL with MemoryError. */
+static int64_t *
+new_marks(Py_ssize_t size)
+{
+    if (size > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    int64_t *marks = PyMem_Malloc((size_t)(size > 0 ? size : 1) * sizeof(int64_t));
+    if (marks == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < size; k++)
+        marks[k] = -1;
+    return marks;
+}
+
+static PyObject *
+first_occurrences(PyObject *module, PyObject *args)
+{
+    Py_buffer ids_view, offsets_view;
+    Py_ssize_t size;
+    if (!PyArg_ParseTuple(args, "y*y*n:first_occurrences", &ids_view, &offsets_view, &size))
+        return NULL;
+    PyObject *keep = NULL;
+    int64_t *marks = NULL;
+    const int64_t *ids = ITEMS(ids_view), *offsets = ITEMS(offsets_view);
+    Py_ssize_t total = COUNT(ids_view), n = COUNT(offsets_view) - 1;
+    if (!check_rows(ids, total, offsets, n, size) || (marks = new_marks(size)) == NULL)
+        goto done;
+    char *kept = NULL;
+    for (Py_ssize_t r = 0; r < n; r++)
+        for (Py_ssize_t k = offsets[r]; k < offsets[r + 1]; k++) {
+            int64_t id = ids[k];
+            int dropped = id < 0 || marks[id] == r;
+            if (!dropped)
+                marks[id] = r;
+            else if (kept == NULL) { /* the first one dropped: all before it kept */
+                keep = PyBytes_FromStringAndSize(NULL, total);
+                if (keep == NULL)
+                    goto done;
+                kept = PyBytes_AS_STRING(keep);
+                memset(kept, 1, (size_t)k);
+            }
+            if (kept != NULL)
+                kept[k] = !dropped;
+        }
+    if (keep == NULL) {
+        keep = Py_None;
+        Py_INCREF(keep);
+    }
+done:
+    PyMem_Free(marks);
+    PyBuffer_Release(&ids_view);
+    PyBuffer_Release(&offsets_view);
+    return keep;
+}
+
+static PyObject *
+exact_hits(PyObject *module, PyObject *args)
+{
+    Py_buffer views[6] = {{0}};
+    PyObject *cutoffs_object, *hits = NULL;
+    Py_ssize_t size;
+    int64_t *marks = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*On:exact_hits", &views[0], &views[1], &views[2], &views[3], &views[4],
+                          &cutoffs_object, &size))
+        return NULL;
+    if (cutoffs_object != Py_None && PyObject_GetBuffer(cutoffs_object, &views[5], PyBUF_SIMPLE) < 0)
+        goto done;
+    const int64_t *predicted = ITEMS(views[0]), *prediction_offsets = ITEMS(views[1]);
+    const int64_t *gold = ITEMS(views[2]), *gold_offsets = ITEMS(views[3]), *lists = ITEMS(views[4]);
+    const int64_t *cutoffs = cutoffs_object == Py_None ? NULL : ITEMS(views[5]);
+    Py_ssize_t n = COUNT(views[1]) - 1, n_lists = COUNT(views[3]) - 1;
+    if (!check_rows(predicted, COUNT(views[0]), prediction_offsets, n, size) ||
+        !check_rows(gold, COUNT(views[2]), gold_offsets, n_lists, size))
+        goto done;
+    if (COUNT(views[4]) != n || (cutoffs != NULL && COUNT(views[5]) != n)) {
+        PyErr_SetString(PyExc_ValueError, "one list (and cutoff) per example");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (lists[i] < 0 || lists[i] >= n_lists) {
+            PyErr_SetString(PyExc_ValueError, "a list is out of range");
+            goto done;
+        }
+    if ((marks = new_marks(size)) == NULL || (hits = PyBytes_FromStringAndSize(NULL, n * 8)) == NULL)
+        goto done;
+    int64_t *hits_of = (int64_t *)PyBytes_AS_STRING(hits);
+    int64_t marked = -1; /* the list whose ids are marked (with its number) */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t list = lists[i];
+        if (list != marked) { /* an id marked `list` earlier and not since is still in it */
+            for (int64_t k = gold_offsets[list]; k < gold_offsets[list + 1]; k++)
+                if (gold[k] >= 0)
+                    marks[gold[k]] = list;
+            marked = list;
+        }
+        int64_t stop = prediction_offsets[i + 1];
+        if (cutoffs != NULL && cutoffs[i] < stop - prediction_offsets[i])
+            stop = prediction_offsets[i] + (cutoffs[i] > 0 ? cutoffs[i] : 0);
+        int64_t count = 0;
+        for (int64_t k = prediction_offsets[i]; k < stop; k++)
+            count += predicted[k] >= 0 && marks[predicted[k]] == list;
+        hits_of[i] = count;
+    }
+done:
+    PyMem_Free(marks);
+    for (int v = 0; v < 6; v++)
+        if (views[v].obj != NULL)
+            PyBuffer_Release(&views[v]);
+    return hits;
+}
+
 static PyMethodDef methods[] = {
     {"encode_lists", encode_lists, METH_VARARGS,
      "encode_lists(lists, table) -> (sizes, codes) or None: row sizes (int64 bytes) and each "
@@ -168,6 +324,11 @@ static PyMethodDef methods[] = {
     {"encode_floats", encode_floats, METH_O,
      "encode_floats(lists) -> (sizes, values) or None: row sizes (int64 bytes) and the values "
      "(float64 bytes)."},
+    {"first_occurrences", first_occurrences, METH_VARARGS,
+     "first_occurrences(ids, offsets, size) -> keep (bytes of 0 / 1) or None when all are kept."},
+    {"exact_hits", exact_hits, METH_VARARGS,
+     "exact_hits(predicted, prediction_offsets, gold, gold_offsets, lists, cutoffs, size) -> hits "
+     "(int64 bytes)."},
     {NULL, NULL, 0, NULL},
 };
 

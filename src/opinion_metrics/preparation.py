@@ -656,9 +656,12 @@ def _first_nonempty_occurrences(
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """`(keep, keys)`: which keywords to keep (not empty, -1; not a repeat of an earlier one
     in its list), or None when that is all of them; then also `list_keys` of every one,
-    sorted (else None)."""
+    sorted (else None). In C when the helper is built (ids marked, no sort; no keys)."""
     if not len(ids):
         return None, ids
+    if _speedups is not None:
+        keep = _speedups.first_occurrences(np.ascontiguousarray(ids, dtype=np.int64), offsets, vocabulary_size)
+        return (None if keep is None else np.frombuffer(keep, dtype=bool)), None
     rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
     if ids.min() >= 0:
         ordered = list_keys(rows, ids)
