@@ -1,6 +1,11 @@
 """The optional C helper (src/opinion_metrics/_speedups.c); everything else is in setup.cfg.
-Without a compiler the build goes on without it, and the library does the same in Python."""
+Without a compiler the build goes on without it, and the library does the same in Python.
+OPINION_METRICS_PURE_PYTHON=1 leaves it out: a wheel for any platform and Python (the
+Spaces ship one)."""
+
+import os
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("opinion_metrics._speedups", ["src/opinion_metrics/_speedups.c"], optional=True)])
+helper = Extension("opinion_metrics._speedups", ["src/opinion_metrics/_speedups.c"], optional=True)
+setup(ext_modules=[] if os.environ.get("OPINION_METRICS_PURE_PYTHON") == "1" else [helper])

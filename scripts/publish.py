@@ -54,10 +54,11 @@ def build_wheel(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("opinion_metrics-*.whl"):
         old.unlink()
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(out), str(REPO)],
+    subprocess.run(  # without the C helper: one wheel for whichever Python the Space runs
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "--wheel-dir", str(out), str(REPO)],
         check=True,
         capture_output=True,
+        env={**os.environ, "OPINION_METRICS_PURE_PYTHON": "1"},
     )
     return next(out.glob("opinion_metrics-*.whl"))
 

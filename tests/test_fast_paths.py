@@ -282,6 +282,38 @@ def test_exact_hits_marked_in_c_equal_the_sort_in_numpy(examples, gold_lists, to
         assert counts[0] == expected
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.lists(st.sampled_from(["a", "ab", "b c", "abc", "c", "x"]), max_size=6), st.integers(0, 2)),
+        min_size=1,
+        max_size=8,
+    ),
+    st.lists(st.lists(st.sampled_from(["a", "ab", "b", "b c d", "abcd", "x y"]), max_size=6), min_size=3, max_size=3),
+    st.sampled_from(["exact", "substring", "token"]),
+)
+def test_edges_marked_in_c_equal_the_joins_in_numpy(examples, gold_lists, match):
+    predictions = [predicted for predicted, _ in examples]
+    references = [gold_lists[which] for _, which in examples]  # shared list objects: grouped rows
+    corpus = prepare_corpus(predictions, references)
+    edges = []
+    for speedups in {preparation._speedups, None}:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(preparation, "_speedups", speedups)
+            edges.append([column.tolist() for column in matching._corpus_edges(corpus, match)[:3]])
+    assert edges[0] == edges[-1]
+    related = {"exact": str.__eq__, "substring": lambda p, g: p in g or g in p}.get(match)
+    if related is not None:  # the pairs themselves, from the definition
+        expected = sorted(
+            (i, j, k)
+            for i, (p, g) in enumerate(zip(corpus.predictions.ids, corpus.references.ids))
+            for j, a in enumerate(p)
+            for k, b in enumerate(g)
+            if related(corpus.strings[a], corpus.strings[b])
+        )
+        assert list(zip(*edges[0])) == expected
+
+
 def test_the_c_kernels_refuse_rows_that_do_not_fit():
     speedups = preparation._speedups
     if speedups is None:
@@ -296,6 +328,14 @@ def test_the_c_kernels_refuse_rows_that_do_not_fit():
     lists = np.array([0, 3], dtype=np.int64)
     with pytest.raises(ValueError, match="a list is out of range"):
         speedups.exact_hits(ids, offsets, ids, offsets, lists, None, 6)
+    with pytest.raises(TypeError, match="native int64"):
+        speedups.first_occurrences(ids.astype(np.int32), offsets, 6)
+    with pytest.raises(TypeError, match="native int64"):  # float cutoffs are not read as integers
+        speedups.exact_hits(ids, offsets, ids, offsets, np.zeros(2, np.int64), np.ones(2), 6)
+    with pytest.raises(TypeError, match="native int64"):  # misaligned
+        speedups.first_occurrences(np.frombuffer(b"\0" + ids.tobytes(), dtype=np.int64, offset=1), offsets, 6)
+    with pytest.raises(ValueError, match="one relation row per id"):
+        speedups.related_edges(ids, offsets, ids, offsets, lists[:1] * 0, np.arange(3), np.arange(2), 6)
 
 
 @pytest.mark.parametrize("side", ["predictions", "references"])

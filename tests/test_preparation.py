@@ -66,6 +66,17 @@ def test_callable_must_return_a_string():
         keyword_prf([["a"]], [["a"]], normalize=len)
 
 
+@pytest.mark.parametrize("match", ["exact", "substring"])
+def test_a_callable_may_return_a_str_subclass(match):
+    import numpy as np
+
+    lower = lambda s: np.str_(s.lower())  # noqa: E731
+    expected = {"precision": 0.5, "recall": 1.0, "f1": 2 / 3}  # "a" matches "A"; "b" nothing
+    assert keyword_prf([["a", "b"]], [["A"]], normalize=lower, match=match) == pytest.approx(expected)
+    rows = [np.array(["a", "b"])]  # read row by row
+    assert keyword_prf(rows, [["A"]], normalize=lower, match=match) == pytest.approx(expected)
+
+
 def test_empty_keywords_are_dropped_from_both_sides():
     # The seeds count "" as a substring of everything: "!!!" would match every gold keyword.
     result = keyword_prf([["!!!", "war"]], [["war", "  ", "peace"]], return_per_example=True)

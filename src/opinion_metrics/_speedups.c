@@ -24,15 +24,24 @@
  *
  *     keep[k] = ids[k] >= 0 and ids[k] not in ids[offsets[r]:k]   (k in row r)
  *
- * as bytes of 0 / 1, or None when every id is kept. ids and offsets: int64 buffers, rows
- * ids[offsets[r]:offsets[r + 1]], ids below size.
+ * as bytes of 0 / 1, or None when every id is kept. ids and offsets: numpy int64 arrays
+ * (as are every array argument below), rows ids[offsets[r]:offsets[r + 1]], ids below size.
  *
  * exact_hits(predicted, prediction_offsets, gold, gold_offsets, lists, cutoffs, size) -> hits
  *
- *     hits[i] = len(set(predicted_row(i)[:cutoffs[i]]) & set(gold_row(lists[i])))
+ *     hits[i] = len(set(predicted_row(i)[:max(cutoffs[i], 0)]) & set(gold_row(lists[i])))
  *
  * as int64 bytes; the rows as in first_occurrences, each without repeats; cutoffs None for
- * no cutoff. Both mark ids in an array of `size` entries: one pass, no sort. */
+ * no cutoff.
+ *
+ * related_edges(predicted, prediction_offsets, gold, gold_offsets, lists, starts, related, size)
+ *     -> (examples, predictions, gold_positions)
+ *
+ * every (i, j, g) where the prediction at position j of example i is related to the gold
+ * keyword at position g of its list: related[starts[p]:starts[p + 1]] are the ids related
+ * to id p, ascending. int64 bytearrays (writable), ordered by example, then j, then g.
+ *
+ * The last three mark each list's ids in an array of `size` entries: one pass, no sort. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -180,6 +189,36 @@ not_plain:
 #define ITEMS(view) ((const int64_t *)(view).buf)
 #define COUNT(view) ((view).len / (Py_ssize_t)sizeof(int64_t))
 
+/* The buffers of `count` objects (None: left empty), each a C-contiguous, aligned array of
+ * native int64 (a numpy int64 array), or 0 with a TypeError; release with release_views. */
+static int
+int64_views(PyObject *const *objects, Py_buffer *views, int count)
+{
+    for (int v = 0; v < count; v++) {
+        if (objects[v] == Py_None)
+            continue;
+        if (PyObject_GetBuffer(objects[v], &views[v], PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+            return 0;
+        const char *format = views[v].format == NULL ? "B" : views[v].format;
+        if (*format == '@')
+            format++;
+        if (views[v].itemsize != 8 || (strcmp(format, "l") != 0 && strcmp(format, "q") != 0) ||
+            (uintptr_t)views[v].buf % sizeof(int64_t) != 0) {
+            PyErr_SetString(PyExc_TypeError, "expected contiguous, aligned arrays of native int64");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void
+release_views(Py_buffer *views, int count)
+{
+    for (int v = 0; v < count; v++)
+        if (views[v].obj != NULL)
+            PyBuffer_Release(&views[v]);
+}
+
 /* Whether offsets (n + 1 of them) start at 0, never decrease and end at `total`, and the
  * ids are in [-1, size); else a ValueError (the caller's bug). */
 static int
@@ -223,14 +262,16 @@ new_marks(Py_ssize_t size)
 static PyObject *
 first_occurrences(PyObject *module, PyObject *args)
 {
-    Py_buffer ids_view, offsets_view;
+    PyObject *objects[2], *keep = NULL;
+    Py_buffer views[2] = {{0}};
     Py_ssize_t size;
-    if (!PyArg_ParseTuple(args, "y*y*n:first_occurrences", &ids_view, &offsets_view, &size))
-        return NULL;
-    PyObject *keep = NULL;
     int64_t *marks = NULL;
-    const int64_t *ids = ITEMS(ids_view), *offsets = ITEMS(offsets_view);
-    Py_ssize_t total = COUNT(ids_view), n = COUNT(offsets_view) - 1;
+    if (!PyArg_ParseTuple(args, "OOn:first_occurrences", &objects[0], &objects[1], &size))
+        return NULL;
+    if (!int64_views(objects, views, 2))
+        goto done;
+    const int64_t *ids = ITEMS(views[0]), *offsets = ITEMS(views[1]);
+    Py_ssize_t total = COUNT(views[0]), n = COUNT(views[1]) - 1;
     if (!check_rows(ids, total, offsets, n, size) || (marks = new_marks(size)) == NULL)
         goto done;
     char *kept = NULL;
@@ -256,8 +297,7 @@ first_occurrences(PyObject *module, PyObject *args)
     }
 done:
     PyMem_Free(marks);
-    PyBuffer_Release(&ids_view);
-    PyBuffer_Release(&offsets_view);
+    release_views(views, 2);
     return keep;
 }
 
@@ -265,13 +305,14 @@ static PyObject *
 exact_hits(PyObject *module, PyObject *args)
 {
     Py_buffer views[6] = {{0}};
-    PyObject *cutoffs_object, *hits = NULL;
+    PyObject *objects[6], *hits = NULL;
     Py_ssize_t size;
     int64_t *marks = NULL;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*On:exact_hits", &views[0], &views[1], &views[2], &views[3], &views[4],
-                          &cutoffs_object, &size))
+    if (!PyArg_ParseTuple(args, "OOOOOOn:exact_hits", &objects[0], &objects[1], &objects[2], &objects[3],
+                          &objects[4], &objects[5], &size))
         return NULL;
-    if (cutoffs_object != Py_None && PyObject_GetBuffer(cutoffs_object, &views[5], PyBUF_SIMPLE) < 0)
+    PyObject *cutoffs_object = objects[5];
+    if (!int64_views(objects, views, 6))
         goto done;
     const int64_t *predicted = ITEMS(views[0]), *prediction_offsets = ITEMS(views[1]);
     const int64_t *gold = ITEMS(views[2]), *gold_offsets = ITEMS(views[3]), *lists = ITEMS(views[4]);
@@ -311,10 +352,130 @@ exact_hits(PyObject *module, PyObject *args)
     }
 done:
     PyMem_Free(marks);
-    for (int v = 0; v < 6; v++)
-        if (views[v].obj != NULL)
-            PyBuffer_Release(&views[v]);
+    release_views(views, 6);
     return hits;
+}
+
+/* A growing int64 array of edges (three columns). */
+typedef struct {
+    int64_t *columns[3];
+    Py_ssize_t length, capacity;
+} EdgeList;
+
+static int
+add_edge(EdgeList *edges, int64_t example, int64_t prediction, int64_t position)
+{
+    if (edges->length == edges->capacity) {
+        Py_ssize_t capacity = edges->capacity ? 2 * edges->capacity : 1024;
+        for (int c = 0; c < 3; c++) {
+            int64_t *grown = PyMem_Realloc(edges->columns[c], (size_t)capacity * sizeof(int64_t));
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                return 0;
+            }
+            edges->columns[c] = grown;
+        }
+        edges->capacity = capacity;
+    }
+    edges->columns[0][edges->length] = example;
+    edges->columns[1][edges->length] = prediction;
+    edges->columns[2][edges->length] = position;
+    edges->length++;
+    return 1;
+}
+
+static PyObject *
+related_edges(PyObject *module, PyObject *args)
+{
+    Py_buffer views[7] = {{0}};
+    PyObject *objects[7], *result = NULL;
+    Py_ssize_t size;
+    int64_t *marks = NULL, *where = NULL;
+    EdgeList edges = {{NULL, NULL, NULL}, 0, 0};
+    if (!PyArg_ParseTuple(args, "OOOOOOOn:related_edges", &objects[0], &objects[1], &objects[2], &objects[3],
+                          &objects[4], &objects[5], &objects[6], &size))
+        return NULL;
+    if (!int64_views(objects, views, 7))
+        goto done;
+    const int64_t *predicted = ITEMS(views[0]), *prediction_offsets = ITEMS(views[1]);
+    const int64_t *gold = ITEMS(views[2]), *gold_offsets = ITEMS(views[3]), *lists = ITEMS(views[4]);
+    const int64_t *starts = ITEMS(views[5]), *related = ITEMS(views[6]);
+    Py_ssize_t n = COUNT(views[1]) - 1, n_lists = COUNT(views[3]) - 1;
+    if (!check_rows(predicted, COUNT(views[0]), prediction_offsets, n, size) ||
+        !check_rows(gold, COUNT(views[2]), gold_offsets, n_lists, size) ||
+        !check_rows(related, COUNT(views[6]), starts, COUNT(views[5]) - 1, size))
+        goto done;
+    if (COUNT(views[4]) != n || COUNT(views[5]) != size + 1) {
+        PyErr_SetString(PyExc_ValueError, "one list per example and one relation row per id");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (lists[i] < 0 || lists[i] >= n_lists) {
+            PyErr_SetString(PyExc_ValueError, "a list is out of range");
+            goto done;
+        }
+    if ((marks = new_marks(size)) == NULL || (where = new_marks(size)) == NULL)
+        goto done;
+    int64_t marked = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t list = lists[i], first = gold_offsets[list], list_size = gold_offsets[list + 1] - first;
+        if (list != marked) { /* marks[g] == list: g is in the list, at position where[g] */
+            for (int64_t k = 0; k < list_size; k++)
+                if (gold[first + k] >= 0) {
+                    marks[gold[first + k]] = list;
+                    where[gold[first + k]] = k;
+                }
+            marked = list;
+        }
+        for (int64_t k = prediction_offsets[i]; k < prediction_offsets[i + 1]; k++) {
+            int64_t p = predicted[k], j = k - prediction_offsets[i];
+            if (p < 0)
+                continue;
+            const int64_t *row = related + starts[p];
+            int64_t degree = starts[p + 1] - starts[p];
+            if (degree <= list_size) { /* each related id looked up in the list, then ordered by position */
+                Py_ssize_t from = edges.length;
+                for (int64_t r = 0; r < degree; r++)
+                    if (row[r] >= 0 && marks[row[r]] == list && !add_edge(&edges, i, j, where[row[r]]))
+                        goto done;
+                int64_t *positions = edges.columns[2];
+                for (Py_ssize_t a = from + 1; a < edges.length; a++) /* a few edges: insertion sort */
+                    for (Py_ssize_t b = a; b > from && positions[b - 1] > positions[b]; b--) {
+                        int64_t swap = positions[b];
+                        positions[b] = positions[b - 1];
+                        positions[b - 1] = swap;
+                    }
+            } else { /* each gold keyword searched among the related ids (ascending) */
+                for (int64_t g = 0; g < list_size; g++) {
+                    int64_t id = gold[first + g], low = 0, high = degree;
+                    while (low < high) {
+                        int64_t middle = low + (high - low) / 2;
+                        if (row[middle] < id)
+                            low = middle + 1;
+                        else
+                            high = middle;
+                    }
+                    if (low < degree && row[low] == id && !add_edge(&edges, i, j, g))
+                        goto done;
+                }
+            }
+        }
+    }
+    result = PyTuple_New(3);
+    for (int c = 0; result != NULL && c < 3; c++) {
+        PyObject *column = PyByteArray_FromStringAndSize((const char *)edges.columns[c], edges.length * 8);
+        if (column == NULL)
+            Py_CLEAR(result);
+        else
+            PyTuple_SET_ITEM(result, c, column);
+    }
+done:
+    PyMem_Free(marks);
+    PyMem_Free(where);
+    for (int c = 0; c < 3; c++)
+        PyMem_Free(edges.columns[c]);
+    release_views(views, 7);
+    return result;
 }
 
 static PyMethodDef methods[] = {
@@ -329,6 +490,9 @@ static PyMethodDef methods[] = {
     {"exact_hits", exact_hits, METH_VARARGS,
      "exact_hits(predicted, prediction_offsets, gold, gold_offsets, lists, cutoffs, size) -> hits "
      "(int64 bytes)."},
+    {"related_edges", related_edges, METH_VARARGS,
+     "related_edges(predicted, prediction_offsets, gold, gold_offsets, lists, starts, related, size) -> "
+     "(examples, predictions, gold_positions) (int64 bytes)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -408,6 +408,8 @@ def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
 
 
 def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
+    if preparation._speedups is not None:
+        return _corpus_edges_in_c(corpus, match)
     size = max(len(corpus.strings), 1)
     predicted, prediction_offsets, _ = corpus.predictions.flat
     gold, gold_offsets, groups = corpus.references.flat
@@ -460,6 +462,29 @@ def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     gold_position = np.concatenate([part[1] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
     occurrence, gold_position = sort_with_payload(occurrence, gold_position)  # the pairs are distinct
     return Edges(examples[occurrence], positions[occurrence], gold_position, match == "exact")
+
+
+def _corpus_edges_in_c(corpus: PreparedCorpus, match: str) -> Edges:
+    """`_corpus_edges` by the C helper: each example's gold ids marked with their positions,
+    each prediction's related ids (its row of the relation) looked up among them, or each
+    gold keyword searched among those when the list is the shorter. One pass, no sort."""
+    size = max(len(corpus.strings), 1)
+    predicted, prediction_offsets, _ = corpus.predictions.flat
+    gold, gold_offsets, groups = corpus.references.flat
+    if match == "exact" or not len(predicted) or not len(gold):  # (no pairs at all without one side)
+        starts, related_ids = np.arange(size + 1), np.arange(size)  # each id related to itself
+    else:
+        unique_predicted = np.flatnonzero(np.bincount(predicted, minlength=size))
+        unique_gold = np.flatnonzero(np.bincount(gold, minlength=size))
+        related = relation_arrays(corpus, match, unique_predicted, unique_gold)
+        starts = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(related // size, minlength=size), out=starts[1:])
+        related_ids = related % size
+    lists = np.arange(len(prediction_offsets) - 1) if groups is None else groups
+    arrays = (predicted, prediction_offsets, gold, gold_offsets, lists, starts, related_ids)
+    columns = preparation._speedups.related_edges(*(np.ascontiguousarray(a, dtype=np.int64) for a in arrays), size)
+    examples, predictions, gold_positions = (np.frombuffer(column, dtype=np.int64) for column in columns)
+    return Edges(examples, predictions, gold_positions, match == "exact")
 
 
 def sorted_lookup(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

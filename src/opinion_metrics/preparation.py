@@ -267,6 +267,7 @@ class Vocabulary:
             normalized = self._normalizer(raw)
             if not isinstance(normalized, str):
                 raise ValueError(f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str")
+            normalized = str.__str__(normalized)  # a plain str, also from a subclass
             keyword_id = self._normalized_to_id[normalized] - 1
             if keyword_id == len(self.strings):
                 self.strings.append(normalized)
@@ -286,9 +287,12 @@ class Vocabulary:
             return None
         else:
             normalized_forms = list(map(self._normalizer, raws))
-        if not set(map(type, normalized_forms)) <= {str}:
-            raw, normalized = next((r, n) for r, n in zip(raws, normalized_forms) if not isinstance(n, str))
-            raise ValueError(f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str")
+        if not set(map(type, normalized_forms)) <= {str}:  # a callable's: a str subclass is taken as a str
+            wrong = next(((r, n) for r, n in zip(raws, normalized_forms) if not isinstance(n, str)), None)
+            if wrong is not None:
+                raw, normalized = wrong
+                raise ValueError(f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str")
+            normalized_forms = list(map(str.__str__, normalized_forms))
         to_id = self._normalized_to_id
         ids = number_strings(normalized_forms, to_id) - 1
         if len(to_id) - 1 > len(self.strings):
@@ -660,7 +664,8 @@ def _first_nonempty_occurrences(
     if not len(ids):
         return None, ids
     if _speedups is not None:
-        keep = _speedups.first_occurrences(np.ascontiguousarray(ids, dtype=np.int64), offsets, vocabulary_size)
+        ids, offsets = (np.ascontiguousarray(array, dtype=np.int64) for array in (ids, offsets))
+        keep = _speedups.first_occurrences(ids, offsets, vocabulary_size)
         return (None if keep is None else np.frombuffer(keep, dtype=bool)), None
     rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
     if ids.min() >= 0:
