@@ -194,6 +194,43 @@ def test_keywords_numbered_in_c_and_in_python_as_defined(lists):
         assert (sizes.tolist(), codes.tolist(), distinct) == expected
 
 
+def test_many_distinct_keywords_numbered_in_c_as_in_python():
+    import random
+
+    rng = random.Random(0)  # 20,000 distinct strings: the C table grows several times
+    words = [f"w{rng.randrange(20_000)}{'é' * (i % 3)}" for i in range(60_000)]
+    lists = [words[i : i + rng.randrange(12)] for i in range(0, 60_000, 6)]
+    python = preparation._encode_lists_in_python(lists)
+    encoded = preparation.encode_lists(lists)  # in C where the helper is built
+    assert [part.tolist() if hasattr(part, "tolist") else part for part in encoded] == [
+        part.tolist() if hasattr(part, "tolist") else part for part in python
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(any_text, max_size=12), st.lists(any_text, max_size=6))
+def test_strings_numbered_in_c_and_in_python_as_defined(strings, known):
+    from collections import defaultdict
+
+    results = []
+    for speedups in {preparation._speedups, None}:
+        table: defaultdict[str, int] = defaultdict()
+        table.default_factory = table.__len__
+        for string in known:  # a table holding strings from before
+            table[string]
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(preparation, "_speedups", speedups)
+            numbers = preparation.number_strings(strings, table)
+        assert numbers.dtype == np.int64
+        results.append((numbers.tolist(), dict(table)))
+    expected_table = dict.fromkeys([*known, *strings])
+    assert (
+        results[0]
+        == results[-1]
+        == ([list(expected_table).index(s) for s in strings], {s: i for i, s in enumerate(expected_table)})
+    )
+
+
 score_or_not = st.floats(allow_nan=True) | st.sampled_from([1, True, None, "0.5", np.float64(0.5), np.float32(0.5)])
 score_rows = st.lists(score_or_not, max_size=6).flatmap(lambda row: st.sampled_from([row, tuple(row)]))
 

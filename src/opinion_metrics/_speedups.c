@@ -12,6 +12,13 @@
  * keywords. `table` must be a dict of str keys and int values below 2**32 (the library's own
  * tables): then comparing keys runs no Python code, which could change the rows meanwhile.
  *
+ * distinct_codes(lists) -> (sizes, codes, distinct) or None
+ *
+ *     encode_lists(lists, table := {}) and distinct = list(table)
+ *
+ * with a table of its own (open addressing on the strings' cached hashes: no int objects,
+ * no dict resizes).
+ *
  * encode_floats(lists) -> (sizes, values) or None
  *
  *     sizes = [len(row) for row in lists]
@@ -145,6 +152,115 @@ fail:
     Py_XDECREF(codes);
     Py_DECREF(rows);
     return NULL;
+}
+
+typedef struct {
+    PyObject *key; /* borrowed from the rows; NULL: empty */
+    Py_hash_t hash;
+    uint32_t code;
+} Slot;
+
+/* The slot of `key` in `slots` (a power-of-2 `mask + 1` of them, never full): its own, or
+ * the empty one where it goes; NULL with an exception if comparing failed. */
+static Slot *
+find_slot(Slot *slots, size_t mask, PyObject *key, Py_hash_t hash)
+{
+    for (size_t i = (size_t)hash & mask, step = 1;; i = (i + step++) & mask) {
+        Slot *slot = &slots[i];
+        if (slot->key == NULL || slot->key == key)
+            return slot;
+        if (slot->hash == hash) {
+            int equal = PyObject_RichCompareBool(slot->key, key, Py_EQ); /* exact str: in C */
+            if (equal < 0)
+                return NULL;
+            if (equal)
+                return slot;
+        }
+    }
+}
+
+static PyObject *
+distinct_codes(PyObject *module, PyObject *lists)
+{
+    PyObject *sizes, *codes = NULL, *distinct = NULL, *result = NULL;
+    Py_ssize_t total;
+    size_t mask = 1023;
+    Slot *slots = NULL;
+    PyObject *rows = row_sizes(lists, &sizes, &total);
+    if (rows == NULL)
+        return NULL;
+    if (sizes == NULL) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    codes = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(uint32_t));
+    distinct = PyList_New(0);
+    slots = PyMem_Calloc(mask + 1, sizeof(Slot));
+    if (codes == NULL || distinct == NULL || slots == NULL) {
+        if (slots == NULL)
+            PyErr_NoMemory();
+        goto done;
+    }
+    uint32_t *code_of = (uint32_t *)PyBytes_AS_STRING(codes);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
+    PyObject **row_items = PySequence_Fast_ITEMS(rows);
+    /* Only `distinct` grows below, and it holds exact str: no garbage collection, no Python
+     * code (exact str hash and compare run in C), so no row changes meanwhile. */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t m = PySequence_Fast_GET_SIZE(row_items[i]);
+        PyObject **items = PySequence_Fast_ITEMS(row_items[i]);
+        for (Py_ssize_t j = 0; j < m; j++) {
+            PyObject *keyword = items[j];
+            if (!PyUnicode_CheckExact(keyword)) {
+                result = Py_None;
+                Py_INCREF(result);
+                goto done;
+            }
+            Py_hash_t hash = PyObject_Hash(keyword);
+            if (hash == -1)
+                goto done;
+            Slot *slot = find_slot(slots, mask, keyword, hash);
+            if (slot == NULL)
+                goto done;
+            if (slot->key == NULL) { /* a new keyword */
+                Py_ssize_t code = PyList_GET_SIZE(distinct);
+                if ((uint64_t)code >= UINT32_MAX) {
+                    result = Py_None;
+                    Py_INCREF(result);
+                    goto done;
+                }
+                if (PyList_Append(distinct, keyword) < 0)
+                    goto done;
+                *slot = (Slot){keyword, hash, (uint32_t)code};
+                if ((size_t)code + 1 > (mask + 1) / 2) { /* half full: twice the slots */
+                    size_t grown_mask = 2 * mask + 1;
+                    Slot *grown = PyMem_Calloc(grown_mask + 1, sizeof(Slot));
+                    if (grown == NULL) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    for (size_t k = 0; k <= mask; k++)
+                        if (slots[k].key != NULL)
+                            *find_slot(grown, grown_mask, slots[k].key, slots[k].hash) = slots[k];
+                    PyMem_Free(slots);
+                    slots = grown;
+                    mask = grown_mask;
+                }
+                *code_of++ = (uint32_t)code;
+            } else {
+                *code_of++ = slot->code;
+            }
+        }
+    }
+    result = Py_BuildValue("(OOO)", sizes, codes, distinct);
+done:
+    PyMem_Free(slots);
+    Py_XDECREF(sizes);
+    Py_XDECREF(codes);
+    Py_XDECREF(distinct);
+    Py_DECREF(rows);
+    return result;
 }
 
 static PyObject *
@@ -482,6 +598,8 @@ static PyMethodDef methods[] = {
     {"encode_lists", encode_lists, METH_VARARGS,
      "encode_lists(lists, table) -> (sizes, codes) or None: row sizes (int64 bytes) and each "
      "keyword's code in table, new keywords numbered len(table) on (uint32 bytes)."},
+    {"distinct_codes", distinct_codes, METH_O,
+     "distinct_codes(lists) -> (sizes, codes, distinct) or None: encode_lists with a table of its own."},
     {"encode_floats", encode_floats, METH_O,
      "encode_floats(lists) -> (sizes, values) or None: row sizes (int64 bytes) and the values "
      "(float64 bytes)."},

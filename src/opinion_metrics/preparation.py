@@ -603,11 +603,10 @@ def encode_lists(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, list[str
     Python call per keyword), else `_encode_lists_in_python`."""
     if _speedups is None:
         return _encode_lists_in_python(lists)
-    table: dict[str, int] = {}
-    encoded = _speedups.encode_lists(lists, table)
+    encoded = _speedups.distinct_codes(lists)
     if encoded is None:
         return None
-    return np.frombuffer(encoded[0], dtype=np.int64), np.frombuffer(encoded[1], dtype=np.uint32), list(table)
+    return np.frombuffer(encoded[0], dtype=np.int64), np.frombuffer(encoded[1], dtype=np.uint32), encoded[2]
 
 
 def _encode_lists_in_python(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
