@@ -978,8 +978,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--engine-intervals", action="store_true", help="engines: with 1,000 Poisson resamples (default: point values)"
     )
+    parser.add_argument(
+        "--without-c-helper",
+        action="store_true",
+        help="time the library as installed without a C compiler (the helper's Python and numpy twins)",
+    )
     parser.add_argument("--engine-run", help=argparse.SUPPRESS)  # internal: one engine, timed in a fresh process
     args = parser.parse_args(argv)
+    if args.without_c_helper:
+        from opinion_metrics import preparation
+
+        preparation._speedups = None
     if args.engine_run:
         report = engine_run(args.engine_run, args.engine_data, args.workers, args.engine_intervals)
         print(json.dumps(report))

@@ -63,3 +63,12 @@ def test_small_run_passes_its_own_checks():
     assert run.returncode == 0, run.stdout + run.stderr
     for heading in ("keyword_prf", "intervals (1,000 resamples)", 'presence="present"', "one movie (", "aspect_"):
         assert heading in run.stdout
+
+
+@pytest.mark.parametrize("helper", [[], ["--without-c-helper"]])
+def test_keyphrase_shape_run_passes_its_own_checks(helper):
+    """exact == the lower-cased set loop (asserted by the script), with the C helper and without."""
+    command = [sys.executable, str(SCRIPT), "--families", "keyphrase", "--sample", "100", "--repeat", "1", *helper]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert 'keyword_prf(match="token")' in run.stdout and "1,000 documents" in run.stdout

@@ -612,13 +612,14 @@ def encode_lists(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, list[str
 def _encode_lists_in_python(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
     if not set(map(type, lists)) <= {list, tuple}:
         return None
-    keywords = list(chain.from_iterable(lists))
-    if not set(map(type, keywords)) <= {str}:  # every keyword (one equal to a str is not one)
+    if not set(map(type, chain.from_iterable(lists))) <= {str}:  # every keyword: one equal to a str is not one
         return None
+    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     code_of: defaultdict[str, int] = defaultdict()
     code_of.default_factory = code_of.__len__
-    codes = np.fromiter(map(code_of.__getitem__, keywords), dtype=np.int64, count=len(keywords))
-    return np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)), codes, list(code_of)
+    keywords = chain.from_iterable(lists)
+    codes = np.fromiter(map(code_of.__getitem__, keywords), dtype=np.int64, count=int(sizes.sum()))
+    return sizes, codes, list(code_of)
 
 
 def number_strings(strings: list[str], table: defaultdict[str, int]) -> np.ndarray:
