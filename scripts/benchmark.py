@@ -873,10 +873,10 @@ def notebooks(corpus: Corpus, repeat: int, movie: str, model: str) -> None:
         f"{n:,} reviews x 5 keywords against {len(references[0]) if references else 0} gold keywords; the loops "
         "normalize both lists per review (normalize_kw) and match each prediction against every gold keyword "
         "(P/R/F1, weighted P/R/F1, graded nDCG@5); the modules compute keyword_prf and weighted_keyword_prf "
-        '(normalize="ascii": the same normalization; one-to-one matching, SPEC\'s conventions). cold: best of 10, '
-        "each computing the normalized forms and relations afresh; again: best of 10 with those kept, the corpus "
-        "prepared and matched again (as new lists of known strings would be); warm: best of 10 on the same rows "
-        "(checked unchanged, then neither prepared nor matched again).\n"
+        '(normalize="ascii": the same normalization; one-to-one matching, the definitions\' conventions). '
+        "cold: best of 10, each computing the normalized forms and relations afresh; again: best of 10 with those "
+        "kept, the corpus prepared and matched again (as new lists of known strings would be); warm: best of 10 on "
+        "the same rows (checked unchanged, then neither prepared nor matched again).\n"
     )
 
 
@@ -985,7 +985,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--engine-run", help=argparse.SUPPRESS)  # internal: one engine, timed in a fresh process
     args = parser.parse_args(argv)
-    if args.without_c_helper:
+    if args.without_c_helper:  # here and in the processes it starts (--workers, engines)
+        os.environ["OPINION_METRICS_PURE_PYTHON"] = "1"
         from opinion_metrics import preparation
 
         preparation._speedups = None

@@ -44,9 +44,9 @@ CONTAINMENTS = {"find": "find_cost", "lookup": "lookup_cost", "hash": "hash_cost
 # The other fast paths forced with each containment strategy (every one runs on every corpus).
 FORCED = {
     "auto": (),
-    "find": ("per_row_preparation", "matching_everywhere"),
-    "lookup": ("expand_relation", "one_by_one_normalization", "python_encoding"),
-    "hash": ("test_each_gold", "exact_by_edges"),
+    "find": ("per_row_preparation", "matching_everywhere", "c_edges_by_list"),
+    "lookup": ("expand_relation", "one_by_one_normalization", "python_twins"),
+    "hash": ("test_each_gold", "exact_by_edges", "python_twins"),
 }
 
 
@@ -238,7 +238,11 @@ def force(path: str, patch: pytest.MonkeyPatch) -> None:
                 matching.corpus_edges(corpus, "exact"), len(corpus), True, cutoffs
             )[0],
         )
-    elif path == "python_encoding":  # the keywords numbered in Python, as without the C helper
+    elif path == "c_edges_by_list":  # the C helper searching each list's ids, never a relation row
+        if preparation._speedups is not None:
+            by_list = lambda corpus, match: matching._corpus_edges_in_c(corpus, match, "list")  # noqa: E731
+            patch.setattr(matching, "_corpus_edges", by_list)
+    elif path == "python_twins":  # every step of the C helper by its twin in Python and numpy
         patch.setattr(preparation, "_speedups", None)
     elif path == "one_by_one_normalization":
         patch.setattr(

@@ -1,10 +1,15 @@
 """Issue 20's fast paths against their slow truths: the ASCII normalization path and the
 batch normalization against the full per-string path, cached Porter stems against NLTK,
 the rolling-hash containment against `in`, Hopcroft-Karp against scipy, the vectorized
-preparation against the per-row one, and the sort used by the joins against argsort.
+preparation against the per-row one, the sort used by the joins against argsort, and each
+function of the C helper and its Python twin against its definition.
 (Whole corpora through every path: tests/test_differential.py.)"""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -200,11 +205,10 @@ def test_many_distinct_keywords_numbered_in_c_as_in_python():
     rng = random.Random(0)  # 20,000 distinct strings: the C table grows several times
     words = [f"w{rng.randrange(20_000)}{'é' * (i % 3)}" for i in range(60_000)]
     lists = [words[i : i + rng.randrange(12)] for i in range(0, 60_000, 6)]
-    python = preparation._encode_lists_in_python(lists)
-    encoded = preparation.encode_lists(lists)  # in C where the helper is built
-    assert [part.tolist() if hasattr(part, "tolist") else part for part in encoded] == [
-        part.tolist() if hasattr(part, "tolist") else part for part in python
-    ]
+    expected = _encoded_by_definition(lists)
+    for encoded in (preparation.encode_lists(lists), preparation._encode_lists_in_python(lists)):  # C, twin
+        sizes, codes, distinct = encoded
+        assert (sizes.tolist(), codes.tolist(), distinct) == expected
 
 
 @settings(max_examples=300, deadline=None)
@@ -303,52 +307,57 @@ def test_first_occurrences_marked_in_c_equal_the_sort_in_numpy(rows):
     st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=6), min_size=3, max_size=3),
     st.sampled_from([None, "M", 1, 2, "O"]),
 )
-def test_exact_hits_marked_in_c_equal_the_sort_in_numpy(examples, gold_lists, top_k):
+def test_exact_hits_marked_in_c_and_by_the_sort_in_numpy_as_defined(examples, gold_lists, top_k):
     predictions = [predicted for predicted, _ in examples]
     references = [gold_lists[which] for _, which in examples]  # shared list objects: grouped rows
     corpus = prepare_corpus(predictions, references)
     cutoffs = preparation.prediction_cutoffs(corpus, check_top_k(top_k))
-    expected = [len(set(dict.fromkeys(p)) & set(g)) if top_k is None else None for p, g in zip(predictions, references)]
-    counts = []
+    expected = []
+    for predicted, gold in zip(predictions, references):
+        kept = list(dict.fromkeys(predicted))  # single letters: normalized as given
+        cut = {None: len(kept), "M": len(kept), "O": len(set(gold))}.get(top_k, top_k)
+        expected.append(len(set(kept[:cut]) & set(gold)))
     for speedups in {preparation._speedups, None}:
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(preparation, "_speedups", speedups)
-            counts.append(matching.exact_match_counts(corpus, cutoffs).tolist())
-    assert counts[0] == counts[-1]
-    if top_k is None:
-        assert counts[0] == expected
+            assert matching.exact_match_counts(corpus, cutoffs).tolist() == expected
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.lists(st.sampled_from(["a", "ab", "b c", "abc", "c", "x"]), max_size=6), st.integers(0, 2)),
+        st.tuples(st.lists(st.sampled_from(["a", "ab", "b c", "abc", "c", "x", "b"]), max_size=6), st.integers(0, 2)),
         min_size=1,
         max_size=8,
     ),
     st.lists(st.lists(st.sampled_from(["a", "ab", "b", "b c d", "abcd", "x y"]), max_size=6), min_size=3, max_size=3),
     st.sampled_from(["exact", "substring", "token"]),
 )
-def test_edges_marked_in_c_equal_the_joins_in_numpy(examples, gold_lists, match):
+def test_edges_found_in_c_and_by_the_joins_in_numpy_as_defined(examples, gold_lists, match):
     predictions = [predicted for predicted, _ in examples]
     references = [gold_lists[which] for _, which in examples]  # shared list objects: grouped rows
     corpus = prepare_corpus(predictions, references)
-    edges = []
-    for speedups in {preparation._speedups, None}:
+    related = {
+        "exact": str.__eq__,
+        "substring": lambda p, g: p in g or g in p,
+        "token": lambda p, g: f" {p} " in f" {g} " or f" {g} " in f" {p} ",
+    }[match]
+    expected = [
+        (i, j, k)
+        for i, (predicted, gold) in enumerate(zip(predictions, references))
+        for j, p in enumerate(dict.fromkeys(predicted))  # single spaces, lower case: normalized as given
+        for k, g in enumerate(dict.fromkeys(gold))
+        if related(p, g)
+    ]
+    paths = [lambda: matching._corpus_edges(corpus, match)]  # the numpy twin, run below without the helper
+    if preparation._speedups is not None:
+        paths += [lambda by=by: matching._corpus_edges_in_c(corpus, match, by) for by in ("cost", "relation", "list")]
+    for number, path in enumerate(paths):
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(preparation, "_speedups", speedups)
-            edges.append([column.tolist() for column in matching._corpus_edges(corpus, match)[:3]])
-    assert edges[0] == edges[-1]
-    related = {"exact": str.__eq__, "substring": lambda p, g: p in g or g in p}.get(match)
-    if related is not None:  # the pairs themselves, from the definition
-        expected = sorted(
-            (i, j, k)
-            for i, (p, g) in enumerate(zip(corpus.predictions.ids, corpus.references.ids))
-            for j, a in enumerate(p)
-            for k, b in enumerate(g)
-            if related(corpus.strings[a], corpus.strings[b])
-        )
-        assert list(zip(*edges[0])) == expected
+            if number == 0:
+                patch.setattr(preparation, "_speedups", None)
+            edges = path()
+        assert list(zip(*(column.tolist() for column in edges[:3]))) == expected
 
 
 def test_the_c_kernels_refuse_rows_that_do_not_fit():
@@ -372,7 +381,9 @@ def test_the_c_kernels_refuse_rows_that_do_not_fit():
     with pytest.raises(TypeError, match="native int64"):  # misaligned
         speedups.first_occurrences(np.frombuffer(b"\0" + ids.tobytes(), dtype=np.int64, offset=1), offsets, 6)
     with pytest.raises(ValueError, match="one relation row per id"):
-        speedups.related_edges(ids, offsets, ids, offsets, lists[:1] * 0, np.arange(3), np.arange(2), 6)
+        speedups.related_edges(ids, offsets, ids, offsets, lists[:1] * 0, np.arange(3), np.arange(2), 6, 0)
+    with pytest.raises(TypeError):  # None only for the cut-offs
+        speedups.first_occurrences(None, offsets, 6)
 
 
 @pytest.mark.parametrize("side", ["predictions", "references"])
@@ -454,11 +465,17 @@ def test_relations_and_forms_kept_across_calls_give_the_values_of_a_fresh_call(m
     assert warm["per_example"]["precision"][1] == 1.0
 
 
+@pytest.mark.parametrize("helper", [True, False])
 @pytest.mark.parametrize("shared", [False, True])
 @pytest.mark.parametrize("top_k", [None, 2, "O"])
-def test_exact_match_counts_from_keys_equal_spec(shared, top_k, monkeypatch):
-    """`exact_match_counts`: with a gold list per example (one sort of both sides' keys) and
-    with one gold list shared (a search in its keys), with cut-offs, against the brute force."""
+def test_exact_match_counts_from_keys_equal_spec(helper, shared, top_k, monkeypatch):
+    """`exact_match_counts`, with the C helper (ids marked) or its twin (with a gold list per
+    example, one sort of both sides' keys; with one gold list shared, a search in its keys),
+    with cut-offs, against the brute force."""
+    if helper and preparation._speedups is None:
+        pytest.skip("the C helper is not built here (no compiler)")
+    if not helper:
+        monkeypatch.setattr(preparation, "_speedups", None)
     import reference_impl as ref
 
     from opinion_metrics import keyword_prf
@@ -654,3 +671,26 @@ def test_normalized_forms_and_stems_cleared_by_another_thread_meanwhile(monkeypa
     assert normalizer.many(texts) == expected
     stem = PorterStemmer().stem
     assert expected[-1] == " ".join(stem(token, to_lowercase=False) for token in ["running", "shoes"])
+
+
+def test_the_c_helper_is_loaded_where_it_is_required():
+    """CI builds it (OPINION_METRICS_REQUIRE_C_HELPER=1): every test above then runs both paths."""
+    if os.environ.get("OPINION_METRICS_REQUIRE_C_HELPER") != "1":
+        pytest.skip("not required here (set OPINION_METRICS_REQUIRE_C_HELPER=1, as CI does)")
+    assert preparation._speedups is not None and preparation._speedups.VERSION == preparation._SPEEDUPS_VERSION
+
+
+def test_the_library_runs_without_the_c_helper_when_told_to():
+    code = "import opinion_metrics as om; print(om.preparation._speedups, om.keyword_prf([['a']], [['A']]))"
+    environment = {**os.environ, "OPINION_METRICS_PURE_PYTHON": "1"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "None {'precision': 1.0, 'recall': 1.0, 'f1': 1.0}"
+
+
+def test_a_c_helper_built_from_another_version_is_left_out_with_a_warning(monkeypatch):
+    if preparation._speedups is None:
+        pytest.skip("the C helper is not built here (no compiler)")
+    monkeypatch.setattr(preparation, "_SPEEDUPS_VERSION", preparation._SPEEDUPS_VERSION + 1)
+    with pytest.warns(UserWarning, match="the C helper is from another version; reinstall"):
+        assert preparation._load_speedups() is None

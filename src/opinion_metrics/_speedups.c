@@ -2,22 +2,25 @@
  * is present; otherwise preparation does the same in Python, and the tests compare both).
  * One pass over the items in C: no Python call per item.
  *
- * encode_lists(lists, table) -> (sizes, codes) or None
+ * distinct_codes(lists) -> (sizes, codes, distinct) or None
  *
  *     sizes = [len(row) for row in lists]
  *     codes = [table.setdefault(keyword, len(table)) for row in lists for keyword in row]
+ *     distinct = list(table)                                          (table = {} at first)
  *
- * returned as the bytes of int64 sizes and uint32 codes, when every row is a list or tuple
- * and every keyword a str (exact types); otherwise None, and `table` may hold some of the
- * keywords. `table` must be a dict of str keys and int values below 2**32 (the library's own
- * tables): then comparing keys runs no Python code, which could change the rows meanwhile.
+ * as int64 and uint32 bytes and a list, when every row is a list or tuple and every keyword
+ * a str (exact types) and there are fewer than 2**32 - 1 distinct keywords; otherwise None.
+ * The table is its own (open addressing on the strings' cached hashes: no int objects, no
+ * dict resizes).
  *
- * distinct_codes(lists) -> (sizes, codes, distinct) or None
+ * number_strings(strings, table) -> codes or None
  *
- *     encode_lists(lists, table := {}) and distinct = list(table)
+ *     codes = [table.setdefault(string, len(table)) for string in strings]
  *
- * with a table of its own (open addressing on the strings' cached hashes: no int objects,
- * no dict resizes).
+ * as uint32 bytes, when `strings` is a list or tuple of str (exact types) and `table` stays
+ * under 2**32 - 1 entries; otherwise None, and `table` may hold some of the strings. `table`
+ * must be a dict of str keys and int values (the library's own tables): then comparing keys
+ * runs no Python code, which could change `strings` meanwhile.
  *
  * encode_floats(lists) -> (sizes, values) or None
  *
@@ -46,9 +49,14 @@
  *
  * every (i, j, g) where the prediction at position j of example i is related to the gold
  * keyword at position g of its list: related[starts[p]:starts[p + 1]] are the ids related
- * to id p, ascending. int64 bytearrays (writable), ordered by example, then j, then g.
+ * to id p, ascending; the rows as in exact_hits. int64 bytearrays (writable), ordered by
+ * example, then j, then g. Each prediction's related ids are looked up in its list (`by` 1),
+ * or the list's ids searched among them (`by` 2), or whichever is fewer (`by` 0).
  *
- * The last three mark each list's ids in an array of `size` entries: one pass, no sort. */
+ * The last three mark each list's ids in an array of `size` entries: one pass, no sort of
+ * the corpus.
+ *
+ * VERSION: the functions' version; the library ignores a helper built from another one. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -90,67 +98,52 @@ row_sizes(PyObject *lists, PyObject **sizes, Py_ssize_t *total)
 }
 
 static PyObject *
-encode_lists(PyObject *module, PyObject *args)
+number_strings(PyObject *module, PyObject *args)
 {
-    PyObject *lists, *table, *sizes, *codes = NULL;
-    Py_ssize_t total;
-    if (!PyArg_ParseTuple(args, "OO!:encode_lists", &lists, &PyDict_Type, &table))
+    PyObject *strings, *table, *codes;
+    if (!PyArg_ParseTuple(args, "OO!:number_strings", &strings, &PyDict_Type, &table))
         return NULL;
-    PyObject *rows = row_sizes(lists, &sizes, &total);
-    if (rows == NULL)
+    if (!PyList_CheckExact(strings) && !PyTuple_CheckExact(strings))
+        Py_RETURN_NONE;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(strings);
+    PyObject **items = PySequence_Fast_ITEMS(strings);
+    if ((codes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint32_t))) == NULL)
         return NULL;
-    if (sizes == NULL)
-        goto not_plain;
-    codes = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(uint32_t));
-    if (codes == NULL)
-        goto fail;
     uint32_t *code_of = (uint32_t *)PyBytes_AS_STRING(codes);
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
-    PyObject **row_items = PySequence_Fast_ITEMS(rows);
     /* No Python code runs below (exact str hash and compare in C; no container allocated),
-     * so no row changes size after it was measured. */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = row_items[i];
-        Py_ssize_t m = PySequence_Fast_GET_SIZE(row);
-        PyObject **items = PySequence_Fast_ITEMS(row);
-        for (Py_ssize_t j = 0; j < m; j++) {
-            PyObject *keyword = items[j];
-            if (!PyUnicode_CheckExact(keyword))
+     * so `strings` does not change meanwhile. */
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *string = items[j];
+        if (!PyUnicode_CheckExact(string))
+            goto not_plain;
+        PyObject *known = PyDict_GetItemWithError(table, string); /* borrowed */
+        Py_ssize_t code;
+        if (known != NULL) {
+            code = PyLong_AsSsize_t(known);
+            if (code == -1 && PyErr_Occurred())
+                goto fail;
+        } else {
+            if (PyErr_Occurred())
+                goto fail;
+            code = PyDict_GET_SIZE(table);
+            if ((uint64_t)code >= UINT32_MAX)
                 goto not_plain;
-            PyObject *known = PyDict_GetItemWithError(table, keyword); /* borrowed */
-            Py_ssize_t code;
-            if (known != NULL) {
-                code = PyLong_AsSsize_t(known);
-                if (code == -1 && PyErr_Occurred())
-                    goto fail;
-            } else {
-                if (PyErr_Occurred())
-                    goto fail;
-                code = PyDict_GET_SIZE(table);
-                if ((uint64_t)code > UINT32_MAX)
-                    goto not_plain;
-                PyObject *number = PyLong_FromSsize_t(code);
-                if (number == NULL)
-                    goto fail;
-                int failed = PyDict_SetItem(table, keyword, number);
-                Py_DECREF(number);
-                if (failed)
-                    goto fail;
-            }
-            *code_of++ = (uint32_t)code;
+            PyObject *number = PyLong_FromSsize_t(code);
+            if (number == NULL)
+                goto fail;
+            int failed = PyDict_SetItem(table, string, number);
+            Py_DECREF(number);
+            if (failed)
+                goto fail;
         }
+        code_of[j] = (uint32_t)code;
     }
-    Py_DECREF(rows);
-    return Py_BuildValue("(NN)", sizes, codes);
+    return codes;
 not_plain:
-    Py_XDECREF(sizes);
-    Py_XDECREF(codes);
-    Py_DECREF(rows);
+    Py_DECREF(codes);
     Py_RETURN_NONE;
 fail:
-    Py_XDECREF(sizes);
-    Py_XDECREF(codes);
-    Py_DECREF(rows);
+    Py_DECREF(codes);
     return NULL;
 }
 
@@ -225,7 +218,7 @@ distinct_codes(PyObject *module, PyObject *lists)
                 goto done;
             if (slot->key == NULL) { /* a new keyword */
                 Py_ssize_t code = PyList_GET_SIZE(distinct);
-                if ((uint64_t)code >= UINT32_MAX) {
+                if ((uint64_t)code >= UINT32_MAX) { /* as number_strings: codes below 2**32 - 1 */
                     result = Py_None;
                     Py_INCREF(result);
                     goto done;
@@ -305,13 +298,14 @@ not_plain:
 #define ITEMS(view) ((const int64_t *)(view).buf)
 #define COUNT(view) ((view).len / (Py_ssize_t)sizeof(int64_t))
 
-/* The buffers of `count` objects (None: left empty), each a C-contiguous, aligned array of
- * native int64 (a numpy int64 array), or 0 with a TypeError; release with release_views. */
+/* The buffers of `count` objects, each a C-contiguous, aligned array of native int64 (a
+ * numpy int64 array; object `optional` may be None instead, its view left empty), or 0 with
+ * an exception; release with release_views. */
 static int
-int64_views(PyObject *const *objects, Py_buffer *views, int count)
+int64_views(PyObject *const *objects, Py_buffer *views, int count, int optional)
 {
     for (int v = 0; v < count; v++) {
-        if (objects[v] == Py_None)
+        if (v == optional && objects[v] == Py_None)
             continue;
         if (PyObject_GetBuffer(objects[v], &views[v], PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
             return 0;
@@ -384,7 +378,7 @@ first_occurrences(PyObject *module, PyObject *args)
     int64_t *marks = NULL;
     if (!PyArg_ParseTuple(args, "OOn:first_occurrences", &objects[0], &objects[1], &size))
         return NULL;
-    if (!int64_views(objects, views, 2))
+    if (!int64_views(objects, views, 2, -1))
         goto done;
     const int64_t *ids = ITEMS(views[0]), *offsets = ITEMS(views[1]);
     Py_ssize_t total = COUNT(views[0]), n = COUNT(views[1]) - 1;
@@ -428,7 +422,7 @@ exact_hits(PyObject *module, PyObject *args)
                           &objects[4], &objects[5], &size))
         return NULL;
     PyObject *cutoffs_object = objects[5];
-    if (!int64_views(objects, views, 6))
+    if (!int64_views(objects, views, 6, 5))
         goto done;
     const int64_t *predicted = ITEMS(views[0]), *prediction_offsets = ITEMS(views[1]);
     const int64_t *gold = ITEMS(views[2]), *gold_offsets = ITEMS(views[3]), *lists = ITEMS(views[4]);
@@ -506,12 +500,13 @@ related_edges(PyObject *module, PyObject *args)
     Py_buffer views[7] = {{0}};
     PyObject *objects[7], *result = NULL;
     Py_ssize_t size;
+    int by;
     int64_t *marks = NULL, *where = NULL;
     EdgeList edges = {{NULL, NULL, NULL}, 0, 0};
-    if (!PyArg_ParseTuple(args, "OOOOOOOn:related_edges", &objects[0], &objects[1], &objects[2], &objects[3],
-                          &objects[4], &objects[5], &objects[6], &size))
+    if (!PyArg_ParseTuple(args, "OOOOOOOni:related_edges", &objects[0], &objects[1], &objects[2], &objects[3],
+                          &objects[4], &objects[5], &objects[6], &size, &by))
         return NULL;
-    if (!int64_views(objects, views, 7))
+    if (!int64_views(objects, views, 7, -1))
         goto done;
     const int64_t *predicted = ITEMS(views[0]), *prediction_offsets = ITEMS(views[1]);
     const int64_t *gold = ITEMS(views[2]), *gold_offsets = ITEMS(views[3]), *lists = ITEMS(views[4]);
@@ -549,7 +544,7 @@ related_edges(PyObject *module, PyObject *args)
                 continue;
             const int64_t *row = related + starts[p];
             int64_t degree = starts[p + 1] - starts[p];
-            if (degree <= list_size) { /* each related id looked up in the list, then ordered by position */
+            if (by == 1 || (by == 0 && degree <= list_size)) { /* related ids looked up, ordered by position */
                 Py_ssize_t from = edges.length;
                 for (int64_t r = 0; r < degree; r++)
                     if (row[r] >= 0 && marks[row[r]] == list && !add_edge(&edges, i, j, where[row[r]]))
@@ -595,11 +590,12 @@ done:
 }
 
 static PyMethodDef methods[] = {
-    {"encode_lists", encode_lists, METH_VARARGS,
-     "encode_lists(lists, table) -> (sizes, codes) or None: row sizes (int64 bytes) and each "
-     "keyword's code in table, new keywords numbered len(table) on (uint32 bytes)."},
+    {"number_strings", number_strings, METH_VARARGS,
+     "number_strings(strings, table) -> codes or None: each string's number in table, new strings "
+     "numbered len(table) on (uint32 bytes)."},
     {"distinct_codes", distinct_codes, METH_O,
-     "distinct_codes(lists) -> (sizes, codes, distinct) or None: encode_lists with a table of its own."},
+     "distinct_codes(lists) -> (sizes, codes, distinct) or None: row sizes (int64 bytes), each "
+     "keyword's number among the distinct keywords (uint32 bytes), the distinct keywords."},
     {"encode_floats", encode_floats, METH_O,
      "encode_floats(lists) -> (sizes, values) or None: row sizes (int64 bytes) and the values "
      "(float64 bytes)."},
@@ -609,8 +605,8 @@ static PyMethodDef methods[] = {
      "exact_hits(predicted, prediction_offsets, gold, gold_offsets, lists, cutoffs, size) -> hits "
      "(int64 bytes)."},
     {"related_edges", related_edges, METH_VARARGS,
-     "related_edges(predicted, prediction_offsets, gold, gold_offsets, lists, starts, related, size) -> "
-     "(examples, predictions, gold_positions) (int64 bytes)."},
+     "related_edges(predicted, prediction_offsets, gold, gold_offsets, lists, starts, related, size, by) -> "
+     "(examples, predictions, gold_positions) (int64 bytearrays)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -619,5 +615,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_speedups", NULL, -1
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    return PyModule_Create(&module);
+    PyObject *created = PyModule_Create(&module);
+    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 1) < 0)
+        Py_CLEAR(created);
+    return created;
 }

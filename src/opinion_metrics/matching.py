@@ -464,10 +464,14 @@ def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     return Edges(examples[occurrence], positions[occurrence], gold_position, match == "exact")
 
 
-def _corpus_edges_in_c(corpus: PreparedCorpus, match: str) -> Edges:
+_EDGES_BY = {"cost": 0, "relation": 1, "list": 2}
+
+
+def _corpus_edges_in_c(corpus: PreparedCorpus, match: str, by: str = "cost") -> Edges:
     """`_corpus_edges` by the C helper: each example's gold ids marked with their positions,
-    each prediction's related ids (its row of the relation) looked up among them, or each
-    gold keyword searched among those when the list is the shorter. One pass, no sort."""
+    then each prediction's related ids (its row of the relation) looked up among them, or
+    the list's ids searched among those, whichever is fewer (`by` "cost"; "relation" and
+    "list" force one). One pass over the corpus, no sort of it."""
     size = max(len(corpus.strings), 1)
     predicted, prediction_offsets, _ = corpus.predictions.flat
     gold, gold_offsets, groups = corpus.references.flat
@@ -482,7 +486,8 @@ def _corpus_edges_in_c(corpus: PreparedCorpus, match: str) -> Edges:
         related_ids = related % size
     lists = np.arange(len(prediction_offsets) - 1) if groups is None else groups
     arrays = (predicted, prediction_offsets, gold, gold_offsets, lists, starts, related_ids)
-    columns = preparation._speedups.related_edges(*(np.ascontiguousarray(a, dtype=np.int64) for a in arrays), size)
+    arrays = (np.ascontiguousarray(array, dtype=np.int64) for array in arrays)
+    columns = preparation._speedups.related_edges(*arrays, size, _EDGES_BY[by])
     examples, predictions, gold_positions = (np.frombuffer(column, dtype=np.int64) for column in columns)
     return Edges(examples, predictions, gold_positions, match == "exact")
 

@@ -7,12 +7,13 @@ every later step (match relations, embeddings, sentiment) runs once per distinct
 
 from __future__ import annotations
 
-import contextlib
 import math
 import operator
+import os
 import re
 import sysconfig
 import unicodedata
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -32,10 +33,30 @@ from .validation import (
     lone_surrogate,
 )
 
-_speedups: Any = None  # the C helper (_speedups.c); without it, its twins below in Python
-if not sysconfig.get_config_var("Py_GIL_DISABLED"):  # it relies on the GIL
-    with contextlib.suppress(ImportError):  # built without a compiler
+_SPEEDUPS_VERSION = 1  # the VERSION of _speedups.c these functions call
+
+
+def _load_speedups() -> Any:
+    """The C helper (_speedups.c), or None: then its twins below run, in Python and numpy.
+    None where it was not built (no compiler), where OPINION_METRICS_PURE_PYTHON=1, on a
+    free-threaded Python (it relies on the GIL), and (with a warning) where it fails to load
+    or was built from another version of its source."""
+    if os.environ.get("OPINION_METRICS_PURE_PYTHON") == "1" or sysconfig.get_config_var("Py_GIL_DISABLED"):
+        return None
+    try:
         from . import _speedups
+    except ModuleNotFoundError:
+        return None
+    except ImportError as error:
+        warnings.warn(f"opinion_metrics: the C helper did not load ({error}); running without it", stacklevel=2)
+        return None
+    if getattr(_speedups, "VERSION", None) != _SPEEDUPS_VERSION:
+        warnings.warn("opinion_metrics: the C helper is from another version; reinstall to rebuild it", stacklevel=2)
+        return None
+    return _speedups
+
+
+_speedups: Any = _load_speedups()
 
 Normalizer = Callable[[str], str]
 NormalizeOption = Union[str, Normalizer]
@@ -249,7 +270,7 @@ def normalize_keyword(keyword: str, normalize: NormalizeOption = "default", stem
 class Vocabulary:
     """Interns normalized keywords to ids; `strings[id]` is the normalized keyword."""
 
-    def __init__(self, normalizer: Normalizer) -> None:
+    def __init__(self, normalizer: _Normalizer) -> None:
         self._normalizer = normalizer
         self._raw_to_id: dict[str, int] = {}
         # Id + 1 of each normalized form, in order of first appearance (a C-level counter);
@@ -278,15 +299,9 @@ class Vocabulary:
         """`[intern(raw) for raw in raws]` for distinct strings, as an array: normalized in
         one batch (`_Normalizer.many`), interned without a Python loop. None when a string
         not normalized before holds a lone surrogate (the per-row path names it)."""
-        many = getattr(self._normalizer, "many", None)
-        if many is not None:
-            normalized_forms = many(raws)
-            if normalized_forms is None:
-                return None
-        elif any(map(lone_surrogate, raws)):
+        normalized_forms = self._normalizer.many(raws)
+        if normalized_forms is None:
             return None
-        else:
-            normalized_forms = list(map(self._normalizer, raws))
         if not set(map(type, normalized_forms)) <= {str}:  # a callable's: a str subclass is taken as a str
             wrong = next(((r, n) for r, n in zip(raws, normalized_forms) if not isinstance(n, str)), None)
             if wrong is not None:
@@ -559,7 +574,8 @@ def _prepare_flat(
     lists: Sequence[Any], vocabulary: Vocabulary, scores: Sequence[Any] | None, group_repeats: bool
 ) -> PreparedSide | None:
     """`prepare_side` without a Python loop over rows or keywords (docs/definitions.md section 1): each
-    distinct keyword string is normalized once, duplicates are found by sorting. Applies
+    distinct keyword string is normalized once, repeats are found by marking ids (the C
+    helper) or by sorting (its twin). Applies
     when every row is a list or tuple of str (and every score row a list or tuple of floats
     in [0, 1] of the same length) and no keyword holds a lone surrogate; otherwise None, and
     the per-row path checks and reports."""
@@ -625,10 +641,10 @@ def _encode_lists_in_python(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarra
 def number_strings(strings: list[str], table: defaultdict[str, int]) -> np.ndarray:
     """`[table[string] for string in strings]` as an int64 array, where `table` numbers the
     strings it meets in order (its default factory is its own `__len__`)."""
-    encoded = None if _speedups is None else _speedups.encode_lists((strings,), table)
-    if encoded is None:  # without the helper, or a str subclass
+    codes = None if _speedups is None else _speedups.number_strings(strings, table)
+    if codes is None:  # without the helper, or a str subclass
         return np.fromiter(map(table.__getitem__, strings), dtype=np.int64, count=len(strings))
-    return np.frombuffer(encoded[1], dtype=np.uint32).astype(np.int64)
+    return np.frombuffer(codes, dtype=np.uint32).astype(np.int64)
 
 
 def _flat_scores(scores: Sequence[Any], sizes: np.ndarray) -> np.ndarray | None:
