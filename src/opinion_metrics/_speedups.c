@@ -351,6 +351,31 @@ check_rows(const int64_t *ids, Py_ssize_t total, const int64_t *offsets, Py_ssiz
     return 1;
 }
 
+/* Whether every example's list number is in [0, n_lists); else a ValueError. */
+static int
+check_lists(const int64_t *lists, Py_ssize_t n, Py_ssize_t n_lists)
+{
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (lists[i] < 0 || lists[i] >= n_lists) {
+            PyErr_SetString(PyExc_ValueError, "a list is out of range");
+            return 0;
+        }
+    return 1;
+}
+
+/* Marks the ids of gold list `list` (marks[id] = list) and, unless `where` is NULL, their
+ * positions in it (where[id]). An id marked `list` and not marked since is in that list. */
+static void
+mark_list(int64_t *marks, int64_t *where, const int64_t *gold, const int64_t *gold_offsets, int64_t list)
+{
+    for (int64_t k = gold_offsets[list]; k < gold_offsets[list + 1]; k++)
+        if (gold[k] >= 0) {
+            marks[gold[k]] = list;
+            if (where != NULL)
+                where[gold[k]] = k - gold_offsets[list];
+        }
+}
+
 /* An array of `size` int64 marks, all -1 (PyMem_Free it), or NULL with MemoryError. */
 static int64_t *
 new_marks(Py_ssize_t size)
@@ -435,21 +460,16 @@ exact_hits(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "one list (and cutoff) per example");
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (lists[i] < 0 || lists[i] >= n_lists) {
-            PyErr_SetString(PyExc_ValueError, "a list is out of range");
-            goto done;
-        }
+    if (!check_lists(lists, n, n_lists))
+        goto done;
     if ((marks = new_marks(size)) == NULL || (hits = PyBytes_FromStringAndSize(NULL, n * 8)) == NULL)
         goto done;
     int64_t *hits_of = (int64_t *)PyBytes_AS_STRING(hits);
     int64_t marked = -1; /* the list whose ids are marked (with its number) */
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t list = lists[i];
-        if (list != marked) { /* an id marked `list` earlier and not since is still in it */
-            for (int64_t k = gold_offsets[list]; k < gold_offsets[list + 1]; k++)
-                if (gold[k] >= 0)
-                    marks[gold[k]] = list;
+        if (list != marked) {
+            mark_list(marks, NULL, gold, gold_offsets, list);
             marked = list;
         }
         int64_t stop = prediction_offsets[i + 1];
@@ -520,22 +540,15 @@ related_edges(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "one list per example and one relation row per id");
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (lists[i] < 0 || lists[i] >= n_lists) {
-            PyErr_SetString(PyExc_ValueError, "a list is out of range");
-            goto done;
-        }
+    if (!check_lists(lists, n, n_lists))
+        goto done;
     if ((marks = new_marks(size)) == NULL || (where = new_marks(size)) == NULL)
         goto done;
     int64_t marked = -1;
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t list = lists[i], first = gold_offsets[list], list_size = gold_offsets[list + 1] - first;
         if (list != marked) { /* marks[g] == list: g is in the list, at position where[g] */
-            for (int64_t k = 0; k < list_size; k++)
-                if (gold[first + k] >= 0) {
-                    marks[gold[first + k]] = list;
-                    where[gold[first + k]] = k;
-                }
+            mark_list(marks, where, gold, gold_offsets, list);
             marked = list;
         }
         for (int64_t k = prediction_offsets[i]; k < prediction_offsets[i + 1]; k++) {

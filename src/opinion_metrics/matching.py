@@ -22,6 +22,7 @@ from .columnar import paused_gc
 from .preparation import (
     PreparedCorpus,
     clear_normalization_cache,
+    int64_arrays,
     list_keys,
     number_strings,
     repeated_rows,
@@ -485,8 +486,7 @@ def _corpus_edges_in_c(corpus: PreparedCorpus, match: str, by: str = "cost") -> 
         np.cumsum(np.bincount(related // size, minlength=size), out=starts[1:])
         related_ids = related % size
     lists = np.arange(len(prediction_offsets) - 1) if groups is None else groups
-    arrays = (predicted, prediction_offsets, gold, gold_offsets, lists, starts, related_ids)
-    arrays = (np.ascontiguousarray(array, dtype=np.int64) for array in arrays)
+    arrays = int64_arrays(predicted, prediction_offsets, gold, gold_offsets, lists, starts, related_ids)
     columns = preparation._speedups.related_edges(*arrays, size, _EDGES_BY[by])
     examples, predictions, gold_positions = (np.frombuffer(column, dtype=np.int64) for column in columns)
     return Edges(examples, predictions, gold_positions, match == "exact")
@@ -618,11 +618,10 @@ def exact_match_counts(corpus: PreparedCorpus, cutoffs: np.ndarray | None = None
     n = len(prediction_offsets) - 1
     speedups = preparation._speedups
     if speedups is not None:  # the C helper: each list's ids marked, no sort
-        arrays = [predicted, prediction_offsets, gold, gold_offsets, np.arange(n) if groups is None else groups]
-        if cutoffs is not None:
-            arrays.append(cutoffs)
-        arrays = [np.ascontiguousarray(array, dtype=np.int64) for array in arrays]
-        hits = speedups.exact_hits(*arrays[:5], arrays[5] if cutoffs is not None else None, len(corpus.strings))
+        lists = np.arange(n) if groups is None else groups
+        arrays = int64_arrays(predicted, prediction_offsets, gold, gold_offsets, lists)
+        cut = None if cutoffs is None else int64_arrays(cutoffs)[0]
+        hits = speedups.exact_hits(*arrays, cut, len(corpus.strings))
         return np.frombuffer(hits, dtype=np.int64).copy()
     gold_keys = corpus.references.sorted_keys
     if gold_keys is None:

@@ -650,25 +650,32 @@ def number_strings(strings: list[str], table: defaultdict[str, int]) -> np.ndarr
 def _flat_scores(scores: Sequence[Any], sizes: np.ndarray) -> np.ndarray | None:
     """All scores as one float array when every row is a list or tuple of floats in [0, 1]
     with one score per keyword, else None."""
-    encoded = _encode_floats_in_python(scores) if _speedups is None else _speedups.encode_floats(scores)
+    encoded = encode_floats(scores)
     if encoded is None:
         return None
-    row_sizes, values = (np.frombuffer(data, dtype=dtype) for data, dtype in zip(encoded, (np.int64, np.float64)))
+    row_sizes, values = encoded
     if not np.array_equal(row_sizes, sizes) or not ((values >= 0.0) & (values <= 1.0)).all():  # NaN fails too
         return None
     return values
 
 
-def _encode_floats_in_python(lists: Sequence[Any]) -> tuple[bytes, bytes] | None:
-    """`_speedups.encode_floats`: the rows' int64 lengths and their float64 values, as bytes;
-    None unless every row is a list or tuple of floats."""
+def encode_floats(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """`(sizes, values)`: the length of each row and all its values as one float array; None
+    unless every row is a list or tuple of floats. In C when the helper is built."""
+    if _speedups is not None:
+        encoded = _speedups.encode_floats(lists)
+        return None if encoded is None else (np.frombuffer(encoded[0], np.int64), np.frombuffer(encoded[1], np.float64))
     if not set(map(type, lists)) <= {list, tuple}:
         return None
     values = list(chain.from_iterable(lists))
     if not set(map(type, values)) <= {float}:
         return None
-    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    return sizes.tobytes(), np.array(values, dtype=np.float64).tobytes()
+    return np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)), np.array(values, dtype=np.float64)
+
+
+def int64_arrays(*arrays: Any) -> list[np.ndarray]:
+    """The arrays as the C helper takes them: contiguous int64 (no copy when they are)."""
+    return [np.ascontiguousarray(array, dtype=np.int64) for array in arrays]
 
 
 def _first_nonempty_occurrences(
@@ -680,8 +687,7 @@ def _first_nonempty_occurrences(
     if not len(ids):
         return None, ids
     if _speedups is not None:
-        ids, offsets = (np.ascontiguousarray(array, dtype=np.int64) for array in (ids, offsets))
-        keep = _speedups.first_occurrences(ids, offsets, vocabulary_size)
+        keep = _speedups.first_occurrences(*int64_arrays(ids, offsets), vocabulary_size)
         return (None if keep is None else np.frombuffer(keep, dtype=bool)), None
     rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
     if ids.min() >= 0:
