@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -308,6 +309,39 @@ def test_each_space_in_headless_chromium_explains_itself(browser, name, tmp_path
     if os.environ.get("OPINION_METRICS_SCREENSHOTS"):
         for shot in tmp_path.glob("*.png"):
             shutil.copy(shot, os.environ["OPINION_METRICS_SCREENSHOTS"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("combined", [False, True], ids=["keyword_prf", "opinion_metrics"])
+def test_a_click_while_a_computation_runs_is_computed_after_it_not_dropped(browser, combined, monkeypatch):
+    """Computing is slow (2 s here): the page's own computation and a first click are still
+    running when the user turns intervals on and clicks again; that last click still runs."""
+    from playwright.sync_api import expect
+
+    from opinion_metrics.demo import ui
+
+    def slowly(function):
+        def slow(*args, **keywords):
+            time.sleep(2)
+            return function(*args, **keywords)
+
+        return slow
+
+    monkeypatch.setattr(ui, "_evaluate", slowly(ui._evaluate))
+    monkeypatch.setattr(ui, "compare_families", slowly(ui.compare_families))
+    app = build_combined_app() if combined else build_app("keyword_prf")
+    page = browser.new_page(viewport=VIEWPORT)
+    try:
+        page.goto(launch(app))
+        button = page.get_by_role("button", name="Compute")
+        button.click()
+        page.get_by_label("confidence intervals (95%)").first.check()
+        button.click()
+        results = page.locator("div.table-wrap").first
+        expect(results).to_contain_text(re.compile(r"\[-?\d\.\d{4}, -?\d\.\d{4}\]"), timeout=60_000)
+    finally:
+        page.close()
+        app.close()
 
 
 @pytest.fixture(scope="module")

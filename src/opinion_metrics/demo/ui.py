@@ -54,6 +54,9 @@ _PLACEHOLDERS = {
     "aspects": "aspect names, comma-separated (default: the six tourism aspects)",
 }
 INTERVAL_COLUMN = f"{INTERVAL_LEVEL:.0%} interval"
+# A click while a computation runs is computed after it (Gradio's default drops it): the
+# user who turns intervals on and clicks again gets intervals, never the older result.
+LAST_CLICK_RUNS = "always_last"
 # Column widths of the results tables (the interval column stays, empty while intervals are off).
 _WIDTHS = ["25%", "11%", "22%", "42%"]
 _COMBINED_WIDTHS = ["18%", "17%", "8%", "15%", "42%"]
@@ -702,7 +705,8 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
         after = _after(name)
         # One queue for the page load and Compute: a slow load never lands after a later click.
         queue = {"concurrency_id": f"{name}-compute"}
-        _follow(button.click(compute, inputs, outputs, api_name="compute", **queue), after, [*outputs, *why, system])
+        click = button.click(compute, inputs, outputs, api_name="compute", trigger_mode=LAST_CLICK_RUNS, **queue)
+        _follow(click, after, [*outputs, *why, system])
         _follow(app.load(compute, inputs, outputs, api_visibility="private", **queue), after, [*outputs, *why, system])
         system.input(_select(name), [system], [rows, figure, *why], api_visibility="private")
     return app
@@ -938,7 +942,10 @@ def _combined_tab() -> tuple[Any, ...]:
     compute = _named(compare_families, ["predictions", "references", "texts", "upload", "confidence_level"], "compare")
     inputs, outputs = [predictions, references, texts, upload, intervals], [status, table, figure]
     after = _error_shown("compare", len(outputs))
-    _follow(button.click(compute, inputs, outputs, api_name="compare", concurrency_id="compare"), after, outputs)
+    click = button.click(
+        compute, inputs, outputs, api_name="compare", concurrency_id="compare", trigger_mode=LAST_CLICK_RUNS
+    )
+    _follow(click, after, outputs)
     return compute, inputs, outputs, after
 
 
@@ -1000,7 +1007,14 @@ def _comparison_tab() -> tuple[Any, ...]:
     outputs = [status, table, figure]
     after = _error_shown("compare_systems", len(outputs))
     _follow(
-        button.click(compute, inputs, outputs, api_name="compare_systems", concurrency_id="compare_systems"),
+        button.click(
+            compute,
+            inputs,
+            outputs,
+            api_name="compare_systems",
+            concurrency_id="compare_systems",
+            trigger_mode=LAST_CLICK_RUNS,
+        ),
         after,
         outputs,
     )
