@@ -39,14 +39,19 @@ SEEDS = int(os.environ.get("OPINION_METRICS_DIFFERENTIAL_SEEDS", "1"))
 _FIND = matching._containment_by_find
 _LOOKUP = matching._containment_by_lookup
 _HASH = matching._containment_by_hash
-STRATEGIES = ("auto", "find", "lookup", "hash")
+_IN_C = matching._contained_in_c
+STRATEGIES = ("auto", "find", "lookup", "hash", "automata", "windows")
 CONTAINMENTS = {"find": "find_cost", "lookup": "lookup_cost", "hash": "hash_cost"}
+# Which containment search each strategy runs ("c": the C helper's).
+SEARCHES = {"auto": "c", "find": "find", "lookup": "lookup", "hash": "hash", "automata": "c", "windows": "c"}
 # The other fast paths forced with each containment strategy (every one runs on every corpus).
 FORCED = {
     "auto": (),
-    "find": ("per_row_preparation", "matching_everywhere", "c_edges_by_list"),
+    "find": ("python_containment", "per_row_preparation", "matching_everywhere", "c_edges_by_list"),
     "lookup": ("expand_relation", "one_by_one_normalization", "python_twins"),
     "hash": ("test_each_gold", "exact_by_edges", "python_twins"),
+    "automata": ("c_containment_by_small_automata",),
+    "windows": ("c_containment_by_windows",),
 }
 
 
@@ -196,8 +201,9 @@ def prepared_as(
 
 @contextmanager
 def strategy(name: str, monkeypatch: pytest.MonkeyPatch, used: dict[str, int] | None = None):
-    """Force the containment strategy ("find" / "lookup") through the cost model, or leave
-    the choice to the library ("auto"); count in `used` which one runs."""
+    """Force the containment strategy: a Python one ("find", "lookup", "hash") through the
+    cost model, or the C helper's automata or windows; or leave the choice to the library
+    ("auto"); count in `used` which search runs (`SEARCHES`)."""
 
     def counted(kind, function):
         def wrapper(*args, **kwargs):
@@ -212,6 +218,7 @@ def strategy(name: str, monkeypatch: pytest.MonkeyPatch, used: dict[str, int] | 
         patch.setattr(matching, "_containment_by_find", counted("find", _FIND))
         patch.setattr(matching, "_containment_by_lookup", counted("lookup", _LOOKUP))
         patch.setattr(matching, "_containment_by_hash", counted("hash", _HASH))
+        patch.setattr(matching, "_contained_in_c", counted("c", _IN_C))
         if name != "auto":
             for kind, cost in CONTAINMENTS.items():
                 patch.setattr(matching, cost, lambda *args, kind=kind: 0 if name == kind else 1)
@@ -238,6 +245,14 @@ def force(path: str, patch: pytest.MonkeyPatch) -> None:
                 matching.corpus_edges(corpus, "exact"), len(corpus), True, cutoffs
             )[0],
         )
+    elif path == "python_containment":  # the Python strategies, the C helper's search left out
+        patch.setattr(matching, "_contained_in_c", lambda *args: None)
+    elif path == "c_containment_by_small_automata":  # automata over blocks of 16 needle bytes
+        in_c = matching._contained_in_c
+        patch.setattr(matching, "_contained_in_c", lambda needles, haystacks: in_c(needles, haystacks, "automata", 16))
+    elif path == "c_containment_by_windows":
+        in_c = matching._contained_in_c
+        patch.setattr(matching, "_contained_in_c", lambda needles, haystacks: in_c(needles, haystacks, "windows"))
     elif path == "c_edges_by_list":  # the C helper searching each list's ids, never a relation row
         if preparation._speedups is not None:
             by_list = lambda corpus, match: matching._corpus_edges_in_c(corpus, match, "list")  # noqa: E731
@@ -419,7 +434,7 @@ SHAPES = {
     "long_gold": lambda: long_gold_corpus(12, 8),
     "distinct_gold": lambda: distinct_gold_corpus(13, 2500),
 }
-AUTO_CHOICE = {"broadcast": "lookup", "copies": "lookup", "long_gold": "find", "distinct_gold": "hash"}
+PYTHON_CHOICE = {"broadcast": "lookup", "copies": "lookup", "long_gold": "find", "distinct_gold": "hash"}
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -444,10 +459,19 @@ def test_strategy_shapes_equal_spec(shape, match, monkeypatch):
             problems += differences(actual, expected, (predictions, references), where)
             where = f"{shape}: weighted_keyword_prf({options_text(**weighted_options)}; strategy {name})"
             problems += differences(weighted, expected_weighted, (predictions, scores, references), where)
-            if match != "exact":
-                chosen = AUTO_CHOICE[shape] if name == "auto" else name
-                assert used.get(chosen), f"{shape}, strategy {name}: {chosen} never ran ({used})"
+            if match != "exact" and (preparation._speedups is not None or SEARCHES[name] != "c"):
+                assert used.get(SEARCHES[name]), f"{shape}, strategy {name}: {SEARCHES[name]} never ran ({used})"
     check(problems)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_without_the_c_helper_each_shape_gets_its_cheap_containment_search(shape, monkeypatch):
+    predictions, _, references = SHAPES[shape]()
+    used: dict[str, int] = {}
+    with strategy("auto", monkeypatch, used):
+        monkeypatch.setattr(preparation, "_speedups", None)
+        keyword_prf(predictions, references)
+    assert used.get(PYTHON_CHOICE[shape]), used
 
 
 def test_inner_white_space_with_lookup_issue_10(monkeypatch):

@@ -360,6 +360,43 @@ def test_edges_found_in_c_and_by_the_joins_in_numpy_as_defined(examples, gold_li
         assert list(zip(*(column.tolist() for column in edges[:3]))) == expected
 
 
+containment_text = st.text(alphabet="ab é🎬\x00", max_size=5)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(containment_text, max_size=8), st.lists(st.text(alphabet="ab é🎬\x00c", max_size=12), max_size=6))
+def test_containment_found_in_c_by_automata_and_by_windows_and_in_python_as_defined(needles, haystacks):
+    """Every (needle, haystack) pair with the needle in the haystack: equal and empty needles,
+    multi-byte characters, needles whose byte pairs no haystack has, automata over blocks of a
+    few bytes (several automata per call), and the Python strategies."""
+    expected = {(i, j) for i, n in enumerate(needles) for j, h in enumerate(haystacks) if n in h}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(preparation, "_speedups", None)
+        assert matching.containment_pairs(needles, haystacks) == expected
+    if preparation._speedups is None:
+        return
+    for by, block in (("cost", matching._NEEDLE_BLOCK), ("automata", matching._NEEDLE_BLOCK), ("automata", 3),
+                      ("automata", 0), ("windows", matching._NEEDLE_BLOCK)):  # fmt: skip
+        needle, haystack = matching._contained_in_c(needles, haystacks, by, block)
+        assert set(zip(needle.tolist(), haystack.tolist())) == expected, (by, block)
+        assert len(needle) == len(expected)  # each pair once
+
+
+def test_containment_in_c_leaves_what_it_cannot_read_to_python():
+    speedups = preparation._speedups
+    if speedups is None:
+        pytest.skip("the C helper is not built here (no compiler)")
+
+    class Keyword(str):
+        pass
+
+    assert speedups.contained_pairs(["a\ud800"], ["a\ud800b"]) is None  # a lone surrogate has no UTF-8
+    assert speedups.contained_pairs([Keyword("a")], ["ab"]) is None
+    assert speedups.contained_pairs(("a",), iter(["ab"])) is None
+    assert speedups.contained_pairs(["a" * (1 << 23)], ["aa"], 1 << 24, 1) is None  # past its node numbers
+    assert matching.containment_pairs(["a\ud800", Keyword("b")], ["a\ud800b"]) == {(0, 0), (1, 0)}
+
+
 def test_the_c_kernels_refuse_rows_that_do_not_fit():
     speedups = preparation._speedups
     if speedups is None:

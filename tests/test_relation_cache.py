@@ -78,13 +78,13 @@ def test_a_small_call_after_a_large_one_relates_only_its_own_strings(monkeypatch
     large = [f"gold {i}" for i in range(1_000)]
     keyword_prf([["gold"], ["old 7"]], [large, large], match="substring")
     related = []
-    relation_pairs = matching.relation_pairs
+    relation_pair_arrays = matching.relation_pair_arrays
 
     def recorded(predicted, gold, match):
         related.append(len(gold))
-        return relation_pairs(predicted, gold, match)
+        return relation_pair_arrays(predicted, gold, match)
 
-    monkeypatch.setattr(matching, "relation_pairs", recorded)
+    monkeypatch.setattr(matching, "relation_pair_arrays", recorded)
     small = keyword_prf([["a new one", "gold 1"]], [["gold 1", "one"]], match="substring", return_per_example=True)
     assert related and max(related) <= 2  # not the 1,000 gold strings known before
     expected = brute_force([["a new one", "gold 1"]], [["gold 1", "one"]], "substring")

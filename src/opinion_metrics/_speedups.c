@@ -56,6 +56,20 @@
  * The last three mark each list's ids in an array of `size` entries: one pass, no sort of
  * the corpus.
  *
+ * contained_pairs(needles, haystacks, block=NEEDLE_BLOCK, how=0)
+ *     -> (needle_positions, haystack_positions) or None
+ *
+ *     every (i, j) with needles[i] in haystacks[j]                    (ordered by j)
+ *
+ * as int64 bytearrays, when both are lists or tuples of str (exact types) that encode to
+ * UTF-8 (no lone surrogate); otherwise None. On the UTF-8 bytes (UTF-8 is
+ * self-synchronizing: a substring of the bytes is one of the code points). Only the
+ * needles whose every pair of adjacent bytes is in a haystack (a bit per pair) are
+ * searched, by whichever is cheaper (`how` 0; 1 and 2 force one): Aho-Corasick automata,
+ * one pass over the haystacks per block of at most `block` needle bytes (bounded memory),
+ * or each window of the haystacks whose width is a needle's looked up by its hash (few,
+ * short haystacks: many predictions against a movie's gold keywords).
+ *
  * VERSION: the functions' version; the library ignores a helper built from another one. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -602,6 +616,448 @@ done:
     return result;
 }
 
+/* contained_pairs: Aho-Corasick automata over the needles' UTF-8 bytes. */
+
+#define NEEDLE_BLOCK ((Py_ssize_t)1 << 22)
+
+typedef struct {
+    int32_t *fail;         /* longest proper suffix that is a trie node */
+    int32_t *output;       /* nearest node on the fail chain that ends a needle (0: none) */
+    Py_ssize_t *ends_here; /* first needle ending at the node (-1: none); more by next_same */
+    int32_t *parent, *depth;
+    uint8_t *byte;         /* the byte on the edge from the parent */
+    int32_t root_next[256];
+    uint32_t *keys; /* (node << 8 | byte) + 1, 0: empty slot; children[slot] the child */
+    int32_t *children;
+    size_t mask;
+    Py_ssize_t nodes;
+} Automaton;
+
+static void
+free_automaton(Automaton *a)
+{
+    PyMem_Free(a->fail);
+    PyMem_Free(a->output);
+    PyMem_Free(a->ends_here);
+    PyMem_Free(a->parent);
+    PyMem_Free(a->depth);
+    PyMem_Free(a->byte);
+    PyMem_Free(a->keys);
+    PyMem_Free(a->children);
+    memset(a, 0, sizeof(*a));
+}
+
+static size_t
+child_slot(const Automaton *a, int32_t node, uint8_t byte)
+{
+    uint32_t key = (((uint32_t)node << 8) | byte) + 1;
+    size_t i = (size_t)(((uint64_t)key * 0x9E3779B97F4A7C15ULL) >> 32) & a->mask;
+    while (a->keys[i] != 0 && a->keys[i] != key)
+        i = (i + 1) & a->mask;
+    return i;
+}
+
+/* The child of `node` by `byte`, 0 if none (the root is nobody's child). */
+static int32_t
+child_of(const Automaton *a, int32_t node, uint8_t byte)
+{
+    if (node == 0)
+        return a->root_next[byte];
+    size_t i = child_slot(a, node, byte);
+    return a->keys[i] ? a->children[i] : 0;
+}
+
+/* The automaton of the needles numbered which[0:count] (their UTF-8 bytes `data`, `size`,
+ * summing to `bytes`, under 2**23), or 0 with MemoryError. */
+static int
+build_automaton(Automaton *a, const char *const *data, const Py_ssize_t *size, const Py_ssize_t *which,
+                Py_ssize_t count, Py_ssize_t bytes, Py_ssize_t *next_same)
+{
+    Py_ssize_t capacity = bytes + 1;
+    size_t slots = 16;
+    while (slots < 2 * (size_t)capacity)
+        slots <<= 1;
+    memset(a, 0, sizeof(*a));
+    a->fail = PyMem_Calloc((size_t)capacity, sizeof(int32_t));
+    a->output = PyMem_Calloc((size_t)capacity, sizeof(int32_t));
+    a->ends_here = PyMem_Malloc((size_t)capacity * sizeof(Py_ssize_t));
+    a->parent = PyMem_Calloc((size_t)capacity, sizeof(int32_t));
+    a->depth = PyMem_Calloc((size_t)capacity, sizeof(int32_t));
+    a->byte = PyMem_Calloc((size_t)capacity, 1);
+    a->keys = PyMem_Calloc(slots, sizeof(uint32_t));
+    a->children = PyMem_Malloc(slots * sizeof(int32_t));
+    if (!a->fail || !a->output || !a->ends_here || !a->parent || !a->depth || !a->byte || !a->keys || !a->children) {
+        free_automaton(a);
+        PyErr_NoMemory();
+        return 0;
+    }
+    a->mask = slots - 1;
+    a->nodes = 1;
+    a->ends_here[0] = -1;
+    for (Py_ssize_t w = 0; w < count; w++) { /* the trie */
+        Py_ssize_t i = which[w];
+        int32_t node = 0;
+        for (Py_ssize_t k = 0; k < size[i]; k++) {
+            uint8_t byte = (uint8_t)data[i][k];
+            int32_t next = child_of(a, node, byte);
+            if (next == 0) {
+                next = (int32_t)a->nodes++;
+                a->parent[next] = node;
+                a->depth[next] = a->depth[node] + 1;
+                a->byte[next] = byte;
+                a->ends_here[next] = -1;
+                if (node == 0)
+                    a->root_next[byte] = next;
+                else {
+                    size_t slot = child_slot(a, node, byte);
+                    a->keys[slot] = (((uint32_t)node << 8) | byte) + 1;
+                    a->children[slot] = next;
+                }
+            }
+            node = next;
+        }
+        next_same[i] = a->ends_here[node];
+        a->ends_here[node] = i;
+    }
+    /* Fail and output links in order of depth (counting sort): a node's links are those of
+     * shallower nodes, already set. */
+    int32_t deepest = 0;
+    for (Py_ssize_t v = 0; v < a->nodes; v++)
+        deepest = a->depth[v] > deepest ? a->depth[v] : deepest;
+    Py_ssize_t *at_depth = PyMem_Calloc((size_t)deepest + 2, sizeof(Py_ssize_t));
+    int32_t *order = PyMem_Malloc((size_t)a->nodes * sizeof(int32_t));
+    if (at_depth == NULL || order == NULL) {
+        PyMem_Free(at_depth);
+        PyMem_Free(order);
+        free_automaton(a);
+        PyErr_NoMemory();
+        return 0;
+    }
+    for (Py_ssize_t v = 0; v < a->nodes; v++)
+        at_depth[a->depth[v] + 1]++;
+    for (int32_t d = 0; d <= deepest; d++)
+        at_depth[d + 1] += at_depth[d];
+    for (Py_ssize_t v = 0; v < a->nodes; v++)
+        order[at_depth[a->depth[v]]++] = (int32_t)v;
+    for (Py_ssize_t k = 1; k < a->nodes; k++) { /* order[0] is the root */
+        int32_t v = order[k], f = a->parent[v], to = 0;
+        if (f != 0) {
+            for (f = a->fail[f];; f = a->fail[f]) {
+                if ((to = child_of(a, f, a->byte[v])) != 0 || f == 0)
+                    break;
+            }
+        }
+        a->fail[v] = to;
+        a->output[v] = (to != 0 && a->ends_here[to] >= 0) ? to : a->output[to];
+    }
+    PyMem_Free(at_depth);
+    PyMem_Free(order);
+    return 1;
+}
+
+typedef struct {
+    int64_t *columns[2];
+    Py_ssize_t length, capacity;
+} PairList;
+
+static int
+add_pair(PairList *pairs, int64_t a, int64_t b)
+{
+    if (pairs->length == pairs->capacity) {
+        Py_ssize_t capacity = pairs->capacity ? 2 * pairs->capacity : 1024;
+        for (int c = 0; c < 2; c++) {
+            int64_t *grown = PyMem_Realloc(pairs->columns[c], (size_t)capacity * sizeof(int64_t));
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                return 0;
+            }
+            pairs->columns[c] = grown;
+        }
+        pairs->capacity = capacity;
+    }
+    pairs->columns[0][pairs->length] = a;
+    pairs->columns[1][pairs->length] = b;
+    pairs->length++;
+    return 1;
+}
+
+/* The UTF-8 bytes of each item of `sequence` (borrowed from the strings), or 0: with an
+ * exception, or without one (*plain = 0) when an item is not an exact str or holds a lone
+ * surrogate. */
+static int
+utf8_items(PyObject *sequence, Py_ssize_t n, const char **data, Py_ssize_t *size, int *plain)
+{
+    PyObject **items = PySequence_Fast_ITEMS(sequence);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyUnicode_CheckExact(items[i]) || (data[i] = PyUnicode_AsUTF8AndSize(items[i], &size[i])) == NULL) {
+            if (PyErr_Occurred()) {
+                if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+                    return 0;
+                PyErr_Clear();
+            }
+            *plain = 0;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The pairs of the needles numbered which[0:count] by their hashes: every window of a
+ * haystack whose width is a needle's is hashed (prefix hashes) and looked up among the
+ * needles' (confirmed byte by byte). Costs a window per (start, width): for few, short
+ * haystacks. 0 with MemoryError. */
+static int
+pairs_by_windows(const char *const *data, const Py_ssize_t *size, Py_ssize_t n, Py_ssize_t m,
+                 const Py_ssize_t *which, Py_ssize_t count, Py_ssize_t *next_same, Py_ssize_t *last,
+                 PairList *pairs)
+{
+    const uint64_t base = 0x100000001B3ULL;
+    Py_ssize_t longest = 0, empty = -1;
+    for (Py_ssize_t j = 0; j < m; j++)
+        longest = size[n + j] > longest ? size[n + j] : longest;
+    size_t slots = 16;
+    while (slots < 2 * (size_t)count)
+        slots <<= 1;
+    size_t mask = slots - 1;
+    int ok = 0;
+    uint64_t *hashes = PyMem_Malloc(slots * sizeof(uint64_t));
+    Py_ssize_t *heads = PyMem_Malloc(slots * sizeof(Py_ssize_t));
+    uint8_t *is_width = PyMem_Calloc((size_t)longest + 1, 1);
+    Py_ssize_t *widths = PyMem_Malloc(((size_t)longest + 1) * sizeof(Py_ssize_t));
+    uint64_t *powers = PyMem_Malloc(((size_t)longest + 1) * sizeof(uint64_t));
+    uint64_t *prefix = PyMem_Malloc(((size_t)longest + 1) * sizeof(uint64_t));
+    if (!hashes || !heads || !is_width || !widths || !powers || !prefix) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t slot = 0; slot < slots; slot++)
+        heads[slot] = -1;
+    for (Py_ssize_t w = 0; w < count; w++) { /* the needles' table; equal needles chained */
+        Py_ssize_t i = which[w], width = size[i];
+        const uint8_t *needle = (const uint8_t *)data[i];
+        if (width == 0) {
+            next_same[i] = empty;
+            empty = i;
+            continue;
+        }
+        if (width > longest)
+            continue;
+        uint64_t hash = 0;
+        for (Py_ssize_t k = 0; k < width; k++)
+            hash = hash * base + needle[k];
+        size_t slot = (size_t)((hash * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+        while (heads[slot] >= 0 && !(hashes[slot] == hash && size[heads[slot]] == width &&
+                                     memcmp(data[heads[slot]], needle, (size_t)width) == 0))
+            slot = (slot + 1) & mask;
+        next_same[i] = heads[slot];
+        hashes[slot] = hash;
+        heads[slot] = i;
+        is_width[width] = 1;
+    }
+    Py_ssize_t n_widths = 0;
+    for (Py_ssize_t width = 1; width <= longest; width++)
+        if (is_width[width])
+            widths[n_widths++] = width;
+    powers[0] = 1;
+    for (Py_ssize_t k = 1; k <= longest; k++)
+        powers[k] = powers[k - 1] * base;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        const uint8_t *text = (const uint8_t *)data[n + j];
+        Py_ssize_t length = size[n + j];
+        for (Py_ssize_t i = empty; i >= 0; i = next_same[i])
+            if (!add_pair(pairs, i, j))
+                goto done;
+        prefix[0] = 0;
+        for (Py_ssize_t k = 0; k < length; k++)
+            prefix[k + 1] = prefix[k] * base + text[k];
+        for (Py_ssize_t w = 0; w < n_widths && widths[w] <= length; w++) {
+            Py_ssize_t width = widths[w];
+            for (Py_ssize_t start = 0; start + width <= length; start++) {
+                uint64_t hash = prefix[start + width] - prefix[start] * powers[width];
+                size_t slot = (size_t)((hash * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+                for (; heads[slot] >= 0; slot = (slot + 1) & mask) {
+                    Py_ssize_t i = heads[slot];
+                    if (hashes[slot] != hash || size[i] != width || memcmp(data[i], text + start, (size_t)width) != 0)
+                        continue;
+                    for (; i >= 0; i = next_same[i])
+                        if (last[i] != j) {
+                            last[i] = j;
+                            if (!add_pair(pairs, i, j))
+                                goto done;
+                        }
+                    break;
+                }
+            }
+        }
+    }
+    ok = 1;
+done:
+    PyMem_Free(hashes);
+    PyMem_Free(heads);
+    PyMem_Free(is_width);
+    PyMem_Free(widths);
+    PyMem_Free(powers);
+    PyMem_Free(prefix);
+    return ok;
+}
+
+/* The pairs of the needles numbered which[0:count] by Aho-Corasick automata, one per block
+ * of at most `block` needle bytes (one needle at least); 0 with an exception, or without
+ * one (*plain = 0) for a needle of 8 MiB (nodes are numbered in 23 bits, a byte in 8 more). */
+static int
+pairs_by_automata(const char *const *data, const Py_ssize_t *size, Py_ssize_t n, Py_ssize_t m,
+                  const Py_ssize_t *which, Py_ssize_t count, Py_ssize_t block, Py_ssize_t *next_same,
+                  Py_ssize_t *last, PairList *pairs, int *plain)
+{
+    Automaton a;
+    memset(&a, 0, sizeof(a));
+    for (Py_ssize_t first = 0; first < count;) {
+        Py_ssize_t stop = first, bytes = 0;
+        while (stop < count && (stop == first || bytes + size[which[stop]] <= block))
+            bytes += size[which[stop++]];
+        if (bytes >= (1 << 23)) {
+            *plain = 0;
+            return 0;
+        }
+        if (!build_automaton(&a, data, size, which + first, stop - first, bytes, next_same))
+            return 0;
+        for (Py_ssize_t j = 0; j < m; j++) {
+            const uint8_t *text = (const uint8_t *)data[n + j];
+            for (Py_ssize_t i = a.ends_here[0]; i >= 0; i = next_same[i]) /* the empty needle */
+                if (!add_pair(pairs, i, j))
+                    goto fail;
+            int32_t state = 0;
+            for (Py_ssize_t k = 0; k < size[n + j]; k++) {
+                int32_t next;
+                while ((next = child_of(&a, state, text[k])) == 0 && state != 0)
+                    state = a.fail[state];
+                state = next;
+                for (int32_t v = a.ends_here[state] >= 0 ? state : a.output[state]; v != 0; v = a.output[v])
+                    for (Py_ssize_t i = a.ends_here[v]; i >= 0; i = next_same[i])
+                        if (last[i] != j) {
+                            last[i] = j;
+                            if (!add_pair(pairs, i, j))
+                                goto fail;
+                        }
+            }
+        }
+        free_automaton(&a);
+        first = stop;
+    }
+    return 1;
+fail:
+    free_automaton(&a);
+    return 0;
+}
+
+static PyObject *
+contained_pairs(PyObject *module, PyObject *args)
+{
+    PyObject *needle_list, *haystack_list, *result = NULL;
+    Py_ssize_t block = NEEDLE_BLOCK;
+    int how = 0;
+    if (!PyArg_ParseTuple(args, "OO|ni:contained_pairs", &needle_list, &haystack_list, &block, &how))
+        return NULL;
+    if ((!PyList_CheckExact(needle_list) && !PyTuple_CheckExact(needle_list)) ||
+        (!PyList_CheckExact(haystack_list) && !PyTuple_CheckExact(haystack_list)))
+        Py_RETURN_NONE;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(needle_list), m = PySequence_Fast_GET_SIZE(haystack_list);
+    const char **data = PyMem_Malloc((size_t)(n + m + 1) * sizeof(char *));
+    Py_ssize_t *size = PyMem_Malloc((size_t)(n + m + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *next_same = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *last = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    PairList pairs = {{NULL, NULL}, 0, 0};
+    uint8_t *pairs_in = NULL;
+    Py_ssize_t *candidates = NULL;
+    int plain = 1;
+    if (data == NULL || size == NULL || next_same == NULL || last == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* No Python code runs below: the sequences do not change meanwhile. */
+    if (!utf8_items(needle_list, n, data, size, &plain) || !utf8_items(haystack_list, m, data + n, size + n, &plain))
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++)
+        last[i] = -1;
+    /* Candidates: the needles whose every byte pair (or byte) is one of the haystacks'. */
+    pairs_in = PyMem_Calloc(65536 / 8, 1);
+    candidates = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    if (pairs_in == NULL || candidates == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint8_t bytes_in[256 / 8] = {0};
+    for (Py_ssize_t j = 0; j < m; j++) {
+        const uint8_t *text = (const uint8_t *)data[n + j];
+        for (Py_ssize_t k = 0; k < size[n + j]; k++) {
+            bytes_in[text[k] >> 3] |= (uint8_t)(1 << (text[k] & 7));
+            if (k + 1 < size[n + j]) {
+                unsigned pair = (unsigned)text[k] << 8 | text[k + 1];
+                pairs_in[pair >> 3] |= (uint8_t)(1 << (pair & 7));
+            }
+        }
+    }
+    Py_ssize_t n_candidates = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint8_t *needle = (const uint8_t *)data[i];
+        int possible = size[i] != 1 || (bytes_in[needle[0] >> 3] >> (needle[0] & 7) & 1);
+        for (Py_ssize_t k = 0; possible && k + 1 < size[i]; k++) {
+            unsigned pair = (unsigned)needle[k] << 8 | needle[k + 1];
+            possible = pairs_in[pair >> 3] >> (pair & 7) & 1;
+        }
+        if (possible)
+            candidates[n_candidates++] = i;
+    }
+    /* Comparable costs (about ns): a window per (start, width) of the haystacks; an automaton
+     * node per needle byte, then a step per haystack byte. */
+    double windows = 0, automaton = 0;
+    Py_ssize_t longest_needle = 0;
+    for (Py_ssize_t c = 0; c < n_candidates; c++) {
+        automaton += 30.0 * (double)size[candidates[c]];
+        longest_needle = size[candidates[c]] > longest_needle ? size[candidates[c]] : longest_needle;
+    }
+    uint8_t *is_width = PyMem_Calloc((size_t)longest_needle + 1, 1);
+    if (is_width == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t c = 0; c < n_candidates; c++)
+        is_width[size[candidates[c]]] = 1;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        automaton += 4.0 * (double)size[n + j];
+        for (Py_ssize_t width = 1; width <= longest_needle && width <= size[n + j]; width++)
+            if (is_width[width])
+                windows += 5.0 * (double)(size[n + j] - width + 1);
+    }
+    PyMem_Free(is_width);
+    int found = (how == 2 || (how == 0 && windows < automaton))
+                    ? pairs_by_windows(data, size, n, m, candidates, n_candidates, next_same, last, &pairs)
+                    : pairs_by_automata(data, size, n, m, candidates, n_candidates, block, next_same, last, &pairs,
+                                        &plain);
+    if (!found)
+        goto done;
+    result = PyTuple_New(2);
+    for (int c = 0; result != NULL && c < 2; c++) {
+        PyObject *column = PyByteArray_FromStringAndSize((const char *)pairs.columns[c], pairs.length * 8);
+        if (column == NULL)
+            Py_CLEAR(result);
+        else
+            PyTuple_SET_ITEM(result, c, column);
+    }
+done:
+    PyMem_Free(pairs_in);
+    PyMem_Free(candidates);
+    PyMem_Free(data);
+    PyMem_Free(size);
+    PyMem_Free(next_same);
+    PyMem_Free(last);
+    for (int c = 0; c < 2; c++)
+        PyMem_Free(pairs.columns[c]);
+    if (result == NULL && !plain && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"number_strings", number_strings, METH_VARARGS,
      "number_strings(strings, table) -> codes or None: each string's number in table, new strings "
@@ -620,6 +1076,10 @@ static PyMethodDef methods[] = {
     {"related_edges", related_edges, METH_VARARGS,
      "related_edges(predicted, prediction_offsets, gold, gold_offsets, lists, starts, related, size, by) -> "
      "(examples, predictions, gold_positions) (int64 bytearrays)."},
+    {"contained_pairs", contained_pairs, METH_VARARGS,
+     "contained_pairs(needles, haystacks, block=4194304, how=0) -> (needle_positions, haystack_positions) "
+     "(int64 bytearrays) or None: every (i, j) with needles[i] in haystacks[j]; how 1: by automata over "
+     "blocks of `block` needle bytes, 2: by hashed windows, 0: the cheaper."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -629,7 +1089,7 @@ PyMODINIT_FUNC
 PyInit__speedups(void)
 {
     PyObject *created = PyModule_Create(&module);
-    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 1) < 0)
+    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 2) < 0)
         Py_CLEAR(created);
     return created;
 }

@@ -36,14 +36,18 @@ _SEPARATOR = "\x00"
 def containment_pairs(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:
     """All pairs `(i, j)` such that `needles[i]` is a substring of `haystacks[j]`.
 
-    Equal needles (token forms of keywords that differ only in white space) are searched
-    once and each gets the pairs. Three strategies give the same pairs; the cheapest one
-    runs: looking every substring of the haystacks (of a needle's length) up in a set,
-    `str.find` of each needle in the joined haystacks, or the same lookup with the
-    substrings' rolling hashes computed as arrays (candidates then checked with `in`).
+    With the C helper, one Aho-Corasick pass over the haystacks. Without it, equal needles
+    (token forms of keywords that differ only in white space) are searched once and each
+    gets the pairs, and three strategies give the same pairs; the cheapest one runs: looking
+    every substring of the haystacks (of a needle's length) up in a set, `str.find` of each
+    needle in the joined haystacks, or the same lookup with the substrings' rolling hashes
+    computed as arrays (candidates then checked with `in`).
     """
     if not needles or not haystacks:
         return set()
+    found = _contained_in_c(needles, haystacks)
+    if found is not None:
+        return set(zip(found[0].tolist(), found[1].tolist()))
     positions: dict[str, list[int]] = {}
     for i, needle in enumerate(needles):
         positions.setdefault(needle, []).append(i)
@@ -57,6 +61,34 @@ def containment_pairs(needles: Sequence[str], haystacks: Sequence[str]) -> set[t
     if len(distinct) == len(needles):
         return pairs
     return {(i, j) for d, j in pairs for i in positions[distinct[d]]}
+
+
+_NEEDLE_BLOCK = 1 << 22  # needle bytes per automaton of the C helper (its memory: ~40 bytes each)
+
+
+_CONTAINMENT_BY = {"cost": 0, "automata": 1, "windows": 2}
+
+
+def _contained_in_c(
+    needles: Sequence[str], haystacks: Sequence[str], by: str = "cost", block: int = _NEEDLE_BLOCK
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`containment_pairs` as two arrays (needle, haystack) by the C helper, or None without
+    it (or for a str subclass or a lone surrogate): by Aho-Corasick automata over blocks of
+    `block` needle bytes, or by the haystacks' windows looked up, whichever is cheaper (`by`
+    "cost"; "automata" and "windows" force one)."""
+    if preparation._speedups is None:
+        return None
+    found = preparation._speedups.contained_pairs(needles, haystacks, block, _CONTAINMENT_BY[by])
+    return None if found is None else (np.frombuffer(found[0], np.int64), np.frombuffer(found[1], np.int64))
+
+
+def containment_arrays(needles: Sequence[str], haystacks: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """`containment_pairs` as two int64 arrays (needle positions, haystack positions)."""
+    found = _contained_in_c(needles, haystacks) if needles and haystacks else None
+    if found is None:
+        pairs = containment_pairs(needles, haystacks)
+        found = tuple(np.fromiter((pair[k] for pair in pairs), np.int64, count=len(pairs)) for k in (0, 1))
+    return found
 
 
 def lookup_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
@@ -216,17 +248,25 @@ def relation_pairs(predicted: Sequence[str], gold: Sequence[str], match: str) ->
     `"exact"`: equal strings; `"substring"`: equal or either contains the other;
     `"token"`: the token sequence of either is a contiguous sub-sequence of the other's.
     """
+    related_predicted, related_gold = relation_pair_arrays(predicted, gold, match)
+    return set(zip(related_predicted.tolist(), related_gold.tolist()))
+
+
+def relation_pair_arrays(predicted: Sequence[str], gold: Sequence[str], match: str) -> tuple[np.ndarray, np.ndarray]:
+    """`relation_pairs` as two int64 arrays (prediction positions, gold positions), sorted."""
     if match == "exact":
         position = {keyword: j for j, keyword in enumerate(gold)}
-        return {(i, position[keyword]) for i, keyword in enumerate(predicted) if keyword in position}
+        pairs = [(i, position[keyword]) for i, keyword in enumerate(predicted) if keyword in position]
+        return tuple(np.fromiter((pair[k] for pair in pairs), np.int64, count=len(pairs)) for k in (0, 1))
     if match == "token":
         predicted = [_token_form(keyword) for keyword in predicted]
         gold = [_token_form(keyword) for keyword in gold]
     elif match != "substring":
         check_match(match)
-    pairs = containment_pairs(predicted, gold)
-    pairs.update((i, j) for j, i in containment_pairs(gold, predicted))
-    return pairs
+    predicted_in, gold_around = containment_arrays(predicted, gold)
+    gold_in, predicted_around = containment_arrays(gold, predicted)
+    keys = np.unique(np.concatenate([predicted_in * len(gold) + gold_around, predicted_around * len(gold) + gold_in]))
+    return keys // max(len(gold), 1), keys % max(len(gold), 1)
 
 
 def reference_groups(corpus: PreparedCorpus) -> tuple[list[tuple[int, ...]], list[list[int]]]:
@@ -297,36 +337,40 @@ class _KnownRelation:
         self.predicted.default_factory = self.predicted.__len__
         self.gold: dict[str, int] = {}
         self.gold_strings: list[str] = []
-        self.neighbors: list[list[int]] = []  # per predicted string: its related gold strings
-        self.met: list[int] = []  # per predicted string: how many of `gold_strings` it was related to
+        self.neighbors: dict[int, list[int]] = {}  # per predicted string related to some: its gold strings
+        self.met = np.zeros(1024, dtype=np.int64)  # per predicted string: how many of `gold_strings` it has met
+        self.in_neighbors = np.zeros(1024, dtype=bool)  # per predicted string: whether `neighbors` has it
         self.size = 0
 
-    def add(self, predicted: Sequence[str], gold: Sequence[str]) -> list[int]:
+    def add(self, predicted: Sequence[str], gold: Sequence[str]) -> np.ndarray:
         """Relate the distinct `predicted` strings to every gold string met (`gold` included);
-        returns their numbers, which index `neighbors`."""
+        returns their numbers, the keys of `neighbors`."""
         if len(self.gold_strings) > self._SPREAD * len(gold) + self._FLOOR:
             self.__init__(self.match)
         new_gold = [string for string in gold if string not in self.gold]
         self.gold.update(zip(new_gold, range(len(self.gold_strings), len(self.gold_strings) + len(new_gold))))
         self.gold_strings.extend(new_gold)
         known_predicted = len(self.predicted)
-        numbers = number_strings(predicted, self.predicted).tolist()
-        self.neighbors.extend([] for _ in range(len(self.predicted) - len(self.neighbors)))
-        self.met.extend([0] * (len(self.predicted) - len(self.met)))
-        stale: dict[int, list[int]] = {}  # gold strings met so far: the predicted strings (positions)
+        numbers = number_strings(predicted, self.predicted)
+        if len(self.predicted) > len(self.met):  # (new strings have met none)
+            grown = max(len(self.predicted), len(self.met))
+            self.met = np.concatenate([self.met, np.zeros(grown, dtype=np.int64)])
+            self.in_neighbors = np.concatenate([self.in_neighbors, np.zeros(grown, dtype=bool)])
         total = len(self.gold_strings)
-        met_so_far = list(map(self.met.__getitem__, numbers))
-        if min(met_so_far, default=total) < total:
-            for position, met in enumerate(met_so_far):
-                if met < total:
-                    stale.setdefault(met, []).append(position)
-        for met, positions in stale.items():
-            pairs = relation_pairs([predicted[k] for k in positions], self.gold_strings[met:], self.match)
-            for i, j in pairs:
-                self.neighbors[numbers[positions[i]]].append(met + j)
-            for k in positions:
-                self.met[numbers[k]] = total
-            self.size += len(pairs)
+        met = self.met[numbers]
+        stale = np.flatnonzero(met < total)
+        # each group of the strings that met as many gold strings meets those it has not met
+        groups = np.unique(met[stale]) if len(stale) and met[stale].min() < met[stale].max() else met[stale[:1]]
+        for met_before in groups.tolist():
+            positions = stale if len(groups) == 1 else stale[met[stale] == met_before]
+            strings = predicted if len(positions) == len(predicted) else [predicted[k] for k in positions.tolist()]
+            related, gold_strings = relation_pair_arrays(strings, self.gold_strings[met_before:], self.match)
+            related_numbers = numbers[positions[related]]
+            for number, gold_number in zip(related_numbers.tolist(), (gold_strings + met_before).tolist()):
+                self.neighbors.setdefault(number, []).append(gold_number)
+            self.in_neighbors[related_numbers] = True
+            self.size += len(related)
+        self.met[numbers[stale]] = total
         self.size += len(new_gold) + len(self.predicted) - known_predicted
         return numbers
 
@@ -353,12 +397,13 @@ def related_positions(predicted: list[str], gold: list[str], match: str) -> tupl
         position = np.full(len(known.gold_strings), -1, dtype=np.int64)
         gold_numbers = np.fromiter(map(known.gold.__getitem__, gold), dtype=np.int64, count=len(gold))
         position[gold_numbers] = np.arange(len(gold))
-        neighbors = list(map(known.neighbors.__getitem__, numbers))
+        with_neighbors = np.flatnonzero(known.in_neighbors[numbers])
+        neighbors = list(map(known.neighbors.__getitem__, numbers[with_neighbors].tolist()))
         counts = np.fromiter(map(len, neighbors), dtype=np.int64, count=len(neighbors))
         related = position[np.fromiter(chain.from_iterable(neighbors), dtype=np.int64, count=int(counts.sum()))]
         if known.size > known._LIMIT:
             del _KNOWN[match]
-    owner = np.repeat(np.arange(len(neighbors)), counts)
+    owner = np.repeat(with_neighbors, counts)
     kept = related >= 0
     return owner[kept], related[kept]
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from .columnar import paused_gc
 from .validation import (
+    any_lone_surrogate,
     check_corpus,
     check_keyword,
     check_keyword_list,
@@ -33,7 +34,7 @@ from .validation import (
     lone_surrogate,
 )
 
-_SPEEDUPS_VERSION = 1  # the VERSION of _speedups.c these functions call
+_SPEEDUPS_VERSION = 2  # the VERSION of _speedups.c these functions call
 
 
 def _load_speedups() -> Any:
@@ -83,7 +84,11 @@ _DROP_PUNCTUATION_AND_SYMBOLS = _DropPunctuationSymbolsAndFormat()
 # no ASCII character is Cf), for the ASCII fast path.
 _ASCII_DROP = str.maketrans("", "", "".join(chr(c) for c in range(128) if _DROP_PUNCTUATION_AND_SYMBOLS[c] is None))
 _NON_ASCII_ALNUM = re.compile(r"[^a-zA-Z0-9\s]")
-_NON_ASCII_ALNUM_OR_SEPARATOR = re.compile(r"[^a-zA-Z0-9\s\x00]")
+# What `_NON_ASCII_ALNUM` deletes from ASCII text but the separator, as a table (faster
+# than the regular expression).
+_ASCII_NOT_ALNUM = str.maketrans(
+    "", "", "".join(chr(c) for c in range(1, 128) if _NON_ASCII_ALNUM.match(chr(c)))
+)  # (chr(0) is the separator)
 _SEPARATOR = "\x00"
 
 
@@ -113,7 +118,7 @@ def _many_default(texts: list[str]) -> list[str]:
 
 
 def _many_ascii(texts: list[str]) -> list[str]:
-    joined = _NON_ASCII_ALNUM_OR_SEPARATOR.sub("", _SEPARATOR.join(texts).lower())
+    joined = _SEPARATOR.join(texts).lower().translate(_ASCII_NOT_ALNUM)
     return list(map(str.strip, joined.split(_SEPARATOR)))
 
 
@@ -206,19 +211,22 @@ class _Normalizer:
         across calls, the others computed with ASCII strings in one batch."""
         cache = self._cache
         if cache is None:
-            return None if any(map(lone_surrogate, texts)) else self._compute_many(texts)
+            return None if any_lone_surrogate(texts) else self._compute_many(texts)
         found = list(map(cache.get, texts))
         if None not in found:
             return found
-        missing = [text for text, form in zip(texts, found) if form is None]
-        if any(map(lone_surrogate, missing)):
+        missing = texts if found.count(None) == len(texts) else [t for t, form in zip(texts, found) if form is None]
+        if any_lone_surrogate(missing):
             return None
-        computed = dict(zip(missing, self._compute_many(missing)))
-        if len(cache) + len(computed) > _NORMALIZED_LIMIT:
+        forms = self._compute_many(missing)
+        if len(cache) + len(forms) > _NORMALIZED_LIMIT:
             cache.clear()
-        cache.update(computed)
+        cache.update(zip(missing, forms))
+        if missing is texts:
+            return forms
         # read from this call's forms: another thread may clear the shared ones meanwhile
-        return [computed[text] if form is None else form for text, form in zip(texts, found)]
+        computed = iter(forms)
+        return [next(computed) if form is None else form for form in found]
 
     def _compute_many(self, texts: list[str]) -> list[Any]:
         if self._batch is None or len(texts) < 8:

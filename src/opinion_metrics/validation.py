@@ -72,6 +72,19 @@ def lone_surrogate(text: str) -> str | None:
     return None
 
 
+def any_lone_surrogate(texts: Sequence[str]) -> bool:
+    """Whether a lone surrogate is in any of `texts` (`lone_surrogate`), in one pass (UTF-8
+    never pairs two surrogates of a str, so joining them hides none)."""
+    joined = "".join(texts)
+    if joined.isascii():
+        return False
+    try:
+        joined.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def check_keyword(value: Any, side: str, index: int, position: int) -> None:
     """Every keyword must be a str of valid Unicode."""
     if not isinstance(value, str):
