@@ -61,7 +61,7 @@ def test_batch_normalization_runs_for_ascii_and_leaves_the_rest_to_the_full_path
     texts = ["Star-Wars!", "  a\x1cb ", "Straße", "x\x00y", *[f"W{i}" for i in range(10)]]
     normalized = make_normalizer("default").many(texts)
     assert normalized == ["starwars", "a b", "strasse", "x\x00y", *[f"w{i}" for i in range(10)]]
-    assert calls == [["Star-Wars!", "  a\x1cb ", *[f"W{i}" for i in range(10)]]]  # no NUL, no non-ASCII
+    assert calls == ["\x00".join(["Star-Wars!", "  a\x1cb ", *[f"W{i}" for i in range(10)]])]  # no NUL, no non-ASCII
 
 
 @settings(max_examples=200, deadline=None)
@@ -273,7 +273,8 @@ def test_a_keyword_equal_to_a_str_is_not_one_on_either_path():
 
 
 def test_keywords_numbered_in_c_from_any_sequence_of_rows():
-    pytest.importorskip("opinion_metrics._speedups")
+    if preparation._speedups is None:
+        pytest.skip("the C helper is not built or not used here")
     war, peace = "war", "".join(["pea", "ce"])  # equal strings, distinct objects: numbered by value
     sizes, codes, distinct = preparation.encode_lists((["war", peace], (), ("peace", war, "jedi")))
     assert sizes.dtype == np.int64 and sizes.tolist() == [2, 0, 3]
@@ -553,9 +554,10 @@ def test_a_corpus_evaluated_again_is_prepared_once_and_its_changes_are_seen(monk
     scores = [[0.9, 0.1], [0.5, 0.4], (0.3, 0.2)]
     gold = ["star wars", "the force"]
     references = [gold, gold, ["yoda", "sith"]]
-    prepared = []
-    prepare_side = preparation.prepare_side
+    prepared = []  # rows read again: prepared, or (scores) read for the ids prepared without them
+    prepare_side, with_scores = preparation.prepare_side, preparation._with_scores
     monkeypatch.setattr(preparation, "prepare_side", lambda *a, **k: prepared.append(1) or prepare_side(*a, **k))
+    monkeypatch.setattr(preparation, "_with_scores", lambda *a: prepared.append(1) or with_scores(*a))
 
     def check():
         for options in ({"match": "exact"}, {"match": "substring", "top_k": 1}, {"match": "token", "top_k": "O"}):
@@ -615,6 +617,89 @@ def test_list_signatures_never_rule_out_a_member():
     assert matching.signature_holds(signatures, lists, others).tolist() == expected
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["Jedi", "jedi", "", " sith!", "yoda", "a b"]), max_size=5), min_size=1, max_size=6
+    ),
+    st.data(),
+)
+def test_scores_read_for_rows_kept_prepared_without_them_equal_a_fresh_preparation(predictions, data):
+    """The weighted family given rows the keyword family prepared: the kept ids with the
+    scores read again equal the rows prepared with their scores (repeated and empty keywords
+    dropped with their scores); scores the vectorized path refuses go the per-row way."""
+    scores = [[data.draw(st.floats(0, 1)) for _ in row] for row in predictions]
+    references = [["jedi", "the force"]] * len(predictions)
+    preparation.clear_prepared_corpora()
+    plain = prepare_corpus(predictions, references)
+    scored = prepare_corpus(predictions, references, scores=scores)
+    preparation.clear_prepared_corpora()
+    fresh = prepare_corpus(predictions, references, scores=scores)
+    assert scored.strings == fresh.strings
+    assert scored.predictions.ids == fresh.predictions.ids and scored.references.ids == fresh.references.ids
+    assert scored.predictions.scores == fresh.predictions.scores
+    if preparation._speedups is not None:  # kept from the first call: derived, edges shared
+        assert scored.memo is plain.memo
+    if any(predictions):  # a score out of range: clipped or refused on the per-row path, as fresh
+        scores[next(i for i, row in enumerate(predictions) if row)][0] = 1.5
+        assert prepare_corpus(predictions, references, scores=scores, clip_scores=True).predictions.scores == (
+            prepare_corpus(list(predictions), references, scores=scores, clip_scores=True).predictions.scores
+        )
+        with pytest.raises(ValueError, match="1.5"):
+            prepare_corpus(predictions, references, scores=scores)
+
+
+rows_of_words = st.lists(st.lists(st.sampled_from(["ab", "bc", "cd"]), max_size=3), max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows_of_words, st.lists(st.integers(0, 4), max_size=8), st.integers(0, 4))
+def test_snapshots_in_c_and_in_python_see_every_change(rows, picks, change):
+    """Rows (some the same object, some repeated row after row) are unchanged until one of
+    them changes in place, is replaced, or an item becomes an equal but distinct object."""
+    for in_c in [False, True] if preparation._speedups is not None else [False]:
+        with pytest.MonkeyPatch.context() as patch:
+            if not in_c:
+                patch.setattr(preparation, "_speedups", None)
+            drawn = [list(row) for row in rows]  # fresh objects per pass
+            current = [drawn[i % len(drawn)] for i in picks] if drawn else []
+            snapshot = preparation._Snapshot.of(current, None)
+            assert (snapshot.unchanged is not None) is in_c
+            assert snapshot.holds(current, None) and snapshot.holds(tuple(current), None)
+            nonempty = [row for row in current if row]
+            if change == 0 and nonempty:
+                nonempty[-1][0] = "zz"
+            elif change == 1 and nonempty:
+                nonempty[0][0] = "".join(list(nonempty[0][0]))  # equal, another object
+            elif change == 2 and current:
+                current[0] = list(current[0])
+            elif change == 3 and nonempty:
+                nonempty[0].append("ab")
+            else:
+                continue
+            assert not snapshot.holds(current, None)
+
+
+def test_a_small_corpus_is_kept_from_its_first_call_with_the_c_helper(monkeypatch):
+    from opinion_metrics import keyword_prf
+
+    if preparation._speedups is None:
+        pytest.skip("the C helper is not built or not used here")
+    preparation.clear_prepared_corpora()
+    prepared = []
+    prepare_side = preparation.prepare_side
+    monkeypatch.setattr(preparation, "prepare_side", lambda *a, **k: prepared.append(1) or prepare_side(*a, **k))
+    predictions, references = [["a", "b"]], [["a"]]
+    keyword_prf(predictions, references)
+    keyword_prf(predictions, references, match="exact")
+    assert len(prepared) == 2  # both sides, once
+    big = [["a", "b", "c", "d"] for _ in range(preparation._FIRST_CALL_ITEMS // 8 + 1)]  # both sides: over it
+    keyword_prf(big, big)
+    keyword_prf(big, big)
+    keyword_prf(big, big)
+    assert len(prepared) == 2 + 4
+
+
 def test_row_groups_number_repeated_objects_and_copies_as_repeated_rows_does():
     rng = np.random.default_rng(5)
     distinct = [[f"k{i}", f"k{i % 3}"] for i in range(40)]
@@ -629,18 +714,21 @@ def test_rows_changed_while_they_are_prepared_are_not_kept(monkeypatch):
 
     preparation.clear_prepared_corpora()
     predictions, references = [["a", "b"]], [["a", "b"]]
-    keyword_prf(predictions, references)  # first call: seen
     prepare_side = preparation.prepare_side
+    changes = []
 
     def changing(rows, vocabulary, side, *args, **kwargs):
         prepared = prepare_side(rows, vocabulary, side, *args, **kwargs)
-        if side == "references":
-            references[0][1] = "c"  # another thread's change, after the rows were read
+        if side == "references":  # another thread's change, after the rows were read
+            changes.append(None)
+            references[0][1] = f"c{len(changes)}"
         return prepared
 
     monkeypatch.setattr(preparation, "prepare_side", changing)
-    keyword_prf(predictions, references)  # second call: its snapshot no longer holds
+    for _ in range(3):  # first and later calls (snapshots taken from the first or the second)
+        keyword_prf(predictions, references)
     monkeypatch.setattr(preparation, "prepare_side", prepare_side)
+    assert len(changes) == 3  # each call prepared the rows: none was kept
     assert keyword_prf(predictions, references, match="exact")["precision"] == 0.5  # a: yes, b: no
 
 

@@ -70,9 +70,24 @@
  * or each window of the haystacks whose width is a needle's looked up by its hash (few,
  * short haystacks: many predictions against a movie's gold keywords).
  *
+ * snapshot_rows(rows) -> (sizes, items) or None
+ *
+ *     sizes[r] = len(rows[r]), or -1 when rows[r] is rows[r - 1]
+ *     items = tuple(item for r in range(len(rows)) if sizes[r] >= 0 for item in rows[r])
+ *
+ * as int64 bytes and a tuple (holding the items: none is freed and another made at its
+ * address meanwhile), when `rows` is a tuple of exact lists and tuples; otherwise None.
+ *
+ * rows_unchanged(rows, kept, sizes, items) -> bool
+ *
+ *     whether `rows` (a list or tuple) holds the row objects of the tuple `kept`, in order,
+ *     each holding the item objects `snapshot_rows(kept)` found: a corpus prepared before
+ *     is given again, unchanged.
+ *
  * VERSION: the functions' version; the library ignores a helper built from another one. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -619,139 +634,85 @@ done:
 /* contained_pairs: Aho-Corasick automata over the needles' UTF-8 bytes. */
 
 #define NEEDLE_BLOCK ((Py_ssize_t)1 << 22)
+#define AUTOMATON_MOVES ((Py_ssize_t)1 << 22) /* nodes x byte classes held at once */
 
 typedef struct {
-    int32_t *fail;         /* longest proper suffix that is a trie node */
+    int32_t *move;         /* [node * classes + class]: the next node (fail links folded in) */
     int32_t *output;       /* nearest node on the fail chain that ends a needle (0: none) */
     Py_ssize_t *ends_here; /* first needle ending at the node (-1: none); more by next_same */
-    int32_t *parent, *depth;
-    uint8_t *byte;         /* the byte on the edge from the parent */
-    int32_t root_next[256];
-    uint32_t *keys; /* (node << 8 | byte) + 1, 0: empty slot; children[slot] the child */
-    int32_t *children;
-    size_t mask;
     Py_ssize_t nodes;
 } Automaton;
 
 static void
 free_automaton(Automaton *a)
 {
-    PyMem_Free(a->fail);
+    PyMem_Free(a->move);
     PyMem_Free(a->output);
     PyMem_Free(a->ends_here);
-    PyMem_Free(a->parent);
-    PyMem_Free(a->depth);
-    PyMem_Free(a->byte);
-    PyMem_Free(a->keys);
-    PyMem_Free(a->children);
     memset(a, 0, sizeof(*a));
-}
-
-static size_t
-child_slot(const Automaton *a, int32_t node, uint8_t byte)
-{
-    uint32_t key = (((uint32_t)node << 8) | byte) + 1;
-    size_t i = (size_t)(((uint64_t)key * 0x9E3779B97F4A7C15ULL) >> 32) & a->mask;
-    while (a->keys[i] != 0 && a->keys[i] != key)
-        i = (i + 1) & a->mask;
-    return i;
-}
-
-/* The child of `node` by `byte`, 0 if none (the root is nobody's child). */
-static int32_t
-child_of(const Automaton *a, int32_t node, uint8_t byte)
-{
-    if (node == 0)
-        return a->root_next[byte];
-    size_t i = child_slot(a, node, byte);
-    return a->keys[i] ? a->children[i] : 0;
 }
 
 /* The automaton of the needles numbered which[0:count] (their UTF-8 bytes `data`, `size`,
- * summing to `bytes`, under 2**23), or 0 with MemoryError. */
+ * summing to `bytes`), bytes read as their `class_of` (0: in no needle) of `classes`; or 0
+ * with MemoryError. */
 static int
 build_automaton(Automaton *a, const char *const *data, const Py_ssize_t *size, const Py_ssize_t *which,
-                Py_ssize_t count, Py_ssize_t bytes, Py_ssize_t *next_same)
+                Py_ssize_t count, Py_ssize_t bytes, const uint8_t *class_of, int classes, Py_ssize_t *next_same)
 {
     Py_ssize_t capacity = bytes + 1;
-    size_t slots = 16;
-    while (slots < 2 * (size_t)capacity)
-        slots <<= 1;
     memset(a, 0, sizeof(*a));
-    a->fail = PyMem_Calloc((size_t)capacity, sizeof(int32_t));
-    a->output = PyMem_Calloc((size_t)capacity, sizeof(int32_t));
+    int32_t *fail = PyMem_Malloc((size_t)capacity * sizeof(int32_t));
+    int32_t *queue = PyMem_Malloc((size_t)capacity * sizeof(int32_t));
+    a->move = PyMem_Calloc((size_t)capacity * (size_t)classes, sizeof(int32_t));
+    a->output = PyMem_Malloc((size_t)capacity * sizeof(int32_t));
     a->ends_here = PyMem_Malloc((size_t)capacity * sizeof(Py_ssize_t));
-    a->parent = PyMem_Calloc((size_t)capacity, sizeof(int32_t));
-    a->depth = PyMem_Calloc((size_t)capacity, sizeof(int32_t));
-    a->byte = PyMem_Calloc((size_t)capacity, 1);
-    a->keys = PyMem_Calloc(slots, sizeof(uint32_t));
-    a->children = PyMem_Malloc(slots * sizeof(int32_t));
-    if (!a->fail || !a->output || !a->ends_here || !a->parent || !a->depth || !a->byte || !a->keys || !a->children) {
+    if (!fail || !queue || !a->move || !a->output || !a->ends_here) {
+        PyMem_Free(fail);
+        PyMem_Free(queue);
         free_automaton(a);
         PyErr_NoMemory();
         return 0;
     }
-    a->mask = slots - 1;
     a->nodes = 1;
     a->ends_here[0] = -1;
-    for (Py_ssize_t w = 0; w < count; w++) { /* the trie */
+    for (Py_ssize_t w = 0; w < count; w++) { /* the trie: a node's children in its row */
         Py_ssize_t i = which[w];
         int32_t node = 0;
         for (Py_ssize_t k = 0; k < size[i]; k++) {
-            uint8_t byte = (uint8_t)data[i][k];
-            int32_t next = child_of(a, node, byte);
-            if (next == 0) {
-                next = (int32_t)a->nodes++;
-                a->parent[next] = node;
-                a->depth[next] = a->depth[node] + 1;
-                a->byte[next] = byte;
-                a->ends_here[next] = -1;
-                if (node == 0)
-                    a->root_next[byte] = next;
-                else {
-                    size_t slot = child_slot(a, node, byte);
-                    a->keys[slot] = (((uint32_t)node << 8) | byte) + 1;
-                    a->children[slot] = next;
-                }
+            int32_t *next = &a->move[(Py_ssize_t)node * classes + class_of[(uint8_t)data[i][k]]];
+            if (*next == 0) {
+                *next = (int32_t)a->nodes++;
+                a->ends_here[*next] = -1;
             }
-            node = next;
+            node = *next;
         }
         next_same[i] = a->ends_here[node];
         a->ends_here[node] = i;
     }
-    /* Fail and output links in order of depth (counting sort): a node's links are those of
-     * shallower nodes, already set. */
-    int32_t deepest = 0;
-    for (Py_ssize_t v = 0; v < a->nodes; v++)
-        deepest = a->depth[v] > deepest ? a->depth[v] : deepest;
-    Py_ssize_t *at_depth = PyMem_Calloc((size_t)deepest + 2, sizeof(Py_ssize_t));
-    int32_t *order = PyMem_Malloc((size_t)a->nodes * sizeof(int32_t));
-    if (at_depth == NULL || order == NULL) {
-        PyMem_Free(at_depth);
-        PyMem_Free(order);
-        free_automaton(a);
-        PyErr_NoMemory();
-        return 0;
-    }
-    for (Py_ssize_t v = 0; v < a->nodes; v++)
-        at_depth[a->depth[v] + 1]++;
-    for (int32_t d = 0; d <= deepest; d++)
-        at_depth[d + 1] += at_depth[d];
-    for (Py_ssize_t v = 0; v < a->nodes; v++)
-        order[at_depth[a->depth[v]]++] = (int32_t)v;
-    for (Py_ssize_t k = 1; k < a->nodes; k++) { /* order[0] is the root */
-        int32_t v = order[k], f = a->parent[v], to = 0;
-        if (f != 0) {
-            for (f = a->fail[f];; f = a->fail[f]) {
-                if ((to = child_of(a, f, a->byte[v])) != 0 || f == 0)
-                    break;
+    /* Breadth first: a node's row is its children, the rest filled from its fail node's row
+     * (shallower: complete). The row of class 0 stays 0 (the root). */
+    Py_ssize_t head = 0, tail = 1;
+    queue[0] = 0;
+    fail[0] = 0;
+    a->output[0] = 0;
+    while (head < tail) {
+        int32_t node = queue[head++];
+        int32_t *row = &a->move[(Py_ssize_t)node * classes];
+        const int32_t *fail_row = &a->move[(Py_ssize_t)fail[node] * classes];
+        for (int c = 1; c < classes; c++) {
+            int32_t child = row[c];
+            if (child == 0) {
+                row[c] = node == 0 ? 0 : fail_row[c];
+                continue;
             }
+            int32_t to = node == 0 ? 0 : fail_row[c];
+            fail[child] = to;
+            a->output[child] = (to != 0 && a->ends_here[to] >= 0) ? to : a->output[to];
+            queue[tail++] = child;
         }
-        a->fail[v] = to;
-        a->output[v] = (to != 0 && a->ends_here[to] >= 0) ? to : a->output[to];
     }
-    PyMem_Free(at_depth);
-    PyMem_Free(order);
+    PyMem_Free(fail);
+    PyMem_Free(queue);
     return 1;
 }
 
@@ -901,25 +862,52 @@ done:
     return ok;
 }
 
-/* The pairs of the needles numbered which[0:count] by Aho-Corasick automata, one per block
- * of at most `block` needle bytes (one needle at least); 0 with an exception, or without
- * one (*plain = 0) for a needle of 8 MiB (nodes are numbered in 23 bits, a byte in 8 more). */
+/* The bytes' classes for automata over the needles numbered which[0:count]: 1, 2, ... for
+ * the bytes they hold, 0 for the others. Returns the number of classes. */
+static int
+byte_classes(const char *const *data, const Py_ssize_t *size, const Py_ssize_t *which, Py_ssize_t count,
+             uint8_t *class_of)
+{
+    int classes = 1;
+    memset(class_of, 0, 256);
+    for (Py_ssize_t w = 0; w < count; w++)
+        for (Py_ssize_t k = 0; k < size[which[w]] && classes < 256; k++) {
+            uint8_t byte = (uint8_t)data[which[w]][k];
+            if (class_of[byte] == 0)
+                class_of[byte] = (uint8_t)classes++;
+        }
+    return classes; /* (at most 244: UTF-8 never holds the bytes 0xC0, 0xC1, 0xF5 to 0xFF) */
+}
+
+/* How many needle bytes an automaton holds: `block` at most, its moves under AUTOMATON_MOVES. */
+static Py_ssize_t
+automaton_bytes(Py_ssize_t block, int classes)
+{
+    Py_ssize_t most = AUTOMATON_MOVES / classes - 1;
+    return block < most ? block : most;
+}
+
+/* The pairs of the needles numbered which[0:count] by Aho-Corasick automata on the bytes'
+ * `classes` (`byte_classes`), one per block of needles (one needle at least;
+ * `automaton_bytes` bytes at most); 0 with an exception, or without one (*plain = 0) for a
+ * needle too long for one automaton. */
 static int
 pairs_by_automata(const char *const *data, const Py_ssize_t *size, Py_ssize_t n, Py_ssize_t m,
-                  const Py_ssize_t *which, Py_ssize_t count, Py_ssize_t block, Py_ssize_t *next_same,
-                  Py_ssize_t *last, PairList *pairs, int *plain)
+                  const Py_ssize_t *which, Py_ssize_t count, Py_ssize_t block, const uint8_t *class_of, int classes,
+                  Py_ssize_t *next_same, Py_ssize_t *last, PairList *pairs, int *plain)
 {
+    block = automaton_bytes(block, classes);
     Automaton a;
     memset(&a, 0, sizeof(a));
     for (Py_ssize_t first = 0; first < count;) {
         Py_ssize_t stop = first, bytes = 0;
         while (stop < count && (stop == first || bytes + size[which[stop]] <= block))
             bytes += size[which[stop++]];
-        if (bytes >= (1 << 23)) {
+        if (bytes > automaton_bytes(INT32_MAX, classes)) { /* one needle longer than a block */
             *plain = 0;
             return 0;
         }
-        if (!build_automaton(&a, data, size, which + first, stop - first, bytes, next_same))
+        if (!build_automaton(&a, data, size, which + first, stop - first, bytes, class_of, classes, next_same))
             return 0;
         for (Py_ssize_t j = 0; j < m; j++) {
             const uint8_t *text = (const uint8_t *)data[n + j];
@@ -928,10 +916,7 @@ pairs_by_automata(const char *const *data, const Py_ssize_t *size, Py_ssize_t n,
                     goto fail;
             int32_t state = 0;
             for (Py_ssize_t k = 0; k < size[n + j]; k++) {
-                int32_t next;
-                while ((next = child_of(&a, state, text[k])) == 0 && state != 0)
-                    state = a.fail[state];
-                state = next;
+                state = a.move[(Py_ssize_t)state * classes + class_of[text[k]]];
                 for (int32_t v = a.ends_here[state] >= 0 ? state : a.output[state]; v != 0; v = a.output[v])
                     for (Py_ssize_t i = a.ends_here[v]; i >= 0; i = next_same[i])
                         if (last[i] != j) {
@@ -987,7 +972,12 @@ contained_pairs(PyObject *module, PyObject *args)
         goto done;
     }
     uint8_t bytes_in[256 / 8] = {0};
-    for (Py_ssize_t j = 0; j < m; j++) {
+    double needle_bytes = 0, haystack_bytes = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        needle_bytes += (double)size[i];
+    for (Py_ssize_t j = 0; j < m; j++)
+        haystack_bytes += (double)size[n + j];
+    for (Py_ssize_t j = 0; needle_bytes * 8 > haystack_bytes && j < m; j++) { /* (a few needles: all kept) */
         const uint8_t *text = (const uint8_t *)data[n + j];
         for (Py_ssize_t k = 0; k < size[n + j]; k++) {
             bytes_in[text[k] >> 3] |= (uint8_t)(1 << (text[k] & 7));
@@ -1000,6 +990,10 @@ contained_pairs(PyObject *module, PyObject *args)
     Py_ssize_t n_candidates = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         const uint8_t *needle = (const uint8_t *)data[i];
+        if (needle_bytes * 8 <= haystack_bytes) {
+            candidates[n_candidates++] = i;
+            continue;
+        }
         int possible = size[i] != 1 || (bytes_in[needle[0] >> 3] >> (needle[0] & 7) & 1);
         for (Py_ssize_t k = 0; possible && k + 1 < size[i]; k++) {
             unsigned pair = (unsigned)needle[k] << 8 | needle[k + 1];
@@ -1009,13 +1003,19 @@ contained_pairs(PyObject *module, PyObject *args)
             candidates[n_candidates++] = i;
     }
     /* Comparable costs (about ns): a window per (start, width) of the haystacks; an automaton
-     * node per needle byte, then a step per haystack byte. */
-    double windows = 0, automaton = 0;
+     * node per needle byte (a row of moves), then a step per haystack byte per automaton. */
+    uint8_t class_of[256];
+    int classes = byte_classes(data, size, candidates, n_candidates, class_of);
+    double windows = 0, candidate_bytes = 0;
     Py_ssize_t longest_needle = 0;
     for (Py_ssize_t c = 0; c < n_candidates; c++) {
-        automaton += 30.0 * (double)size[candidates[c]];
+        candidate_bytes += (double)size[candidates[c]];
         longest_needle = size[candidates[c]] > longest_needle ? size[candidates[c]] : longest_needle;
     }
+    double automata = ceil(candidate_bytes / (double)automaton_bytes(block > 0 ? block : 1, classes));
+    double automaton = longest_needle > automaton_bytes(INT32_MAX, classes)
+                           ? INFINITY
+                           : (20.0 + 0.5 * classes) * candidate_bytes + 3.0 * haystack_bytes * automata;
     uint8_t *is_width = PyMem_Calloc((size_t)longest_needle + 1, 1);
     if (is_width == NULL) {
         PyErr_NoMemory();
@@ -1024,7 +1024,6 @@ contained_pairs(PyObject *module, PyObject *args)
     for (Py_ssize_t c = 0; c < n_candidates; c++)
         is_width[size[candidates[c]]] = 1;
     for (Py_ssize_t j = 0; j < m; j++) {
-        automaton += 4.0 * (double)size[n + j];
         for (Py_ssize_t width = 1; width <= longest_needle && width <= size[n + j]; width++)
             if (is_width[width])
                 windows += 5.0 * (double)(size[n + j] - width + 1);
@@ -1032,8 +1031,8 @@ contained_pairs(PyObject *module, PyObject *args)
     PyMem_Free(is_width);
     int found = (how == 2 || (how == 0 && windows < automaton))
                     ? pairs_by_windows(data, size, n, m, candidates, n_candidates, next_same, last, &pairs)
-                    : pairs_by_automata(data, size, n, m, candidates, n_candidates, block, next_same, last, &pairs,
-                                        &plain);
+                    : pairs_by_automata(data, size, n, m, candidates, n_candidates, block, class_of, classes,
+                                        next_same, last, &pairs, &plain);
     if (!found)
         goto done;
     result = PyTuple_New(2);
@@ -1058,6 +1057,75 @@ done:
     return result;
 }
 
+static PyObject *
+snapshot_rows(PyObject *module, PyObject *rows)
+{
+    if (!PyTuple_CheckExact(rows))
+        Py_RETURN_NONE;
+    Py_ssize_t n = PyTuple_GET_SIZE(rows), total = 0;
+    PyObject *sizes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (sizes == NULL)
+        return NULL;
+    int64_t *size_of = (int64_t *)PyBytes_AS_STRING(sizes);
+    for (Py_ssize_t r = 0; r < n; r++) {
+        PyObject *row = PyTuple_GET_ITEM(rows, r);
+        if (!PyList_CheckExact(row) && !PyTuple_CheckExact(row)) {
+            Py_DECREF(sizes);
+            Py_RETURN_NONE;
+        }
+        size_of[r] = (r > 0 && row == PyTuple_GET_ITEM(rows, r - 1)) ? -1 : PySequence_Fast_GET_SIZE(row);
+        total += size_of[r] > 0 ? size_of[r] : 0;
+    }
+    PyObject *items = PyTuple_New(total);
+    if (items == NULL) {
+        Py_DECREF(sizes);
+        return NULL;
+    }
+    /* No Python code runs below: the rows keep the sizes read above. */
+    Py_ssize_t at = 0;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        if (size_of[r] < 0)
+            continue;
+        PyObject **row_items = PySequence_Fast_ITEMS(PyTuple_GET_ITEM(rows, r));
+        for (Py_ssize_t k = 0; k < size_of[r]; k++) {
+            Py_INCREF(row_items[k]);
+            PyTuple_SET_ITEM(items, at++, row_items[k]);
+        }
+    }
+    return Py_BuildValue("(NN)", sizes, items);
+}
+
+static PyObject *
+rows_unchanged(PyObject *module, PyObject *args)
+{
+    PyObject *rows, *kept, *sizes, *items;
+    if (!PyArg_ParseTuple(args, "OO!O!O!:rows_unchanged", &rows, &PyTuple_Type, &kept, &PyBytes_Type, &sizes,
+                          &PyTuple_Type, &items))
+        return NULL;
+    if (!PyList_CheckExact(rows) && !PyTuple_CheckExact(rows))
+        Py_RETURN_FALSE;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
+    if (n != PyTuple_GET_SIZE(kept) || PyBytes_GET_SIZE(sizes) != n * (Py_ssize_t)sizeof(int64_t))
+        Py_RETURN_FALSE;
+    PyObject **row_objects = PySequence_Fast_ITEMS(rows);
+    const int64_t *size_of = (const int64_t *)PyBytes_AS_STRING(sizes);
+    Py_ssize_t at = 0, total = PyTuple_GET_SIZE(items);
+    for (Py_ssize_t r = 0; r < n; r++) {
+        PyObject *row = row_objects[r];
+        if (row != PyTuple_GET_ITEM(kept, r))
+            Py_RETURN_FALSE;
+        if (size_of[r] < 0)
+            continue;
+        if (PySequence_Fast_GET_SIZE(row) != size_of[r] || size_of[r] > total - at)
+            Py_RETURN_FALSE;
+        PyObject **row_items = PySequence_Fast_ITEMS(row);
+        for (Py_ssize_t k = 0; k < size_of[r]; k++)
+            if (row_items[k] != PyTuple_GET_ITEM(items, at++))
+                Py_RETURN_FALSE;
+    }
+    return PyBool_FromLong(at == total);
+}
+
 static PyMethodDef methods[] = {
     {"number_strings", number_strings, METH_VARARGS,
      "number_strings(strings, table) -> codes or None: each string's number in table, new strings "
@@ -1080,6 +1148,12 @@ static PyMethodDef methods[] = {
      "contained_pairs(needles, haystacks, block=4194304, how=0) -> (needle_positions, haystack_positions) "
      "(int64 bytearrays) or None: every (i, j) with needles[i] in haystacks[j]; how 1: by automata over "
      "blocks of `block` needle bytes, 2: by hashed windows, 0: the cheaper."},
+    {"snapshot_rows", snapshot_rows, METH_O,
+     "snapshot_rows(rows) -> (sizes, items) or None: each row's size (int64 bytes; -1: the previous row "
+     "again) and every item of the rows, in one tuple."},
+    {"rows_unchanged", rows_unchanged, METH_VARARGS,
+     "rows_unchanged(rows, kept, sizes, items) -> bool: whether rows are the row objects kept, holding the "
+     "items snapshot_rows(kept) found."},
     {NULL, NULL, 0, NULL},
 };
 

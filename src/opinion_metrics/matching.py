@@ -580,12 +580,23 @@ def corpus_neighbors(corpus: PreparedCorpus, match: str) -> list[list[tuple[int,
     return neighbors
 
 
-def example_neighbors(edges: Edges, example: int, start: int, stop: int, size: int) -> list[tuple[int, ...]]:
-    """`corpus_neighbors` of one example (`size` predictions) from its edges `start:stop`."""
-    neighbors: list[list[int]] = [[] for _ in range(size)]
-    for prediction, position in zip(edges.predictions[start:stop].tolist(), edges.gold[start:stop].tolist()):
-        neighbors[prediction].append(position)
-    return [tuple(gold) for gold in neighbors]
+def examples_neighbors(edges: Edges, chosen: np.ndarray, sizes: Sequence[int]) -> list[list[tuple[int, ...]]]:
+    """`corpus_neighbors` of the examples `chosen` (ascending), the i-th with `sizes[i]`
+    predictions, from their edges (read in one pass)."""
+    starts = np.searchsorted(edges.examples, chosen)
+    counts = np.searchsorted(edges.examples, chosen, side="right") - starts
+    owner, k = _expand(counts)
+    taken = starts[owner] + k
+    predictions, gold = edges.predictions[taken].tolist(), edges.gold[taken].tolist()
+    bounds = np.cumsum(counts).tolist()
+    every, start = [], 0
+    for size, stop in zip(sizes, bounds):
+        neighbors: list[list[int]] = [[] for _ in range(size)]
+        for prediction, position in zip(predictions[start:stop], gold[start:stop]):
+            neighbors[prediction].append(position)
+        every.append([tuple(positions) for positions in neighbors])
+        start = stop
+    return every
 
 
 def shared_vertices(edges: Edges, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -112,18 +112,16 @@ def _normalize_none(text: str) -> str:
     return text.strip()
 
 
-def _many_default(texts: list[str]) -> list[str]:
-    joined = _SEPARATOR.join(texts).lower().translate(_ASCII_DROP)
-    return list(map(" ".join, map(str.split, joined.split(_SEPARATOR))))
+def _many_default(joined: str) -> list[str]:
+    return list(map(" ".join, map(str.split, joined.lower().translate(_ASCII_DROP).split(_SEPARATOR))))
 
 
-def _many_ascii(texts: list[str]) -> list[str]:
-    joined = _SEPARATOR.join(texts).lower().translate(_ASCII_NOT_ALNUM)
+def _many_ascii(joined: str) -> list[str]:
+    return list(map(str.strip, joined.lower().translate(_ASCII_NOT_ALNUM).split(_SEPARATOR)))
+
+
+def _many_none(joined: str) -> list[str]:
     return list(map(str.strip, joined.split(_SEPARATOR)))
-
-
-def _many_none(texts: list[str]) -> list[str]:
-    return list(map(str.strip, texts))
 
 
 _NORMALIZERS: dict[str, Normalizer] = {
@@ -131,9 +129,10 @@ _NORMALIZERS: dict[str, Normalizer] = {
     "ascii": _normalize_ascii,
     "none": _normalize_none,
 }
-# Whole-batch forms of the built-in modes for ASCII strings without the separator: one pass
-# over the joined strings instead of one call per string (same results: tests/test_fast_paths.py).
-_BATCH_NORMALIZERS: dict[str, Callable[[list[str]], list[str]]] = {
+# Whole-batch forms of the built-in modes for ASCII strings without the separator, given
+# joined by it: one pass over the joined strings instead of one call per string (same
+# results: tests/test_fast_paths.py).
+_BATCH_NORMALIZERS: dict[str, Callable[[str], list[str]]] = {
     "default": _many_default,
     "ascii": _many_ascii,
     "none": _many_none,
@@ -232,14 +231,12 @@ class _Normalizer:
         if self._batch is None or len(texts) < 8:
             normalized = list(map(self._base, texts))
         else:
-            batch = [text for text in texts if text.isascii()]
-            joined_separators = _SEPARATOR.join(batch).count(_SEPARATOR)
-            if joined_separators != len(batch) - 1:  # a string holds the separator itself
-                batch = [text for text in batch if _SEPARATOR not in text]
-            if len(batch) == len(texts):
-                normalized = self._batch(batch)
+            joined = _SEPARATOR.join(texts)
+            if joined.isascii() and joined.count(_SEPARATOR) == len(texts) - 1:  # (no string holds the separator)
+                normalized = self._batch(joined)
             else:
-                done = dict(zip(batch, self._batch(batch)))
+                batch = [text for text in texts if text.isascii() and _SEPARATOR not in text]
+                done = dict(zip(batch, self._batch(_SEPARATOR.join(batch)) if batch else []))
                 normalized = [done[text] if text in done else self._base(text) for text in texts]
         if self._stem is None:
             return normalized
@@ -348,6 +345,10 @@ class PreparedSide:
         self._flat: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
         self._flat_scores: np.ndarray | None = None
         self.sorted_keys: np.ndarray | None = None  # `list_keys` of `flat`, sorted, when known
+        # From the vectorized preparation of rows without repeated lists: each row's length
+        # as given and which keywords were kept (None: all), to read scores for them later.
+        self.given_sizes: np.ndarray | None = None
+        self.kept: np.ndarray | None = None
 
     @classmethod
     def from_flat(
@@ -617,7 +618,26 @@ def _prepare_flat(
         offsets[1:] = np.cumsum(np.bincount(rows, minlength=len(lists)))
     side = PreparedSide.from_flat(ids, offsets, groups, flat_scores)
     side.sorted_keys = keys
+    if groups is None:
+        side.given_sizes, side.kept = sizes, keep
     return side
+
+
+def _with_scores(corpus: PreparedCorpus, scores: Sequence[Any]) -> PreparedCorpus | None:
+    """`corpus` (prepared without scores) as prepared with `scores`: its keyword ids, and the
+    scores read as the vectorized preparation reads them; None where that preparation would
+    not apply (then the rows are prepared with their scores). Shares the corpus's `memo`:
+    match edges do not depend on scores."""
+    side = corpus.predictions
+    if side.given_sizes is None:
+        return None
+    flat_scores = _flat_scores(scores, side.given_sizes)
+    if flat_scores is None:
+        return None
+    flat, offsets, groups = side.flat
+    scored = PreparedSide.from_flat(flat, offsets, groups, flat_scores if side.kept is None else flat_scores[side.kept])
+    scored.sorted_keys = side.sorted_keys
+    return PreparedCorpus(corpus.strings, scored, corpus.references, corpus.memo)
 
 
 def encode_lists(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
@@ -807,19 +827,26 @@ def prepare_corpus(
         kept = _PREPARED.get(key)
         if kept is not None and kept[0].holds(predictions, references, scores):
             return kept[1]
-        if len(predictions) <= _PREPARED_ROWS:
-            if _SEEN.pop(key, False):  # a second call that looks the same: its rows copied before they are read
+        if len(predictions) <= _PREPARED_ROWS:  # the rows' snapshot, taken before they are read
+            snapshot = _Snapshot.of(predictions, references, scores, first_call=True)  # a small corpus's, in C
+            if snapshot is None and _SEEN.pop(key, False):  # a second call that looks the same
                 snapshot = _Snapshot.of(predictions, references, scores)
-            else:
+            elif snapshot is None:
                 _put_bounded(_SEEN, key, True, _SEEN_ENTRIES)
-    vocabulary = Vocabulary(normalizer)
-    prepared_predictions = prepare_side(
-        predictions, vocabulary, "predictions", scores, clip_scores, keep_originals, scores_name=scores_name
-    )
-    prepared_references = prepare_side(
-        references, vocabulary, "references", keep_originals=keep_originals, reuse_lists=True
-    )
-    corpus = PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
+    corpus = None
+    if scores is not None and key is not None:  # the same rows kept prepared without scores (the other family)
+        plain = _PREPARED.get((*key[:1], (*key[1][:2], None), normalize, stemmer, False, keep_originals, True))
+        if plain is not None and plain[0].holds(predictions, references, None):
+            corpus = _with_scores(plain[1], scores)
+    if corpus is None:
+        vocabulary = Vocabulary(normalizer)
+        prepared_predictions = prepare_side(
+            predictions, vocabulary, "predictions", scores, clip_scores, keep_originals, scores_name=scores_name
+        )
+        prepared_references = prepare_side(
+            references, vocabulary, "references", keep_originals=keep_originals, reuse_lists=True
+        )
+        corpus = PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
     if snapshot is not None and snapshot.holds(predictions, references, scores):  # unchanged while prepared
         _put_bounded(_PREPARED, key, (snapshot, corpus), _PREPARED_ENTRIES)
     return corpus
@@ -835,36 +862,58 @@ def _put_bounded(cache: dict[Any, Any], key: Any, value: Any, entries: int) -> N
 
 # Corpora prepared by recent calls, by the options and the identity of the inputs' first
 # rows: the same rows evaluated again (both lexical families, every top_k, a session's repeated
-# calls) are compared with a copy of their rows instead of being prepared again. The copy is
-# taken from the second call that looks the same (`_SEEN`), so that a call made once pays nothing.
+# calls) are compared with a snapshot of their rows instead of being prepared again. The
+# snapshot is taken from the second call that looks the same (`_SEEN`), so that a call made
+# once pays nothing; with the C helper, from the first call of a corpus of at most
+# `_FIRST_CALL_ITEMS` keywords (a tuple of their pointers: microseconds).
 _PREPARED: dict[tuple[Any, ...], tuple[_Snapshot, PreparedCorpus]] = {}
 _SEEN: dict[tuple[Any, ...], bool] = {}
 _SEEN_ENTRIES = 64
 _PREPARED_ENTRIES = 4
 _PREPARED_ROWS = 1 << 16  # examples per corpus at most
 _PREPARED_ITEMS = 1 << 20  # keywords (and scores) copied per corpus at most
+_FIRST_CALL_ITEMS = 1 << 17
 
 
 class _Snapshot:
-    """The rows of a corpus's inputs as they were prepared: the row objects in order and a
-    copy of each distinct list (tuples of strings and floats cannot change)."""
+    """The rows of a corpus's inputs as they were prepared: the row objects in order and
+    the item objects of each list, by the C helper (`snapshot_rows`: every item in one
+    tuple, a row repeated right after itself once) or a copy of each distinct list (tuples of
+    strings and floats cannot change)."""
 
-    def __init__(self, sides: list[tuple[list[Any], list[Any], list[list[Any]]]]) -> None:
+    def __init__(self, sides: list[tuple[Any, ...]], unchanged: Callable[..., bool] | None = None) -> None:
         self.sides = sides
+        self.unchanged = unchanged  # the C helper's `rows_unchanged` for its snapshots
 
     @classmethod
-    def of(cls, *inputs: Sequence[Any] | None) -> _Snapshot | None:
+    def of(cls, *inputs: Sequence[Any] | None, first_call: bool = False) -> _Snapshot | None:
         """The snapshot of `inputs` (None entries allowed), or None when a row is not a list
-        or tuple or the rows hold more than `_PREPARED_ITEMS` items."""
-        sides = []
-        items = 0
+        or tuple or the rows hold more than `_PREPARED_ITEMS` items; for a `first_call`, only
+        the C helper's, of at most `_FIRST_CALL_ITEMS` items."""
+        speedups = _speedups
+        if speedups is not None:
+            sides, held, most = [], 0, _FIRST_CALL_ITEMS if first_call else _PREPARED_ITEMS
+            for rows in inputs:
+                rows = () if rows is None else tuple(rows)
+                taken = speedups.snapshot_rows(rows)
+                if taken is None:
+                    return None
+                held += len(taken[1])
+                if held > most:  # (or a gold list repeated, but not row after row: copied once below)
+                    break
+                sides.append((rows, *taken))
+            else:
+                return cls(sides, speedups.rows_unchanged)
+        if first_call:
+            return None
+        sides, held = [], 0
         for rows in inputs:
             rows = [] if rows is None else list(rows)
             distinct = list({id(row): row for row in rows}.values())
             if not set(map(type, distinct)) <= {list, tuple}:
                 return None
-            items += sum(map(len, distinct))
-            if items > _PREPARED_ITEMS:
+            held += sum(map(len, distinct))
+            if held > _PREPARED_ITEMS:
                 return None
             sides.append((rows, [row for row in distinct if type(row) is list]))
         with paused_gc():  # many small lists
@@ -873,6 +922,8 @@ class _Snapshot:
     def holds(self, *inputs: Sequence[Any] | None) -> bool:
         """Whether `inputs` are the same row objects, in the same order, each list holding the
         same item objects as when the snapshot was taken."""
+        if self.unchanged is not None:
+            return all(self.unchanged(() if rows is None else rows, *side) for rows, side in zip(inputs, self.sides))
         for rows, (kept, lists, copies) in zip(inputs, self.sides):
             rows = () if rows is None else rows
             if len(rows) != len(kept) or not all(map(operator.is_, rows, kept)):

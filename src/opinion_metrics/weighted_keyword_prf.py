@@ -13,7 +13,7 @@ from .matching import (
     Edges,
     corpus_edges,
     cut_edges,
-    example_neighbors,
+    examples_neighbors,
     maximum_matching,
     needs_matching,
     shared_vertices,
@@ -134,11 +134,8 @@ def _weighted_matches(
         best[1:] = (examples_[1:] != examples_[:-1]) | (gold_[1:] != gold_[:-1])
         matched[single] = np.bincount(examples_[best], weights=scores_[best], minlength=n)[single]
     general = np.flatnonzero(needs_matching(edge_count, matched_predictions, matched_gold))
-    starts = np.searchsorted(edges.examples, general)
-    stops = np.searchsorted(edges.examples, general, side="right")
-    for example, start, stop in zip(general.tolist(), starts.tolist(), stops.tolist()):
-        size = int(edges.predictions[stop - 1]) + 1
-        neighbors = example_neighbors(edges, example, start, stop, size)
+    sizes = (edges.predictions[np.searchsorted(edges.examples, general, side="right") - 1] + 1).tolist()
+    for example, size, neighbors in zip(general.tolist(), sizes, examples_neighbors(edges, general, sizes)):
         example_scores = scores[offsets[example] : offsets[example] + size].tolist()
         order = sorted(range(size), key=lambda i: -example_scores[i])
         covered = maximum_matching(neighbors, order)
@@ -170,12 +167,7 @@ def _ranking_from_edges(
     precision_sum = np.bincount(examples, weights=(hits_before + 1) / (ranks + 1), minlength=n)
     general = np.flatnonzero((edge_count != matched_gold) & (n_gold > 0))
     if len(general):
-        starts = np.searchsorted(edges.examples, general)
-        stops = np.searchsorted(edges.examples, general, side="right")
-        neighbors = [
-            example_neighbors(edges, example, start, stop, min(k, int(sizes[example])))
-            for example, start, stop in zip(general.tolist(), starts.tolist(), stops.tolist())
-        ]
+        neighbors = examples_neighbors(edges, general, np.minimum(k, sizes[general]).tolist())
         ndcg, average_precision = ranking_scores(neighbors, n_gold[general].tolist(), k, relevance)
     has_gold = n_gold > 0
     ndcg_all = np.zeros(n)
