@@ -876,7 +876,8 @@ def notebooks(corpus: Corpus, repeat: int, movie: str, model: str) -> None:
         '(normalize="ascii": the same normalization; one-to-one matching, the definitions\' conventions). '
         "cold: best of 10, each computing the normalized forms and relations afresh; again: best of 10 with those "
         "kept, the corpus prepared and matched again (as new lists of known strings would be); warm: best of 10 on "
-        "the same rows (checked unchanged, then neither prepared nor matched again).\n"
+        "the same rows (checked unchanged, then neither prepared nor matched again). In each, weighted_keyword_prf "
+        "reads only the scores of the rows keyword_prf has just prepared.\n"
     )
 
 

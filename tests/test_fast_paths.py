@@ -680,6 +680,19 @@ def test_snapshots_in_c_and_in_python_see_every_change(rows, picks, change):
             assert not snapshot.holds(current, None)
 
 
+def test_a_snapshot_in_c_stops_at_its_limit_and_takes_only_lists_and_tuples():
+    speedups = preparation._speedups
+    if speedups is None:
+        pytest.skip("the C helper is not built or not used here")
+    shared = ["a", "b"]
+    sizes, items = speedups.snapshot_rows((shared, shared, ("c",), [], shared), 5)
+    assert np.frombuffer(sizes, np.int64).tolist() == [2, -1, 1, 0, 2] and items == ("a", "b", "c", "a", "b")
+    assert speedups.snapshot_rows((shared, ("c",)), 2) is False
+    assert speedups.snapshot_rows((shared, "ab"), 10) is None and speedups.snapshot_rows([shared], 10) is None
+    assert not speedups.rows_unchanged([shared, shared, ("c",), [], shared][:4], (shared,) * 2, sizes, items)
+    assert not speedups.rows_unchanged([shared], (shared,), sizes[:8], ())  # items fewer than the sizes say
+
+
 def test_a_small_corpus_is_kept_from_its_first_call_with_the_c_helper(monkeypatch):
     from opinion_metrics import keyword_prf
 

@@ -70,13 +70,14 @@
  * or each window of the haystacks whose width is a needle's looked up by its hash (few,
  * short haystacks: many predictions against a movie's gold keywords).
  *
- * snapshot_rows(rows) -> (sizes, items) or None
+ * snapshot_rows(rows, limit) -> (sizes, items), False or None
  *
  *     sizes[r] = len(rows[r]), or -1 when rows[r] is rows[r - 1]
  *     items = tuple(item for r in range(len(rows)) if sizes[r] >= 0 for item in rows[r])
  *
  * as int64 bytes and a tuple (holding the items: none is freed and another made at its
- * address meanwhile), when `rows` is a tuple of exact lists and tuples; otherwise None.
+ * address meanwhile), when `rows` is a tuple of exact lists and tuples (else None) and
+ * there are at most `limit` items (else False, before any is copied).
  *
  * rows_unchanged(rows, kept, sizes, items) -> bool
  *
@@ -1058,8 +1059,12 @@ done:
 }
 
 static PyObject *
-snapshot_rows(PyObject *module, PyObject *rows)
+snapshot_rows(PyObject *module, PyObject *args)
 {
+    PyObject *rows;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "On:snapshot_rows", &rows, &limit))
+        return NULL;
     if (!PyTuple_CheckExact(rows))
         Py_RETURN_NONE;
     Py_ssize_t n = PyTuple_GET_SIZE(rows), total = 0;
@@ -1075,6 +1080,10 @@ snapshot_rows(PyObject *module, PyObject *rows)
         }
         size_of[r] = (r > 0 && row == PyTuple_GET_ITEM(rows, r - 1)) ? -1 : PySequence_Fast_GET_SIZE(row);
         total += size_of[r] > 0 ? size_of[r] : 0;
+    }
+    if (total > limit) {
+        Py_DECREF(sizes);
+        Py_RETURN_FALSE;
     }
     PyObject *items = PyTuple_New(total);
     if (items == NULL) {
@@ -1148,9 +1157,9 @@ static PyMethodDef methods[] = {
      "contained_pairs(needles, haystacks, block=4194304, how=0) -> (needle_positions, haystack_positions) "
      "(int64 bytearrays) or None: every (i, j) with needles[i] in haystacks[j]; how 1: by automata over "
      "blocks of `block` needle bytes, 2: by hashed windows, 0: the cheaper."},
-    {"snapshot_rows", snapshot_rows, METH_O,
-     "snapshot_rows(rows) -> (sizes, items) or None: each row's size (int64 bytes; -1: the previous row "
-     "again) and every item of the rows, in one tuple."},
+    {"snapshot_rows", snapshot_rows, METH_VARARGS,
+     "snapshot_rows(rows, limit) -> (sizes, items), False (over limit items) or None: each row's size (int64 "
+     "bytes; -1: the previous row again) and every item of the rows, in one tuple."},
     {"rows_unchanged", rows_unchanged, METH_VARARGS,
      "rows_unchanged(rows, kept, sizes, items) -> bool: whether rows are the row objects kept, holding the "
      "items snapshot_rows(kept) found."},

@@ -895,12 +895,12 @@ class _Snapshot:
             sides, held, most = [], 0, _FIRST_CALL_ITEMS if first_call else _PREPARED_ITEMS
             for rows in inputs:
                 rows = () if rows is None else tuple(rows)
-                taken = speedups.snapshot_rows(rows)
+                taken = speedups.snapshot_rows(rows, most - held)
                 if taken is None:
                     return None
-                held += len(taken[1])
-                if held > most:  # (or a gold list repeated, but not row after row: copied once below)
+                if taken is False:  # too many (or a gold list repeated, but not row after row: copied once below)
                     break
+                held += len(taken[1])
                 sides.append((rows, *taken))
             else:
                 return cls(sides, speedups.rows_unchanged)
