@@ -398,6 +398,17 @@ def test_containment_in_c_leaves_what_it_cannot_read_to_python():
     assert matching.containment_pairs(["a\ud800", Keyword("b")], ["a\ud800b"]) == {(0, 0), (1, 0)}
 
 
+@pytest.mark.parametrize("by", ["cost", "automata", "windows"])
+def test_nested_needles_each_found_once_per_haystack(by):
+    """Needles inside one another ("a", "aa", ...: each one's end a chain of the others)."""
+    if preparation._speedups is None:
+        pytest.skip("the C helper is not built or not used here")
+    needles, haystacks = ["a" * k for k in range(1, 60)] + ["b"], ["a" * 100, "a" * 30 + "b", "ab" * 40]
+    expected = {(i, j) for i, n in enumerate(needles) for j, h in enumerate(haystacks) if n in h}
+    needle, haystack = matching._contained_in_c(needles, haystacks, by, 64)
+    assert sorted(zip(needle.tolist(), haystack.tolist())) == sorted(expected)
+
+
 def test_the_c_kernels_refuse_rows_that_do_not_fit():
     speedups = preparation._speedups
     if speedups is None:
@@ -691,6 +702,39 @@ def test_a_snapshot_in_c_stops_at_its_limit_and_takes_only_lists_and_tuples():
     assert speedups.snapshot_rows((shared, "ab"), 10) is None and speedups.snapshot_rows([shared], 10) is None
     assert not speedups.rows_unchanged([shared, shared, ("c",), [], shared][:4], (shared,) * 2, sizes, items)
     assert not speedups.rows_unchanged([shared], (shared,), sizes[:8], ())  # items fewer than the sizes say
+    other = object()  # a row that is neither list nor tuple (by hand: snapshot_rows never takes one)
+    assert not speedups.rows_unchanged([other], (other,), (1).to_bytes(8, "little"), (None,))
+
+
+def test_a_row_cut_short_by_a_collection_while_snapshot_rows_copies_is_never_read_past_its_end():
+    """`PyTuple_New` may collect garbage, and so run Python code that changes a row: the
+    snapshot is then refused (None), never built from the sizes read before."""
+    import gc
+
+    speedups = preparation._speedups
+    if speedups is None:
+        pytest.skip("the C helper is not built or not used here")
+    row = [f"k{i}" for i in range(1000)]
+    armed = [False]
+
+    def cut(phase, info):
+        if armed[0] and phase == "start":
+            armed[0] = False
+            del row[10:]
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(cut)
+    try:
+        for _ in range(30):
+            row[:] = [f"k{i}" for i in range(1000)]
+            gc.set_threshold(1)
+            armed[0] = True
+            taken = speedups.snapshot_rows((row,), 10**9)
+            gc.set_threshold(*threshold)
+            assert taken is None or taken[1] == tuple(row)
+    finally:
+        gc.callbacks.remove(cut)
+        gc.set_threshold(*threshold)
 
 
 def test_a_small_corpus_is_kept_from_its_first_call_with_the_c_helper(monkeypatch):

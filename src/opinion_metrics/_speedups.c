@@ -59,7 +59,7 @@
  * contained_pairs(needles, haystacks, block=NEEDLE_BLOCK, how=0)
  *     -> (needle_positions, haystack_positions) or None
  *
- *     every (i, j) with needles[i] in haystacks[j]                    (ordered by j)
+ *     every (i, j) with needles[i] in haystacks[j]                    (in no set order)
  *
  * as int64 bytearrays, when both are lists or tuples of str (exact types) that encode to
  * UTF-8 (no lone surrogate); otherwise None. On the UTF-8 bytes (UTF-8 is
@@ -918,7 +918,9 @@ pairs_by_automata(const char *const *data, const Py_ssize_t *size, Py_ssize_t n,
             int32_t state = 0;
             for (Py_ssize_t k = 0; k < size[n + j]; k++) {
                 state = a.move[(Py_ssize_t)state * classes + class_of[text[k]]];
-                for (int32_t v = a.ends_here[state] >= 0 ? state : a.output[state]; v != 0; v = a.output[v])
+                /* the needles ending here, until one reported in this haystack (and so its chain) */
+                int32_t v = a.ends_here[state] >= 0 ? state : a.output[state];
+                for (; v != 0 && last[a.ends_here[v]] != j; v = a.output[v])
                     for (Py_ssize_t i = a.ends_here[v]; i >= 0; i = next_same[i])
                         if (last[i] != j) {
                             last[i] = j;
@@ -1090,12 +1092,19 @@ snapshot_rows(PyObject *module, PyObject *args)
         Py_DECREF(sizes);
         return NULL;
     }
-    /* No Python code runs below: the rows keep the sizes read above. */
+    /* PyTuple_New may have run a collection, and so Python code that changed a row: each
+     * size is checked again (nothing below runs Python code). */
     Py_ssize_t at = 0;
     for (Py_ssize_t r = 0; r < n; r++) {
         if (size_of[r] < 0)
             continue;
-        PyObject **row_items = PySequence_Fast_ITEMS(PyTuple_GET_ITEM(rows, r));
+        PyObject *row = PyTuple_GET_ITEM(rows, r);
+        if (PySequence_Fast_GET_SIZE(row) != size_of[r]) {
+            Py_DECREF(items);
+            Py_DECREF(sizes);
+            Py_RETURN_NONE;
+        }
+        PyObject **row_items = PySequence_Fast_ITEMS(row);
         for (Py_ssize_t k = 0; k < size_of[r]; k++) {
             Py_INCREF(row_items[k]);
             PyTuple_SET_ITEM(items, at++, row_items[k]);
@@ -1121,7 +1130,7 @@ rows_unchanged(PyObject *module, PyObject *args)
     Py_ssize_t at = 0, total = PyTuple_GET_SIZE(items);
     for (Py_ssize_t r = 0; r < n; r++) {
         PyObject *row = row_objects[r];
-        if (row != PyTuple_GET_ITEM(kept, r))
+        if (row != PyTuple_GET_ITEM(kept, r) || (!PyList_CheckExact(row) && !PyTuple_CheckExact(row)))
             Py_RETURN_FALSE;
         if (size_of[r] < 0)
             continue;

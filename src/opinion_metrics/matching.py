@@ -48,6 +48,11 @@ def containment_pairs(needles: Sequence[str], haystacks: Sequence[str]) -> set[t
     found = _contained_in_c(needles, haystacks)
     if found is not None:
         return set(zip(found[0].tolist(), found[1].tolist()))
+    return _containment_in_python(needles, haystacks)
+
+
+def _containment_in_python(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:
+    """`containment_pairs` by the cheapest of the three Python strategies."""
     positions: dict[str, list[int]] = {}
     for i, needle in enumerate(needles):
         positions.setdefault(needle, []).append(i)
@@ -84,9 +89,11 @@ def _contained_in_c(
 
 def containment_arrays(needles: Sequence[str], haystacks: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """`containment_pairs` as two int64 arrays (needle positions, haystack positions)."""
-    found = _contained_in_c(needles, haystacks) if needles and haystacks else None
+    if not needles or not haystacks:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    found = _contained_in_c(needles, haystacks)
     if found is None:
-        pairs = containment_pairs(needles, haystacks)
+        pairs = _containment_in_python(needles, haystacks)
         found = tuple(np.fromiter((pair[k] for pair in pairs), np.int64, count=len(pairs)) for k in (0, 1))
     return found
 
