@@ -737,6 +737,83 @@ def test_a_row_cut_short_by_a_collection_while_snapshot_rows_copies_is_never_rea
         gc.set_threshold(*threshold)
 
 
+def test_scores_that_can_change_in_place_are_read_again_at_every_call():
+    """0-d arrays (or tensors: `list(tensor)`) are scores whose value changes under the same
+    identity: a corpus with such scores is never kept."""
+    from opinion_metrics import weighted_keyword_prf
+
+    preparation.clear_prepared_corpora()
+    base = np.array([0.2, 0.9])
+    scores = [[base[0:1].reshape(()), base[1:2].reshape(())]]
+    predictions, references = [["scam", "cinema"]], [["scam"]]
+    for first, second in ((0.2, 0.9), (0.9, 0.1), (0.5, 0.5), (1.0, 0.0)):
+        base[:] = first, second
+        assert weighted_keyword_prf(predictions, scores, references)["weighted_precision"] == pytest.approx(
+            first / (first + second)
+        )
+
+
+def test_keywords_read_in_c_while_a_collection_grows_a_row_are_never_written_past_the_buffer():
+    """A collection may run while the C helper reads the rows (`distinct_codes` creates its
+    list), and its Python code may grow a row: the sizes are read after that, or the change
+    is named, never written past the codes' buffer."""
+    import gc
+
+    speedups = preparation._speedups
+    if speedups is None:
+        pytest.skip("the C helper is not built or not used here")
+    row = ["a", "b", "c"]
+    armed = [False]
+
+    def grow(phase, info):
+        if armed[0] and phase == "start":
+            armed[0] = False
+            row.extend(f"k{i}" for i in range(1000))
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(grow)
+    try:
+        for _ in range(30):
+            del row[3:]
+            gc.set_threshold(1)
+            armed[0] = True
+            try:
+                encoded = speedups.distinct_codes([row])
+            except RuntimeError as error:
+                assert "changed size" in str(error)
+                continue
+            finally:
+                gc.set_threshold(*threshold)
+            sizes, codes, distinct = encoded
+            assert np.frombuffer(sizes, np.int64).tolist() == [len(row)] and distinct == row
+    finally:
+        gc.callbacks.remove(grow)
+        gc.set_threshold(*threshold)
+
+
+def test_a_kept_corpus_keeps_its_match_edges_only_while_they_are_few():
+    """Edges are memoized with the corpus (kept across calls) up to 4 per keyword beyond
+    `_KEPT_EDGES`: a corpus where every prediction matches every gold keyword holds none."""
+    few = prepare_corpus([["w1", "w2"]] * 3, [["w1", "w3"]] * 3)
+    matching.corpus_edges(few, "substring")
+    assert ("edges", "substring") in few.memo
+    nested = ["x" * k for k in range(1, 201)]  # each in all the longer ones
+    dense = prepare_corpus([nested] * 10, [nested] * 10)
+    edges = matching.corpus_edges(dense, "substring")
+    assert len(edges.examples) == 10 * 200 * 200 > matching._KEPT_EDGES + 4 * (10 * 200 + 200)
+    assert ("edges", "substring") not in dense.memo
+
+
+def test_rows_converted_to_lists_are_not_kept():
+    from opinion_metrics import keyword_prf
+
+    preparation.clear_prepared_corpora()
+    predictions = np.array([["a", "b"], ["c", "d"]], dtype=object)  # converted to new lists at each call
+    for _ in range(3):
+        keyword_prf(predictions, [["a"], ["d"]])
+    assert not preparation._PREPARED
+
+
 def test_a_small_corpus_is_kept_from_its_first_call_with_the_c_helper(monkeypatch):
     from opinion_metrics import keyword_prf
 

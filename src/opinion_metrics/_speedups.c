@@ -205,33 +205,44 @@ find_slot(Slot *slots, size_t mask, PyObject *key, Py_hash_t hash)
 static PyObject *
 distinct_codes(PyObject *module, PyObject *lists)
 {
-    PyObject *sizes, *codes = NULL, *distinct = NULL, *result = NULL;
+    PyObject *sizes, *codes = NULL, *result = NULL;
     Py_ssize_t total;
     size_t mask = 1023;
     Slot *slots = NULL;
-    PyObject *rows = row_sizes(lists, &sizes, &total);
-    if (rows == NULL)
+    /* `distinct` first: creating it may collect garbage, and so run Python code that changes
+     * a row, which must come before the rows' sizes are read. */
+    PyObject *distinct = PyList_New(0);
+    if (distinct == NULL)
         return NULL;
+    PyObject *rows = row_sizes(lists, &sizes, &total);
+    if (rows == NULL) {
+        Py_DECREF(distinct);
+        return NULL;
+    }
     if (sizes == NULL) {
         result = Py_None;
         Py_INCREF(result);
         goto done;
     }
     codes = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(uint32_t));
-    distinct = PyList_New(0);
     slots = PyMem_Calloc(mask + 1, sizeof(Slot));
-    if (codes == NULL || distinct == NULL || slots == NULL) {
+    if (codes == NULL || slots == NULL) {
         if (slots == NULL)
             PyErr_NoMemory();
         goto done;
     }
     uint32_t *code_of = (uint32_t *)PyBytes_AS_STRING(codes);
+    const int64_t *size_of = (const int64_t *)PyBytes_AS_STRING(sizes);
     Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
     PyObject **row_items = PySequence_Fast_ITEMS(rows);
     /* Only `distinct` grows below, and it holds exact str: no garbage collection, no Python
-     * code (exact str hash and compare run in C), so no row changes meanwhile. */
+     * code (exact str hash and compare run in C), so no row changes meanwhile (checked). */
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_ssize_t m = PySequence_Fast_GET_SIZE(row_items[i]);
+        if (m != size_of[i]) {
+            PyErr_SetString(PyExc_RuntimeError, "a row changed size while it was read");
+            goto done;
+        }
         PyObject **items = PySequence_Fast_ITEMS(row_items[i]);
         for (Py_ssize_t j = 0; j < m; j++) {
             PyObject *keyword = items[j];

@@ -456,8 +456,14 @@ def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     check_match(match)
     edges = corpus.memo.get(("edges", match))
     if edges is None:
-        edges = corpus.memo[("edges", match)] = _corpus_edges(corpus, match)
+        edges = _corpus_edges(corpus, match)
+        keywords = len(corpus.predictions.flat[0]) + len(corpus.references.flat[0])
+        if len(edges.examples) <= _KEPT_EDGES + 4 * keywords:  # (a kept corpus keeps its memo)
+            corpus.memo[("edges", match)] = edges
     return edges
+
+
+_KEPT_EDGES = 1 << 16  # edges memoized beyond 4 per keyword
 
 
 def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:

@@ -12,6 +12,7 @@ import operator
 import os
 import re
 import sysconfig
+import threading
 import unicodedata
 import warnings
 from collections import defaultdict
@@ -383,6 +384,11 @@ class PreparedSide:
         if self._ids is None:
             self._ids = self._lists(*self.flat)
         return self._ids
+
+    @property
+    def has_flat_scores(self) -> bool:
+        """Whether the scores were read by the vectorized preparation (all floats)."""
+        return self._flat_scores is not None
 
     @property
     def flat_scores(self) -> tuple[np.ndarray, np.ndarray]:
@@ -813,6 +819,7 @@ def prepare_corpus(
     scores_name: str = "scores",
 ) -> PreparedCorpus:
     """Validate and prepare a corpus: one list of predicted and one of gold keywords per example."""
+    given = (predictions, references, scores)
     predictions = check_corpus(predictions, "predictions")
     references = check_corpus(references, "references")
     inputs = {"predictions": predictions, "references": references}
@@ -821,7 +828,9 @@ def prepare_corpus(
     check_same_length(**inputs)
     normalizer = make_normalizer(normalize, stemmer)  # checks normalize and stemmer
     key, snapshot = None, None
-    if isinstance(normalize, str):  # a callable may not give the same forms again
+    # Kept across calls: rows given as lists or tuples (others are converted to new lists each
+    # call), under a built-in normalization (a callable may not give the same forms again).
+    if isinstance(normalize, str) and all(map(operator.is_, given, (predictions, references, scores))):
         first_rows = tuple(id(rows[0]) if rows else None for rows in (predictions, references, scores or ()))
         key = (len(predictions), first_rows, normalize, stemmer, clip_scores, keep_originals, scores is None)
         kept = _PREPARED.get(key)
@@ -847,17 +856,23 @@ def prepare_corpus(
             references, vocabulary, "references", keep_originals=keep_originals, reuse_lists=True
         )
         corpus = PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
-    if snapshot is not None and snapshot.holds(predictions, references, scores):  # unchanged while prepared
+    # Kept if unchanged while prepared, and with scores only if all are floats (immutable: a
+    # 0-d array or a tensor can change in place, under the same identity).
+    floats = scores is None or corpus.predictions.has_flat_scores
+    if snapshot is not None and floats and snapshot.holds(predictions, references, scores):
         _put_bounded(_PREPARED, key, (snapshot, corpus), _PREPARED_ENTRIES)
     return corpus
 
 
 def _put_bounded(cache: dict[Any, Any], key: Any, value: Any, entries: int) -> None:
-    """`cache[key] = value`, the oldest entries dropped to keep at most `entries` (another
-    thread may drop them too)."""
-    while len(cache) >= entries:
-        cache.pop(next(iter(cache), None), None)
-    cache[key] = value
+    """`cache[key] = value`, the oldest entries dropped to keep at most `entries`."""
+    with _CACHE_LOCK:  # (an iterator over a dict another thread resizes raises)
+        while len(cache) >= entries:
+            cache.pop(next(iter(cache)))
+        cache[key] = value
+
+
+_CACHE_LOCK = threading.Lock()
 
 
 # Corpora prepared by recent calls, by the options and the identity of the inputs' first
