@@ -344,6 +344,9 @@ def test_keyword_prf_equals_spec(match, normalize, stemmer, monkeypatch):
 @pytest.mark.parametrize("match", MATCHES)
 def test_weighted_keyword_prf_equals_spec(match, normalize, stemmer, monkeypatch):
     problems = []
+    derived = []  # calls that read only the scores of rows the keyword family had prepared
+    with_scores = preparation._with_scores
+    monkeypatch.setattr(preparation, "_with_scores", lambda *args: derived.append(1) or with_scores(*args))
     for seed, (n, options) in itertools.product(range(SEEDS), enumerate(WEIGHTED_OPTIONS)):
         combination = [seed, n, MATCHES.index(match), NORMALIZES.index(normalize), int(stemmer is None), 1]
         rng = np.random.default_rng(combination)
@@ -351,13 +354,18 @@ def test_weighted_keyword_prf_equals_spec(match, normalize, stemmer, monkeypatch
         texts = random_texts(rng, predictions, references)
         options = {**options, "presence": presence_for(n), "match": match, "normalize": normalize, "stemmer": stemmer}
         expected = ref.weighted_keyword_prf(predictions, scores, references, texts=texts, **options)
-        preparation = PREPARATIONS[n % len(PREPARATIONS)]
-        shaped = prepared_as(preparation, predictions, scores, references, texts)
+        shape = PREPARATIONS[n % len(PREPARATIONS)]
+        shaped = prepared_as(shape, predictions, scores, references, texts)
         for name in STRATEGIES:
             with strategy(name, monkeypatch):
                 actual = weighted_keyword_prf(*shaped[:3], texts=shaped[3], return_per_example=True, **options)
-            where = f"weighted_keyword_prf({options_text(**options)}; strategy {name}, preparation {preparation})"
+            where = f"weighted_keyword_prf({options_text(**options)}; strategy {name}, preparation {shape})"
             problems += differences(actual, expected, (predictions, scores, references, texts), where)
+        with strategy("auto", monkeypatch):  # after the keyword family on the same rows: its ids, these scores
+            keyword_prf(shaped[0], shaped[2], match=match, normalize=normalize, stemmer=stemmer)
+            actual = weighted_keyword_prf(*shaped[:3], texts=shaped[3], return_per_example=True, **options)
+        where = f"weighted_keyword_prf({options_text(**options)}; after keyword_prf, preparation {shape})"
+        problems += differences(actual, expected, (predictions, scores, references, texts), where)
         if options["presence"] == "all" and options["top_k"] is None and options["one_to_one"]:
             k, relevance = options["k"], options["relevance"]
             common = {key: options[key] for key in ("match", "normalize", "stemmer", "k", "zero_division")}
@@ -367,6 +375,8 @@ def test_weighted_keyword_prf_equals_spec(match, normalize, stemmer, monkeypatch
                 ap = map_at_k(shaped[0], shaped[2], **common)
                 assert close(ap, expected[f"map@{k}"]), (ap, expected[f"map@{k}"], predictions, references, common)
     check(problems)
+    if preparation._speedups is not None and isinstance(normalize, str):  # (a callable's forms are not kept)
+        assert derived, "the scores were never read for rows kept prepared without them"
 
 
 BIG_OPTIONS = [
