@@ -814,6 +814,33 @@ def test_rows_converted_to_lists_are_not_kept():
     assert not preparation._PREPARED
 
 
+def test_threads_filling_and_clearing_the_kept_corpora_raise_nothing():
+    """Concurrent calls (a Space's requests) add to, pop from and clear the bounded caches of
+    kept corpora: each call still gets its own values."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    from opinion_metrics import keyword_prf
+
+    def calls(seed: int) -> bool:
+        for i in range(150):
+            words = [f"w{seed}-{i}", f"w{i % 7}"]
+            if seed == 0 and i % 5 == 0:
+                preparation.clear_prepared_corpora()
+            result = keyword_prf([words], [words[1:]], match="exact")
+            if result["recall"] != 1.0 or result["precision"] != 0.5:
+                return False
+        return True
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            assert all(pool.map(calls, range(4)))
+    finally:
+        sys.setswitchinterval(interval)
+
+
 def test_a_small_corpus_is_kept_from_its_first_call_with_the_c_helper(monkeypatch):
     from opinion_metrics import keyword_prf
 

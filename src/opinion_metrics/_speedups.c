@@ -66,9 +66,10 @@
  * self-synchronizing: a substring of the bytes is one of the code points). Only the
  * needles whose every pair of adjacent bytes is in a haystack (a bit per pair) are
  * searched, by whichever is cheaper (`how` 0; 1 and 2 force one): Aho-Corasick automata,
- * one pass over the haystacks per block of at most `block` needle bytes (bounded memory),
- * or each window of the haystacks whose width is a needle's looked up by its hash (few,
- * short haystacks: many predictions against a movie's gold keywords).
+ * one pass over the haystacks per block of at most `block` needle bytes whose table of
+ * moves stays under AUTOMATON_MOVES (16 MiB: bounded memory), or each window of the
+ * haystacks whose width is a needle's looked up by its hash (few, short haystacks: many
+ * predictions against a movie's gold keywords).
  *
  * snapshot_rows(rows, limit) -> (sizes, items), False or None
  *

@@ -34,21 +34,10 @@ _SEPARATOR = "\x00"
 
 
 def containment_pairs(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:
-    """All pairs `(i, j)` such that `needles[i]` is a substring of `haystacks[j]`.
-
-    With the C helper, one Aho-Corasick pass over the haystacks. Without it, equal needles
-    (token forms of keywords that differ only in white space) are searched once and each
-    gets the pairs, and three strategies give the same pairs; the cheapest one runs: looking
-    every substring of the haystacks (of a needle's length) up in a set, `str.find` of each
-    needle in the joined haystacks, or the same lookup with the substrings' rolling hashes
-    computed as arrays (candidates then checked with `in`).
-    """
-    if not needles or not haystacks:
-        return set()
-    found = _contained_in_c(needles, haystacks)
-    if found is not None:
-        return set(zip(found[0].tolist(), found[1].tolist()))
-    return _containment_in_python(needles, haystacks)
+    """All pairs `(i, j)` such that `needles[i]` is a substring of `haystacks[j]`
+    (`containment_arrays` as a set)."""
+    needle, haystack = containment_arrays(needles, haystacks)
+    return set(zip(needle.tolist(), haystack.tolist()))
 
 
 def _containment_in_python(needles: Sequence[str], haystacks: Sequence[str]) -> set[tuple[int, int]]:
@@ -68,7 +57,9 @@ def _containment_in_python(needles: Sequence[str], haystacks: Sequence[str]) -> 
     return {(i, j) for d, j in pairs for i in positions[distinct[d]]}
 
 
-_NEEDLE_BLOCK = 1 << 22  # needle bytes per automaton of the C helper (its memory: ~40 bytes each)
+# Needle bytes per automaton of the C helper at most; it also keeps each automaton's table of
+# moves under 16 MiB (4 bytes per needle byte and byte class: fewer bytes for more classes).
+_NEEDLE_BLOCK = 1 << 22
 
 
 _CONTAINMENT_BY = {"cost": 0, "automata": 1, "windows": 2}
@@ -88,7 +79,17 @@ def _contained_in_c(
 
 
 def containment_arrays(needles: Sequence[str], haystacks: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """`containment_pairs` as two int64 arrays (needle positions, haystack positions)."""
+    """Every pair (needle position, haystack position) with the needle a substring of the
+    haystack, as two int64 arrays.
+
+    With the C helper (`_contained_in_c`): Aho-Corasick automata of the needles run over the
+    haystacks, or the haystacks' windows looked up among the needles' hashes, whichever is
+    cheaper. Without it, equal needles (token forms of keywords that differ only in white
+    space) are searched once and each gets the pairs, by the cheapest of three strategies
+    that give the same pairs: every substring of the haystacks (of a needle's length) looked
+    up in a set, `str.find` of each needle in the joined haystacks, or the same lookup with
+    the substrings' rolling hashes computed as arrays (candidates then checked with `in`).
+    """
     if not needles or not haystacks:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     found = _contained_in_c(needles, haystacks)
@@ -594,7 +595,7 @@ def corpus_neighbors(corpus: PreparedCorpus, match: str) -> list[list[tuple[int,
 
 
 def examples_neighbors(edges: Edges, chosen: np.ndarray, sizes: Sequence[int]) -> list[list[tuple[int, ...]]]:
-    """`corpus_neighbors` of the examples `chosen` (ascending), the i-th with `sizes[i]`
+    """`corpus_neighbors` of the examples `chosen`, the i-th with `sizes[i]`
     predictions, from their edges (read in one pass)."""
     starts = np.searchsorted(edges.examples, chosen)
     counts = np.searchsorted(edges.examples, chosen, side="right") - starts

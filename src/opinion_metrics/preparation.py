@@ -182,8 +182,9 @@ def clear_normalization_cache() -> None:
 
 def clear_prepared_corpora() -> None:
     """Forget the corpora kept prepared for a call on the same rows (and let go of those rows)."""
-    _PREPARED.clear()
-    _SEEN.clear()
+    with _CACHE_LOCK:
+        _PREPARED.clear()
+        _SEEN.clear()
 
 
 class _Normalizer:
@@ -349,7 +350,7 @@ class PreparedSide:
         # From the vectorized preparation of rows without repeated lists: each row's length
         # as given and which keywords were kept (None: all), to read scores for them later.
         self.given_sizes: np.ndarray | None = None
-        self.kept: np.ndarray | None = None
+        self.keep_mask: np.ndarray | None = None
 
     @classmethod
     def from_flat(
@@ -625,7 +626,7 @@ def _prepare_flat(
     side = PreparedSide.from_flat(ids, offsets, groups, flat_scores)
     side.sorted_keys = keys
     if groups is None:
-        side.given_sizes, side.kept = sizes, keep
+        side.given_sizes, side.keep_mask = sizes, keep
     return side
 
 
@@ -641,7 +642,8 @@ def _with_scores(corpus: PreparedCorpus, scores: Sequence[Any]) -> PreparedCorpu
     if flat_scores is None:
         return None
     flat, offsets, groups = side.flat
-    scored = PreparedSide.from_flat(flat, offsets, groups, flat_scores if side.kept is None else flat_scores[side.kept])
+    kept_scores = flat_scores if side.keep_mask is None else flat_scores[side.keep_mask]
+    scored = PreparedSide.from_flat(flat, offsets, groups, kept_scores)
     scored.sorted_keys = side.sorted_keys
     return PreparedCorpus(corpus.strings, scored, corpus.references, corpus.memo)
 
@@ -838,7 +840,7 @@ def prepare_corpus(
             return kept[1]
         if len(predictions) <= _PREPARED_ROWS:  # the rows' snapshot, taken before they are read
             snapshot = _Snapshot.of(predictions, references, scores, first_call=True)  # a small corpus's, in C
-            if snapshot is None and _SEEN.pop(key, False):  # a second call that looks the same
+            if snapshot is None and _seen_before(key):  # a second call that looks the same
                 snapshot = _Snapshot.of(predictions, references, scores)
             elif snapshot is None:
                 _put_bounded(_SEEN, key, True, _SEEN_ENTRIES)
@@ -866,12 +868,20 @@ def prepare_corpus(
 
 def _put_bounded(cache: dict[Any, Any], key: Any, value: Any, entries: int) -> None:
     """`cache[key] = value`, the oldest entries dropped to keep at most `entries`."""
-    with _CACHE_LOCK:  # (an iterator over a dict another thread resizes raises)
+    with _CACHE_LOCK:
         while len(cache) >= entries:
             cache.pop(next(iter(cache)))
         cache[key] = value
 
 
+def _seen_before(key: Any) -> bool:
+    """Whether a call with `key` was seen (and forget it)."""
+    with _CACHE_LOCK:
+        return _SEEN.pop(key, False)
+
+
+# Taken by whatever changes `_PREPARED` or `_SEEN` (an iterator over a dict that another
+# thread resizes raises).
 _CACHE_LOCK = threading.Lock()
 
 
