@@ -528,32 +528,56 @@ done:
     return hits;
 }
 
-/* A growing int64 array of edges (three columns). */
+/* A growing table of int64 rows, `width` (2 or 3) columns, each its own array. */
 typedef struct {
     int64_t *columns[3];
+    int width;
     Py_ssize_t length, capacity;
-} EdgeList;
+} Rows;
 
+/* Appends the row (a, b[, c]); 0 with MemoryError. */
 static int
-add_edge(EdgeList *edges, int64_t example, int64_t prediction, int64_t position)
+add_row(Rows *rows, int64_t a, int64_t b, int64_t c)
 {
-    if (edges->length == edges->capacity) {
-        Py_ssize_t capacity = edges->capacity ? 2 * edges->capacity : 1024;
-        for (int c = 0; c < 3; c++) {
-            int64_t *grown = PyMem_Realloc(edges->columns[c], (size_t)capacity * sizeof(int64_t));
+    if (rows->length == rows->capacity) {
+        Py_ssize_t capacity = rows->capacity ? 2 * rows->capacity : 1024;
+        for (int k = 0; k < rows->width; k++) {
+            int64_t *grown = PyMem_Realloc(rows->columns[k], (size_t)capacity * sizeof(int64_t));
             if (grown == NULL) {
                 PyErr_NoMemory();
                 return 0;
             }
-            edges->columns[c] = grown;
+            rows->columns[k] = grown;
         }
-        edges->capacity = capacity;
+        rows->capacity = capacity;
     }
-    edges->columns[0][edges->length] = example;
-    edges->columns[1][edges->length] = prediction;
-    edges->columns[2][edges->length] = position;
-    edges->length++;
+    int64_t values[3] = {a, b, c};
+    for (int k = 0; k < rows->width; k++)
+        rows->columns[k][rows->length] = values[k];
+    rows->length++;
     return 1;
+}
+
+/* The columns as a tuple of int64 bytearrays (writable), or NULL with an exception. */
+static PyObject *
+rows_as_columns(const Rows *rows)
+{
+    PyObject *result = PyTuple_New(rows->width);
+    for (int k = 0; result != NULL && k < rows->width; k++) {
+        PyObject *column = PyByteArray_FromStringAndSize((const char *)rows->columns[k], rows->length * 8);
+        if (column == NULL)
+            Py_CLEAR(result);
+        else
+            PyTuple_SET_ITEM(result, k, column);
+    }
+    return result;
+}
+
+static void
+free_rows(Rows *rows)
+{
+    for (int k = 0; k < rows->width; k++)
+        PyMem_Free(rows->columns[k]);
 }
 
 static PyObject *
@@ -564,7 +588,7 @@ related_edges(PyObject *module, PyObject *args)
     Py_ssize_t size;
     int by;
     int64_t *marks = NULL, *where = NULL;
-    EdgeList edges = {{NULL, NULL, NULL}, 0, 0};
+    Rows edges = {{NULL, NULL, NULL}, 3, 0, 0};
     if (!PyArg_ParseTuple(args, "OOOOOOOni:related_edges", &objects[0], &objects[1], &objects[2], &objects[3],
                           &objects[4], &objects[5], &objects[6], &size, &by))
         return NULL;
@@ -602,7 +626,7 @@ related_edges(PyObject *module, PyObject *args)
             if (by == 1 || (by == 0 && degree <= list_size)) { /* related ids looked up, ordered by position */
                 Py_ssize_t from = edges.length;
                 for (int64_t r = 0; r < degree; r++)
-                    if (row[r] >= 0 && marks[row[r]] == list && !add_edge(&edges, i, j, where[row[r]]))
+                    if (row[r] >= 0 && marks[row[r]] == list && !add_row(&edges, i, j, where[row[r]]))
                         goto done;
                 int64_t *positions = edges.columns[2];
                 for (Py_ssize_t a = from + 1; a < edges.length; a++) /* a few edges: insertion sort */
@@ -621,25 +645,17 @@ related_edges(PyObject *module, PyObject *args)
                         else
                             high = middle;
                     }
-                    if (low < degree && row[low] == id && !add_edge(&edges, i, j, g))
+                    if (low < degree && row[low] == id && !add_row(&edges, i, j, g))
                         goto done;
                 }
             }
         }
     }
-    result = PyTuple_New(3);
-    for (int c = 0; result != NULL && c < 3; c++) {
-        PyObject *column = PyByteArray_FromStringAndSize((const char *)edges.columns[c], edges.length * 8);
-        if (column == NULL)
-            Py_CLEAR(result);
-        else
-            PyTuple_SET_ITEM(result, c, column);
-    }
+    result = rows_as_columns(&edges);
 done:
     PyMem_Free(marks);
     PyMem_Free(where);
-    for (int c = 0; c < 3; c++)
-        PyMem_Free(edges.columns[c]);
+    free_rows(&edges);
     release_views(views, 7);
     return result;
 }
@@ -729,32 +745,6 @@ build_automaton(Automaton *a, const char *const *data, const Py_ssize_t *size, c
     return 1;
 }
 
-typedef struct {
-    int64_t *columns[2];
-    Py_ssize_t length, capacity;
-} PairList;
-
-static int
-add_pair(PairList *pairs, int64_t a, int64_t b)
-{
-    if (pairs->length == pairs->capacity) {
-        Py_ssize_t capacity = pairs->capacity ? 2 * pairs->capacity : 1024;
-        for (int c = 0; c < 2; c++) {
-            int64_t *grown = PyMem_Realloc(pairs->columns[c], (size_t)capacity * sizeof(int64_t));
-            if (grown == NULL) {
-                PyErr_NoMemory();
-                return 0;
-            }
-            pairs->columns[c] = grown;
-        }
-        pairs->capacity = capacity;
-    }
-    pairs->columns[0][pairs->length] = a;
-    pairs->columns[1][pairs->length] = b;
-    pairs->length++;
-    return 1;
-}
-
 /* The UTF-8 bytes of each item of `sequence` (borrowed from the strings), or 0: with an
  * exception, or without one (*plain = 0) when an item is not an exact str or holds a lone
  * surrogate. */
@@ -783,7 +773,7 @@ utf8_items(PyObject *sequence, Py_ssize_t n, const char **data, Py_ssize_t *size
 static int
 pairs_by_windows(const char *const *data, const Py_ssize_t *size, Py_ssize_t n, Py_ssize_t m,
                  const Py_ssize_t *which, Py_ssize_t count, Py_ssize_t *next_same, Py_ssize_t *last,
-                 PairList *pairs)
+                 Rows *pairs)
 {
     const uint64_t base = 0x100000001B3ULL;
     Py_ssize_t longest = 0, empty = -1;
@@ -839,7 +829,7 @@ pairs_by_windows(const char *const *data, const Py_ssize_t *size, Py_ssize_t n, 
         const uint8_t *text = (const uint8_t *)data[n + j];
         Py_ssize_t length = size[n + j];
         for (Py_ssize_t i = empty; i >= 0; i = next_same[i])
-            if (!add_pair(pairs, i, j))
+            if (!add_row(pairs, i, j, 0))
                 goto done;
         prefix[0] = 0;
         for (Py_ssize_t k = 0; k < length; k++)
@@ -856,7 +846,7 @@ pairs_by_windows(const char *const *data, const Py_ssize_t *size, Py_ssize_t n, 
                     for (; i >= 0; i = next_same[i])
                         if (last[i] != j) {
                             last[i] = j;
-                            if (!add_pair(pairs, i, j))
+                            if (!add_row(pairs, i, j, 0))
                                 goto done;
                         }
                     break;
@@ -907,7 +897,7 @@ automaton_bytes(Py_ssize_t block, int classes)
 static int
 pairs_by_automata(const char *const *data, const Py_ssize_t *size, Py_ssize_t n, Py_ssize_t m,
                   const Py_ssize_t *which, Py_ssize_t count, Py_ssize_t block, const uint8_t *class_of, int classes,
-                  Py_ssize_t *next_same, Py_ssize_t *last, PairList *pairs, int *plain)
+                  Py_ssize_t *next_same, Py_ssize_t *last, Rows *pairs, int *plain)
 {
     block = automaton_bytes(block, classes);
     Automaton a;
@@ -925,7 +915,7 @@ pairs_by_automata(const char *const *data, const Py_ssize_t *size, Py_ssize_t n,
         for (Py_ssize_t j = 0; j < m; j++) {
             const uint8_t *text = (const uint8_t *)data[n + j];
             for (Py_ssize_t i = a.ends_here[0]; i >= 0; i = next_same[i]) /* the empty needle */
-                if (!add_pair(pairs, i, j))
+                if (!add_row(pairs, i, j, 0))
                     goto fail;
             int32_t state = 0;
             for (Py_ssize_t k = 0; k < size[n + j]; k++) {
@@ -936,7 +926,7 @@ pairs_by_automata(const char *const *data, const Py_ssize_t *size, Py_ssize_t n,
                     for (Py_ssize_t i = a.ends_here[v]; i >= 0; i = next_same[i])
                         if (last[i] != j) {
                             last[i] = j;
-                            if (!add_pair(pairs, i, j))
+                            if (!add_row(pairs, i, j, 0))
                                 goto fail;
                         }
             }
@@ -966,7 +956,7 @@ contained_pairs(PyObject *module, PyObject *args)
     Py_ssize_t *size = PyMem_Malloc((size_t)(n + m + 1) * sizeof(Py_ssize_t));
     Py_ssize_t *next_same = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
     Py_ssize_t *last = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
-    PairList pairs = {{NULL, NULL}, 0, 0};
+    Rows pairs = {{NULL, NULL, NULL}, 2, 0, 0};
     uint8_t *pairs_in = NULL;
     Py_ssize_t *candidates = NULL;
     int plain = 1;
@@ -1050,14 +1040,7 @@ contained_pairs(PyObject *module, PyObject *args)
                                         next_same, last, &pairs, &plain);
     if (!found)
         goto done;
-    result = PyTuple_New(2);
-    for (int c = 0; result != NULL && c < 2; c++) {
-        PyObject *column = PyByteArray_FromStringAndSize((const char *)pairs.columns[c], pairs.length * 8);
-        if (column == NULL)
-            Py_CLEAR(result);
-        else
-            PyTuple_SET_ITEM(result, c, column);
-    }
+    result = rows_as_columns(&pairs);
 done:
     PyMem_Free(pairs_in);
     PyMem_Free(candidates);
@@ -1065,8 +1048,7 @@ done:
     PyMem_Free(size);
     PyMem_Free(next_same);
     PyMem_Free(last);
-    for (int c = 0; c < 2; c++)
-        PyMem_Free(pairs.columns[c]);
+    free_rows(&pairs);
     if (result == NULL && !plain && !PyErr_Occurred())
         Py_RETURN_NONE;
     return result;
