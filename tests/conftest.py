@@ -5,6 +5,9 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,18 @@ SHARED = Path(os.environ.get("OPINION_METRICS_SHARED", REPO.parent / "shared"))
 MOVIE_REVIEWS = SHARED / "data" / "movie_reviews"
 TOURISM_REVIEWS = SHARED / "data" / "tourism_reviews_vi" / "train.csv"
 MODELS = ("base", "reranker", "sentiment", "metadata")
+
+
+def true_in_every_thread(work: Callable[[int], bool], threads: int = 4) -> bool:
+    """Whether `work(0)`, ..., `work(threads - 1)` all return True, run at once in threads
+    that switch every microsecond (interleavings a plain run would rarely reach)."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with ThreadPoolExecutor(threads) as pool:
+            return all(pool.map(work, range(threads)))
+    finally:
+        sys.setswitchinterval(interval)
 
 
 def require_shared(path: Path) -> Path:

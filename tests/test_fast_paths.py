@@ -817,8 +817,7 @@ def test_rows_converted_to_lists_are_not_kept():
 def test_threads_filling_and_clearing_the_kept_corpora_raise_nothing():
     """Concurrent calls (a Space's requests) add to, pop from and clear the bounded caches of
     kept corpora: each call still gets its own values."""
-    import sys
-    from concurrent.futures import ThreadPoolExecutor
+    from conftest import true_in_every_thread
 
     from opinion_metrics import keyword_prf
 
@@ -832,13 +831,7 @@ def test_threads_filling_and_clearing_the_kept_corpora_raise_nothing():
                 return False
         return True
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        with ThreadPoolExecutor(4) as pool:
-            assert all(pool.map(calls, range(4)))
-    finally:
-        sys.setswitchinterval(interval)
+    assert true_in_every_thread(calls)
 
 
 def test_a_small_corpus_is_kept_from_its_first_call_with_the_c_helper(monkeypatch):

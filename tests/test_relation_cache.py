@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import reference_impl as ref
+from conftest import true_in_every_thread
 
 import opinion_metrics.matching as matching
 from opinion_metrics import keyword_prf
@@ -94,8 +95,6 @@ def test_a_small_call_after_a_large_one_relates_only_its_own_strings(monkeypatch
 @pytest.mark.parametrize("match", ["substring", "token"])
 def test_threads_sharing_the_relation_get_their_own_pairs(match):
     import random
-    import sys
-    from concurrent.futures import ThreadPoolExecutor
 
     matching.clear_lexical_caches()
 
@@ -109,10 +108,4 @@ def test_threads_sharing_the_relation_get_their_own_pairs(match):
                 return False
         return True
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        with ThreadPoolExecutor(4) as pool:
-            assert all(pool.map(relations, range(4)))
-    finally:
-        sys.setswitchinterval(interval)
+    assert true_in_every_thread(relations)
