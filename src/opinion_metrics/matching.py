@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from itertools import chain
 from typing import Any, NamedTuple
 
@@ -94,9 +94,13 @@ def containment_arrays(needles: Sequence[str], haystacks: Sequence[str]) -> tupl
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     found = _contained_in_c(needles, haystacks)
     if found is None:
-        pairs = _containment_in_python(needles, haystacks)
-        found = tuple(np.fromiter((pair[k] for pair in pairs), np.int64, count=len(pairs)) for k in (0, 1))
+        found = _pair_arrays(_containment_in_python(needles, haystacks))
     return found
+
+
+def _pair_arrays(pairs: Collection[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs' first and second members as two int64 arrays."""
+    return tuple(np.fromiter((pair[k] for pair in pairs), np.int64, count=len(pairs)) for k in (0, 1))
 
 
 def lookup_cost(needles: Sequence[str], haystacks: Sequence[str]) -> int:
@@ -264,8 +268,7 @@ def relation_pair_arrays(predicted: Sequence[str], gold: Sequence[str], match: s
     """`relation_pairs` as two int64 arrays (prediction positions, gold positions), sorted."""
     if match == "exact":
         position = {keyword: j for j, keyword in enumerate(gold)}
-        pairs = [(i, position[keyword]) for i, keyword in enumerate(predicted) if keyword in position]
-        return tuple(np.fromiter((pair[k] for pair in pairs), np.int64, count=len(pairs)) for k in (0, 1))
+        return _pair_arrays([(i, position[keyword]) for i, keyword in enumerate(predicted) if keyword in position])
     if match == "token":
         predicted = [_token_form(keyword) for keyword in predicted]
         gold = [_token_form(keyword) for keyword in gold]

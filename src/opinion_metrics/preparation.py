@@ -833,8 +833,8 @@ def prepare_corpus(
     # Kept across calls: rows given as lists or tuples (others are converted to new lists each
     # call), under a built-in normalization (a callable may not give the same forms again).
     if isinstance(normalize, str) and all(map(operator.is_, given, (predictions, references, scores))):
-        first_rows = tuple(id(rows[0]) if rows else None for rows in (predictions, references, scores or ()))
-        key = (len(predictions), first_rows, normalize, stemmer, clip_scores, keep_originals, scores is None)
+        first_rows = (id(predictions[0]) if predictions else None, id(references[0]) if references else None)
+        key = _corpus_key(predictions, first_rows, scores, normalize, stemmer, clip_scores, keep_originals)
         kept = _PREPARED.get(key)
         if kept is not None and kept[0].holds(predictions, references, scores):
             return kept[1]
@@ -846,7 +846,7 @@ def prepare_corpus(
                 _put_bounded(_SEEN, key, True, _SEEN_ENTRIES)
     corpus = None
     if scores is not None and key is not None:  # the same rows kept prepared without scores (the other family)
-        plain = _PREPARED.get((*key[:1], (*key[1][:2], None), normalize, stemmer, False, keep_originals, True))
+        plain = _PREPARED.get(_corpus_key(predictions, first_rows, None, normalize, stemmer, False, keep_originals))
         if plain is not None and plain[0].holds(predictions, references, None):
             corpus = _with_scores(plain[1], scores)
     if corpus is None:
@@ -864,6 +864,18 @@ def prepare_corpus(
     if snapshot is not None and floats and snapshot.holds(predictions, references, scores):
         _put_bounded(_PREPARED, key, (snapshot, corpus), _PREPARED_ENTRIES)
     return corpus
+
+
+def _corpus_key(
+    predictions: Sequence[Any],
+    first_rows: tuple[int | None, int | None],
+    scores: Sequence[Any] | None,
+    *options: Any,
+) -> tuple[Any, ...]:
+    """The key of a kept corpus: its size, the identity of its first rows (predictions,
+    references, scores) and the preparation options."""
+    first_score = id(scores[0]) if scores else None
+    return (len(predictions), (*first_rows, first_score), *options, scores is None)
 
 
 def _put_bounded(cache: dict[Any, Any], key: Any, value: Any, entries: int) -> None:
