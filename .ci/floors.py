@@ -1,29 +1,29 @@
-"""Print the declared minimum versions ("name==floor") of setup.cfg's install_requires and
+"""Print the declared minimum versions ("name==floor") of pyproject.toml's dependencies and
 of the extras named on the command line, for the Python running this script.
 
-    python .ci/floors.py setup.cfg [extra ...]
+    python .ci/floors.py pyproject.toml [extra ...]
 """
 
-import configparser
 import sys
+import tomllib
 
 from packaging.requirements import Requirement
 
 
-def floors(setup_cfg: str, extras: list[str]) -> list[str]:
-    config = configparser.ConfigParser()
-    config.read(setup_cfg, encoding="utf-8")
-    lines = config["options"]["install_requires"].splitlines()
+def floors(pyproject: str, extras: list[str]) -> list[str]:
+    with open(pyproject, "rb") as file:
+        project = tomllib.load(file)["project"]
+    lines = list(project["dependencies"])
     for extra in extras:
-        lines += config["options.extras_require"][extra].splitlines()
+        lines += project["optional-dependencies"][extra]
     pins = []
-    for line in filter(None, (line.strip() for line in lines)):
+    for line in lines:
         requirement = Requirement(line)
         if requirement.marker is not None and not requirement.marker.evaluate():
             continue
         minimum = [spec.version for spec in requirement.specifier if spec.operator == ">="]
         if not minimum:
-            raise SystemExit(f"{setup_cfg}: {line!r} states no floor")
+            raise SystemExit(f"{pyproject}: {line!r} states no floor")
         pins.append(f"{requirement.name}=={minimum[0]}")
     return pins
 

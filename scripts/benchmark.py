@@ -990,6 +990,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.without_c_helper:  # here and in the processes it starts (--workers, engines)
         os.environ["OPINION_METRICS_PURE_PYTHON"] = "1"
+        os.environ.pop("OPINION_METRICS_REQUIRE_C_HELPER", None)
         from opinion_metrics import preparation
 
         preparation._speedups = None

@@ -8,11 +8,14 @@ function of the C helper and its Python twin against its definition.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import approx_nested
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.sparse import csr_matrix
@@ -550,7 +553,7 @@ def test_exact_match_counts_from_keys_equal_spec(helper, shared, top_k, monkeypa
     actual = keyword_prf(predictions, references, match="exact", top_k=top_k, return_per_example=True)
     expected = ref.keyword_prf(predictions, references, match="exact", top_k=top_k)
     assert calls == [shared]  # the path named by the parameter ran
-    assert actual["per_example"] == pytest.approx(expected["per_example"])
+    assert actual["per_example"] == approx_nested(expected["per_example"])
     assert {key: actual[key] for key in ("precision", "recall", "f1")} == pytest.approx(
         {key: expected[key] for key in ("precision", "recall", "f1")}
     )
@@ -573,12 +576,12 @@ def test_a_corpus_evaluated_again_is_prepared_once_and_its_changes_are_seen(monk
     def check():
         for options in ({"match": "exact"}, {"match": "substring", "top_k": 1}, {"match": "token", "top_k": "O"}):
             actual = keyword_prf(predictions, references, return_per_example=True, **options)
-            assert actual["per_example"] == pytest.approx(
+            assert actual["per_example"] == approx_nested(
                 ref.keyword_prf(predictions, references, **options)["per_example"]
             )
             actual = weighted_keyword_prf(predictions, scores, references, return_per_example=True, **options)
             expected = ref.weighted_keyword_prf(predictions, scores, references, **options)
-            assert actual["per_example"] == pytest.approx(expected["per_example"])
+            assert actual["per_example"] == approx_nested(expected["per_example"])
 
     matching.clear_lexical_caches()
     check()
@@ -959,12 +962,40 @@ def test_the_c_helper_is_loaded_where_it_is_required():
     assert preparation._speedups is not None and preparation._speedups.VERSION == preparation._SPEEDUPS_VERSION
 
 
+def _python(code: str, **environment: str) -> subprocess.CompletedProcess:
+    """`code` run by a fresh interpreter, with warnings shown, in this environment changed by
+    `environment` (an empty value removes the variable)."""
+    changed = {**os.environ, **environment}
+    changed = {name: value for name, value in changed.items() if value}
+    command = [sys.executable, "-W", "default", "-c", code]
+    return subprocess.run(command, capture_output=True, text=True, env=changed, timeout=120)
+
+
 def test_the_library_runs_without_the_c_helper_when_told_to():
     code = "import opinion_metrics as om; print(om.preparation._speedups, om.keyword_prf([['a']], [['A']]))"
-    environment = {**os.environ, "OPINION_METRICS_PURE_PYTHON": "1"}
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, timeout=120)
+    result = _python(code, OPINION_METRICS_PURE_PYTHON="1", OPINION_METRICS_REQUIRE_C_HELPER="")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "None {'precision': 1.0, 'recall': 1.0, 'f1': 1.0}"
+    assert result.stderr == ""
+
+
+def test_pure_python_and_a_required_c_helper_contradict_each_other():
+    result = _python("import opinion_metrics", OPINION_METRICS_PURE_PYTHON="1", OPINION_METRICS_REQUIRE_C_HELPER="1")
+    assert result.returncode != 0
+    assert "OPINION_METRICS_PURE_PYTHON=1 and OPINION_METRICS_REQUIRE_C_HELPER=1 contradict" in result.stderr
+
+
+def test_a_package_without_the_c_helper_imports_silently(tmp_path):
+    """As installed where no compiler was: the package's files without the helper."""
+    package = Path(preparation.__file__).parent
+    shutil.copytree(
+        package, tmp_path / "opinion_metrics", ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__")
+    )
+    code = "import opinion_metrics as om; print(om.preparation._speedups, om.keyword_prf([['a']], [['A']])['f1'])"
+    result = _python(code, PYTHONPATH=str(tmp_path), OPINION_METRICS_REQUIRE_C_HELPER="")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["None", "1.0"]
+    assert result.stderr == ""  # no warning: a missing helper is the pure-Python package, not a fault
 
 
 def test_a_c_helper_built_from_another_version_is_left_out_with_a_warning(monkeypatch):

@@ -88,10 +88,25 @@
  *
  * VERSION: the functions' version; the library ignores a helper built from another one. */
 #define PY_SSIZE_T_CLEAN
+#define Py_LIMITED_API 0x030B0000 /* the stable ABI of Python 3.11: one abi3 wheel per platform */
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+/* The size of an exact list or tuple, and its item k (borrowed; NULL with IndexError when k
+ * is past its end): the limited API's calls for PySequence_Fast_GET_SIZE / _ITEMS. */
+static Py_ssize_t
+length_of(PyObject *sequence)
+{
+    return PyList_CheckExact(sequence) ? PyList_Size(sequence) : PyTuple_Size(sequence);
+}
+
+static PyObject *
+item_of(PyObject *sequence, Py_ssize_t k)
+{
+    return PyList_CheckExact(sequence) ? PyList_GetItem(sequence, k) : PyTuple_GetItem(sequence, k);
+}
 
 /* The rows of `lists` (a new reference, or NULL with an exception) and, in `*sizes`, the
  * bytes of their int64 lengths and in `*total` their sum; `*sizes` stays NULL when a row is
@@ -104,19 +119,20 @@ row_sizes(PyObject *lists, PyObject **sizes, Py_ssize_t *total)
     PyObject *rows = PySequence_Fast(lists, "lists must be a sequence");
     if (rows == NULL)
         return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
-    PyObject **row_items = PySequence_Fast_ITEMS(rows);
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (!PyList_CheckExact(row_items[i]) && !PyTuple_CheckExact(row_items[i]))
+    Py_ssize_t n = length_of(rows);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = item_of(rows, i);
+        if (!PyList_CheckExact(row) && !PyTuple_CheckExact(row))
             return rows;
+    }
     *sizes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     if (*sizes == NULL) {
         Py_DECREF(rows);
         return NULL;
     }
-    int64_t *size_of = (int64_t *)PyBytes_AS_STRING(*sizes);
+    int64_t *size_of = (int64_t *)PyBytes_AsString(*sizes);
     for (Py_ssize_t i = 0; i < n; i++) {
-        size_of[i] = PySequence_Fast_GET_SIZE(row_items[i]);
+        size_of[i] = length_of(item_of(rows, i));
         if (size_of[i] > PY_SSIZE_T_MAX / 8 - *total) { /* the items' bytes would overflow */
             Py_CLEAR(*sizes);
             Py_DECREF(rows);
@@ -136,37 +152,37 @@ number_strings(PyObject *module, PyObject *args)
         return NULL;
     if (!PyList_CheckExact(strings) && !PyTuple_CheckExact(strings))
         Py_RETURN_NONE;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(strings);
-    PyObject **items = PySequence_Fast_ITEMS(strings);
+    Py_ssize_t n = length_of(strings);
     if ((codes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint32_t))) == NULL)
         return NULL;
-    uint32_t *code_of = (uint32_t *)PyBytes_AS_STRING(codes);
-    /* No Python code runs below (exact str hash and compare in C; no container allocated),
-     * so `strings` does not change meanwhile. */
+    uint32_t *code_of = (uint32_t *)PyBytes_AsString(codes);
+    /* Each string is held while it is looked up: a table whose keys are not exact str could
+     * run Python code that changes `strings` (then an IndexError, never a freed string). */
     for (Py_ssize_t j = 0; j < n; j++) {
-        PyObject *string = items[j];
+        PyObject *string = item_of(strings, j);
+        if (string == NULL)
+            goto fail;
         if (!PyUnicode_CheckExact(string))
             goto not_plain;
+        Py_INCREF(string);
+        Py_ssize_t code = -1;
         PyObject *known = PyDict_GetItemWithError(table, string); /* borrowed */
-        Py_ssize_t code;
         if (known != NULL) {
             code = PyLong_AsSsize_t(known);
-            if (code == -1 && PyErr_Occurred())
-                goto fail;
-        } else {
-            if (PyErr_Occurred())
-                goto fail;
-            code = PyDict_GET_SIZE(table);
-            if ((uint64_t)code >= UINT32_MAX)
+        } else if (!PyErr_Occurred()) {
+            code = PyDict_Size(table);
+            if ((uint64_t)code >= UINT32_MAX) {
+                Py_DECREF(string);
                 goto not_plain;
+            }
             PyObject *number = PyLong_FromSsize_t(code);
-            if (number == NULL)
-                goto fail;
-            int failed = PyDict_SetItem(table, string, number);
-            Py_DECREF(number);
-            if (failed)
-                goto fail;
+            if (number == NULL || PyDict_SetItem(table, string, number) < 0)
+                code = -1;
+            Py_XDECREF(number);
         }
+        Py_DECREF(string);
+        if (code == -1 && PyErr_Occurred())
+            goto fail;
         code_of[j] = (uint32_t)code;
     }
     return codes;
@@ -232,21 +248,20 @@ distinct_codes(PyObject *module, PyObject *lists)
             PyErr_NoMemory();
         goto done;
     }
-    uint32_t *code_of = (uint32_t *)PyBytes_AS_STRING(codes);
-    const int64_t *size_of = (const int64_t *)PyBytes_AS_STRING(sizes);
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
-    PyObject **row_items = PySequence_Fast_ITEMS(rows);
+    uint32_t *code_of = (uint32_t *)PyBytes_AsString(codes);
+    const int64_t *size_of = (const int64_t *)PyBytes_AsString(sizes);
+    Py_ssize_t n = length_of(rows);
     /* Only `distinct` grows below, and it holds exact str: no garbage collection, no Python
      * code (exact str hash and compare run in C), so no row changes meanwhile (checked). */
     for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t m = PySequence_Fast_GET_SIZE(row_items[i]);
+        PyObject *row = item_of(rows, i);
+        Py_ssize_t m = length_of(row);
         if (m != size_of[i]) {
             PyErr_SetString(PyExc_RuntimeError, "a row changed size while it was read");
             goto done;
         }
-        PyObject **items = PySequence_Fast_ITEMS(row_items[i]);
         for (Py_ssize_t j = 0; j < m; j++) {
-            PyObject *keyword = items[j];
+            PyObject *keyword = item_of(row, j);
             if (!PyUnicode_CheckExact(keyword)) {
                 result = Py_None;
                 Py_INCREF(result);
@@ -259,7 +274,7 @@ distinct_codes(PyObject *module, PyObject *lists)
             if (slot == NULL)
                 goto done;
             if (slot->key == NULL) { /* a new keyword */
-                Py_ssize_t code = PyList_GET_SIZE(distinct);
+                Py_ssize_t code = PyList_Size(distinct);
                 if ((uint64_t)code >= UINT32_MAX) { /* as number_strings: codes below 2**32 - 1 */
                     result = Py_None;
                     Py_INCREF(result);
@@ -314,17 +329,16 @@ encode_floats(PyObject *module, PyObject *lists)
         Py_DECREF(rows);
         return NULL;
     }
-    double *value_of = (double *)PyBytes_AS_STRING(values);
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
-    PyObject **row_items = PySequence_Fast_ITEMS(rows);
+    double *value_of = (double *)PyBytes_AsString(values);
+    Py_ssize_t n = length_of(rows);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = row_items[i];
-        Py_ssize_t m = PySequence_Fast_GET_SIZE(row);
-        PyObject **items = PySequence_Fast_ITEMS(row);
+        PyObject *row = item_of(rows, i);
+        Py_ssize_t m = length_of(row);
         for (Py_ssize_t j = 0; j < m; j++) {
-            if (!PyFloat_CheckExact(items[j]))
+            PyObject *value = item_of(row, j);
+            if (!PyFloat_CheckExact(value))
                 goto not_plain;
-            *value_of++ = PyFloat_AS_DOUBLE(items[j]);
+            *value_of++ = PyFloat_AsDouble(value);
         }
     }
     Py_DECREF(rows);
@@ -462,7 +476,7 @@ first_occurrences(PyObject *module, PyObject *args)
                 keep = PyBytes_FromStringAndSize(NULL, total);
                 if (keep == NULL)
                     goto done;
-                kept = PyBytes_AS_STRING(keep);
+                kept = PyBytes_AsString(keep);
                 memset(kept, 1, (size_t)k);
             }
             if (kept != NULL)
@@ -506,7 +520,7 @@ exact_hits(PyObject *module, PyObject *args)
         goto done;
     if ((marks = new_marks(size)) == NULL || (hits = PyBytes_FromStringAndSize(NULL, n * 8)) == NULL)
         goto done;
-    int64_t *hits_of = (int64_t *)PyBytes_AS_STRING(hits);
+    int64_t *hits_of = (int64_t *)PyBytes_AsString(hits);
     int64_t marked = -1; /* the list whose ids are marked (with its number) */
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t list = lists[i];
@@ -568,7 +582,7 @@ rows_as_columns(const Rows *rows)
         if (column == NULL)
             Py_CLEAR(result);
         else
-            PyTuple_SET_ITEM(result, k, column);
+            PyTuple_SetItem(result, k, column); /* cannot fail: a new tuple's own slot */
     }
     return result;
 }
@@ -751,9 +765,9 @@ build_automaton(Automaton *a, const char *const *data, const Py_ssize_t *size, c
 static int
 utf8_items(PyObject *sequence, Py_ssize_t n, const char **data, Py_ssize_t *size, int *plain)
 {
-    PyObject **items = PySequence_Fast_ITEMS(sequence);
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (!PyUnicode_CheckExact(items[i]) || (data[i] = PyUnicode_AsUTF8AndSize(items[i], &size[i])) == NULL) {
+        PyObject *item = item_of(sequence, i);
+        if (item == NULL || !PyUnicode_CheckExact(item) || (data[i] = PyUnicode_AsUTF8AndSize(item, &size[i])) == NULL) {
             if (PyErr_Occurred()) {
                 if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
                     return 0;
@@ -951,7 +965,7 @@ contained_pairs(PyObject *module, PyObject *args)
     if ((!PyList_CheckExact(needle_list) && !PyTuple_CheckExact(needle_list)) ||
         (!PyList_CheckExact(haystack_list) && !PyTuple_CheckExact(haystack_list)))
         Py_RETURN_NONE;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(needle_list), m = PySequence_Fast_GET_SIZE(haystack_list);
+    Py_ssize_t n = length_of(needle_list), m = length_of(haystack_list);
     const char **data = PyMem_Malloc((size_t)(n + m + 1) * sizeof(char *));
     Py_ssize_t *size = PyMem_Malloc((size_t)(n + m + 1) * sizeof(Py_ssize_t));
     Py_ssize_t *next_same = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
@@ -1063,18 +1077,18 @@ snapshot_rows(PyObject *module, PyObject *args)
         return NULL;
     if (!PyTuple_CheckExact(rows))
         Py_RETURN_NONE;
-    Py_ssize_t n = PyTuple_GET_SIZE(rows), total = 0;
+    Py_ssize_t n = PyTuple_Size(rows), total = 0;
     PyObject *sizes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     if (sizes == NULL)
         return NULL;
-    int64_t *size_of = (int64_t *)PyBytes_AS_STRING(sizes);
+    int64_t *size_of = (int64_t *)PyBytes_AsString(sizes);
     for (Py_ssize_t r = 0; r < n; r++) {
-        PyObject *row = PyTuple_GET_ITEM(rows, r);
+        PyObject *row = PyTuple_GetItem(rows, r);
         if (!PyList_CheckExact(row) && !PyTuple_CheckExact(row)) {
             Py_DECREF(sizes);
             Py_RETURN_NONE;
         }
-        size_of[r] = (r > 0 && row == PyTuple_GET_ITEM(rows, r - 1)) ? -1 : PySequence_Fast_GET_SIZE(row);
+        size_of[r] = (r > 0 && row == PyTuple_GetItem(rows, r - 1)) ? -1 : length_of(row);
         total += size_of[r] > 0 ? size_of[r] : 0;
     }
     if (total > limit) {
@@ -1092,16 +1106,16 @@ snapshot_rows(PyObject *module, PyObject *args)
     for (Py_ssize_t r = 0; r < n; r++) {
         if (size_of[r] < 0)
             continue;
-        PyObject *row = PyTuple_GET_ITEM(rows, r);
-        if (PySequence_Fast_GET_SIZE(row) != size_of[r]) {
+        PyObject *row = PyTuple_GetItem(rows, r);
+        if (length_of(row) != size_of[r]) {
             Py_DECREF(items);
             Py_DECREF(sizes);
             Py_RETURN_NONE;
         }
-        PyObject **row_items = PySequence_Fast_ITEMS(row);
         for (Py_ssize_t k = 0; k < size_of[r]; k++) {
-            Py_INCREF(row_items[k]);
-            PyTuple_SET_ITEM(items, at++, row_items[k]);
+            PyObject *item = item_of(row, k);
+            Py_INCREF(item);
+            PyTuple_SetItem(items, at++, item); /* cannot fail: a new tuple's own slot */
         }
     }
     return Py_BuildValue("(NN)", sizes, items);
@@ -1116,23 +1130,21 @@ rows_unchanged(PyObject *module, PyObject *args)
         return NULL;
     if (!PyList_CheckExact(rows) && !PyTuple_CheckExact(rows))
         Py_RETURN_FALSE;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
-    if (n != PyTuple_GET_SIZE(kept) || PyBytes_GET_SIZE(sizes) != n * (Py_ssize_t)sizeof(int64_t))
+    Py_ssize_t n = length_of(rows);
+    if (n != PyTuple_Size(kept) || PyBytes_Size(sizes) != n * (Py_ssize_t)sizeof(int64_t))
         Py_RETURN_FALSE;
-    PyObject **row_objects = PySequence_Fast_ITEMS(rows);
-    const int64_t *size_of = (const int64_t *)PyBytes_AS_STRING(sizes);
-    Py_ssize_t at = 0, total = PyTuple_GET_SIZE(items);
+    const int64_t *size_of = (const int64_t *)PyBytes_AsString(sizes);
+    Py_ssize_t at = 0, total = PyTuple_Size(items);
     for (Py_ssize_t r = 0; r < n; r++) {
-        PyObject *row = row_objects[r];
-        if (row != PyTuple_GET_ITEM(kept, r) || (!PyList_CheckExact(row) && !PyTuple_CheckExact(row)))
+        PyObject *row = item_of(rows, r);
+        if (row != PyTuple_GetItem(kept, r) || (!PyList_CheckExact(row) && !PyTuple_CheckExact(row)))
             Py_RETURN_FALSE;
         if (size_of[r] < 0)
             continue;
-        if (PySequence_Fast_GET_SIZE(row) != size_of[r] || size_of[r] > total - at)
+        if (length_of(row) != size_of[r] || size_of[r] > total - at)
             Py_RETURN_FALSE;
-        PyObject **row_items = PySequence_Fast_ITEMS(row);
         for (Py_ssize_t k = 0; k < size_of[r]; k++)
-            if (row_items[k] != PyTuple_GET_ITEM(items, at++))
+            if (item_of(row, k) != PyTuple_GetItem(items, at++))
                 Py_RETURN_FALSE;
     }
     return PyBool_FromLong(at == total);
@@ -1175,7 +1187,7 @@ PyMODINIT_FUNC
 PyInit__speedups(void)
 {
     PyObject *created = PyModule_Create(&module);
-    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 2) < 0)
+    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 3) < 0)
         Py_CLEAR(created);
     return created;
 }

@@ -7,6 +7,7 @@ every later step (match relations, embeddings, sentiment) runs once per distinct
 
 from __future__ import annotations
 
+import importlib
 import math
 import operator
 import os
@@ -35,7 +36,7 @@ from .validation import (
     lone_surrogate,
 )
 
-_SPEEDUPS_VERSION = 2  # the VERSION of _speedups.c these functions call
+_SPEEDUPS_VERSION = 3  # the VERSION of _speedups.c these functions call
 
 
 def _load_speedups() -> Any:
@@ -43,10 +44,15 @@ def _load_speedups() -> Any:
     None where it was not built (no compiler), where OPINION_METRICS_PURE_PYTHON=1, on a
     free-threaded Python (it relies on the GIL), and (with a warning) where it fails to load
     or was built from another version of its source."""
-    if os.environ.get("OPINION_METRICS_PURE_PYTHON") == "1" or sysconfig.get_config_var("Py_GIL_DISABLED"):
+    pure = os.environ.get("OPINION_METRICS_PURE_PYTHON") == "1"
+    if pure and os.environ.get("OPINION_METRICS_REQUIRE_C_HELPER") == "1":
+        raise ImportError(
+            "OPINION_METRICS_PURE_PYTHON=1 and OPINION_METRICS_REQUIRE_C_HELPER=1 contradict each other: unset one"
+        )
+    if pure or sysconfig.get_config_var("Py_GIL_DISABLED"):
         return None
-    try:
-        from . import _speedups
+    try:  # (`from . import` would report a missing helper as a circular import)
+        _speedups = importlib.import_module(f"{__package__}._speedups")
     except ModuleNotFoundError:
         return None
     except ImportError as error:
@@ -147,7 +153,8 @@ def _porter_stem_tokens() -> Normalizer:
         from nltk.stem.porter import PorterStemmer
     except ImportError as error:
         raise ImportError(
-            "stemmer='porter' needs NLTK: pip install 'opinion-metrics[stem]' (or pip install nltk)"
+            "stemmer='porter' needs NLTK: pip install nltk (or, in a checkout of opinion-metrics, "
+            'pip install ".[stem]")'
         ) from error
     stem = PorterStemmer().stem
 

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Callable, Optional, Union
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -41,14 +41,14 @@ from .poisson import resample_sums
 from .validation import check_bootstrap, check_confidence_level, check_n_resamples, check_random_state
 
 Values = Callable[[np.ndarray], Mapping[str, Any]]
-RandomState = Union[None, int, np.random.Generator]
+RandomState = int | np.random.Generator | None
 METHODS = ("permutation", "bootstrap")
 # Cells of the (resamples x examples) count or swap matrix held at once (32 MiB as float64).
 BLOCK_ELEMENTS = 2**22
 # Resample groups of equal rows together when there are at least this many examples per group.
 GROUPING_RATIO = 8
 GROUPING_SEED = 20221
-BootstrapBlock = tuple[np.ndarray, Optional[np.ndarray]]
+BootstrapBlock = tuple[np.ndarray, np.ndarray | None]
 
 
 def check_statistics(statistics: Any, name: str = "statistics") -> np.ndarray:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +19,7 @@ MATCH_RELATIONS = ("exact", "substring", "token")
 RELEVANCES = ("graded", "binary")
 PRESENCES = ("all", "present", "absent")
 BOOTSTRAPS = ("multinomial", "poisson")
-TopK = Union[int, str, None]
+TopK = int | str | None
 
 
 def describe(value: Any, limit: int = 60) -> str:
