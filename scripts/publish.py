@@ -1,15 +1,19 @@
 """Stage each metric family's Space and upload it to the Hugging Face Hub.
 
 A staged Space holds the evaluate module script, its metric card as README.md (whose YAML
-header configures the Space), the Gradio app, and requirements.txt. Until opinion-metrics
-is released on PyPI, each Space ships the package as a wheel and requirements.txt installs
-it from there (the default); `--from-pypi` pins `opinion-metrics==<version>` instead and
-refuses when PyPI does not have that version. `evaluate.load("<namespace>/<name>")` then
-loads the module from the Space, and the Space runs the demo.
+header configures the Space: Gradio SDK, Python 3.11), the Gradio app, and
+requirements.txt, which pins `opinion-metrics[...]==<version>` from PyPI: publish after the
+release (the upload refuses a version PyPI does not have). `evaluate.load("<namespace>/<name>")`
+then loads the module from the Space, and the Space runs the demo.
 
-    python scripts/publish.py --dry-run                 # stage into build/spaces only
-    HF_TOKEN=hf_... python scripts/publish.py --namespace my-org
-    python scripts/publish.py --dry-run --from-pypi     # once the release is on PyPI
+`--bundle-wheel` ships a pure wheel of this checkout inside each Space instead and installs it
+from the Space's own files on the Hub (pip fetches `.../resolve/main/wheels/<wheel>` while
+Hugging Face builds the Space; only requirements.txt is there at that point): for trying
+unreleased code in a public Space.
+
+    python scripts/publish.py --dry-run                    # stage into build/spaces only
+    HF_TOKEN=hf_... python scripts/publish.py --namespace my-org   # after the PyPI release
+    HF_TOKEN=hf_... python scripts/publish.py --namespace my-org --bundle-wheel
 """
 
 from __future__ import annotations
@@ -39,15 +43,22 @@ def version() -> str:
     return namespace["__version__"]
 
 
-def pinned_requirements(name: str, wheel: Path | None) -> str:
-    """The Space's requirements with opinion-metrics pinned (or pointing at the bundled wheel)."""
+def pinned_requirements(name: str, requirement: str) -> str:
+    """The Space's requirements, with opinion-metrics[<its extras>] installed as `requirement`
+    says: "==<version>" (from PyPI) or " @ <url of a wheel>"."""
     lines = []
     for line in (REPO / "spaces" / name / "requirements.txt").read_text(encoding="utf-8").splitlines():
         if line.startswith("opinion-metrics"):
             extras = line[len("opinion-metrics") :].split("=")[0].split(">")[0].strip()
-            line = f"./{wheel.name}{extras}" if wheel else f"opinion-metrics{extras}=={version()}"
+            line = f"opinion-metrics{extras}{requirement}"
         lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def wheel_url(repo_id: str, wheel: Path) -> str:
+    """Where pip finds a wheel uploaded into a Space's `wheels/` folder while Hugging Face
+    builds that Space (a public Space's files are served at this address)."""
+    return f"https://huggingface.co/spaces/{repo_id}/resolve/main/wheels/{wheel.name}"
 
 
 def build_wheel(out: Path) -> Path:
@@ -58,7 +69,7 @@ def build_wheel(out: Path) -> Path:
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "--wheel-dir", str(out), str(REPO)],
         check=True,
         capture_output=True,
-        env={**os.environ, "OPINION_METRICS_PURE_PYTHON": "1"},
+        env={**os.environ, "OPINION_METRICS_PURE_PYTHON": "1", "OPINION_METRICS_REQUIRE_C_HELPER": ""},
     )
     return next(out.glob("opinion_metrics-*.whl"))
 
@@ -74,8 +85,9 @@ def released(release: str) -> bool:
     return release in [item.strip() for item in available.split(":", 1)[-1].split(",")]
 
 
-def stage(name: str, out: Path, wheel: Path | None = None) -> Path:
-    """Copy one Space's files into `out/<name>` and return that folder."""
+def stage(name: str, out: Path, repo_id: str, wheel: Path | None = None) -> Path:
+    """Copy one Space's files into `out/<name>` and return that folder; with `wheel`, the
+    Space ships it and installs it from its own files on the Hub (`repo_id`)."""
     folder = out / name
     if folder.exists():
         shutil.rmtree(folder)
@@ -85,9 +97,12 @@ def stage(name: str, out: Path, wheel: Path | None = None) -> Path:
     shutil.copyfile(space / "README.md", folder / "README.md")  # follows the link to the metric card
     if name in METRICS:
         shutil.copyfile(REPO / "metrics" / name / f"{name}.py", folder / f"{name}.py")
+    requirement = f"=={version()}"
     if wheel is not None:
-        shutil.copyfile(wheel, folder / wheel.name)
-    (folder / "requirements.txt").write_text(pinned_requirements(name, wheel), encoding="utf-8")
+        (folder / "wheels").mkdir()
+        shutil.copyfile(wheel, folder / "wheels" / wheel.name)
+        requirement = f" @ {wheel_url(repo_id, wheel)}"
+    (folder / "requirements.txt").write_text(pinned_requirements(name, requirement), encoding="utf-8")
     return folder
 
 
@@ -112,29 +127,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", choices=SPACES, help="publish only these Spaces")
     parser.add_argument("--dry-run", action="store_true", help="stage only; upload nothing")
     parser.add_argument(
-        "--from-pypi",
+        "--bundle-wheel",
         action="store_true",
-        help="pin opinion-metrics==<version> from PyPI instead of shipping a wheel (needs that release)",
+        help="ship a wheel of this checkout in each Space and install it from there (unreleased code, public Spaces)",
     )
     args = parser.parse_args(argv)
     token = os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN")
     if not args.dry_run and not token:
         print("set HF_TOKEN to a write token (or pass --dry-run to stage only)", file=sys.stderr)
         return 2
-    if args.from_pypi and not released(version()):
+    if not args.dry_run and not args.bundle_wheel and not released(version()):
         print(
             f"opinion-metrics {version()} is not on PyPI (or PyPI cannot be reached), so a Space pinning it "
-            "would fail to start; release it first, or leave out --from-pypi to ship the wheel",
+            "would fail to build; release it first, or pass --bundle-wheel to ship a wheel of this checkout",
             file=sys.stderr,
         )
         return 2
-    wheel = None if args.from_pypi else build_wheel(args.out / "wheel")
+    wheel = build_wheel(args.out / "wheel") if args.bundle_wheel else None
     for name in args.only or SPACES:
-        folder = stage(name, args.out, wheel)
+        repo_id = f"{args.namespace}/{name}"
+        folder = stage(name, args.out, repo_id, wheel)
         if args.dry_run:
             print(f"staged {folder}")
         else:
-            print(f"published {upload(folder, f'{args.namespace}/{name}', token)}")
+            print(f"published {upload(folder, repo_id, token)}")
     return 0
 
 

@@ -366,19 +366,34 @@ def test_staged_space_has_valid_metadata_and_pinned_requirements(staged, name):
     declared, installed = Version(card.data.sdk_version), Version(gradio.__version__)
     assert declared.major == installed.major == 6 and declared <= installed
     assert "evaluate" in card.data.tags and {"metric", "measurement"} & set(card.data.tags)
+    assert card.data.python_version == "3.11"  # not Hugging Face's default Python
     assert (folder / "app.py").exists()
-    # opinion-metrics is not on PyPI yet: the Space installs the wheel it ships.
+    # The release from PyPI, pinned: the version this checkout is.
     requirement = (folder / "requirements.txt").read_text().splitlines()[0]
-    wheel = requirement.split("[")[0]
-    assert wheel == f"./opinion_metrics-{publish.version()}-py3-none-any.whl" and (folder / wheel).is_file()
+    assert re.fullmatch(rf"opinion-metrics\[[a-z,-]+\]=={re.escape(publish.version())}", requirement)
+    assert not (folder / "wheels").exists()
 
 
-def test_publishing_from_pypi_refuses_an_unreleased_version(staged, tmp_path, monkeypatch, capsys):
+def test_publishing_refuses_a_version_pypi_does_not_have(staged, tmp_path, monkeypatch, capsys):
     publish, _ = staged
     monkeypatch.setattr(publish, "released", lambda release: False)
-    assert publish.main(["--dry-run", "--from-pypi", "--out", str(tmp_path)]) == 2
+    monkeypatch.setenv("HF_TOKEN", "hf_not_used")
+    assert publish.main(["--out", str(tmp_path)]) == 2
     assert f"opinion-metrics {publish.version()} is not on PyPI" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+def test_a_bundled_wheel_is_installed_from_the_spaces_own_files_on_the_hub(staged, tmp_path):
+    """Hugging Face installs requirements.txt before the Space's other files are there, so a
+    bundled wheel is named by its address on the Hub, never by a local path."""
+    publish, _ = staged
+    assert publish.main(["--dry-run", "--bundle-wheel", "--namespace", "me", "--out", str(tmp_path)]) == 0
+    for name in ("keyword_prf", "opinion_metrics"):
+        (wheel,) = (tmp_path / name / "wheels").glob("*.whl")
+        assert wheel.name == f"opinion_metrics-{publish.version()}-py3-none-any.whl"
+        requirement = (tmp_path / name / "requirements.txt").read_text().splitlines()[0]
+        url = f"https://huggingface.co/spaces/me/{name}/resolve/main/wheels/{wheel.name}"
+        assert re.fullmatch(rf"opinion-metrics\[[a-z,-]+\] @ {re.escape(url)}", requirement)
 
 
 @pytest.mark.parametrize("name", ["keyword_prf", "weighted_keyword_prf", "aspect_sentiment_score"])
@@ -717,8 +732,9 @@ def _free_port() -> int:
 @pytest.mark.slow
 def test_a_staged_space_installs_from_its_own_requirements_and_serves(tmp_path):
     """The keyword_prf Space as publish.py stages it, installed into a fresh virtualenv
-    from its requirements.txt alone (no torch), started with `python app.py` and driven
-    over HTTP; its evaluate module loads there too."""
+    from its requirements.txt alone (no torch), with this checkout's wheel standing for the
+    PyPI release it pins (`--find-links`), started with `python app.py` and driven over
+    HTTP; its evaluate module loads there too."""
     import subprocess
     import time
     import urllib.request
@@ -728,6 +744,7 @@ def test_a_staged_space_installs_from_its_own_requirements_and_serves(tmp_path):
     spec.loader.exec_module(publish)
     assert publish.main(["--dry-run", "--only", "keyword_prf", "--out", str(tmp_path / "staged")]) == 0
     folder = tmp_path / "staged" / "keyword_prf"
+    release = publish.build_wheel(tmp_path / "release")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = str(venv / "bin" / "python")
@@ -736,7 +753,7 @@ def test_a_staged_space_installs_from_its_own_requirements_and_serves(tmp_path):
     constraints = " ".join(filter(None, [os.environ.get("PIP_CONSTRAINT"), str(pin)]))
     environment = {**os.environ, "PIP_CONSTRAINT": constraints}
     installed = subprocess.run(
-        [python, "-m", "pip", "install", "-q", "-r", "requirements.txt"],
+        [python, "-m", "pip", "install", "-q", "--find-links", str(release.parent), "-r", "requirements.txt"],
         cwd=folder,
         env=environment,
         capture_output=True,
