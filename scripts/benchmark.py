@@ -96,11 +96,16 @@ def _is_format(ch):
 
 
 def naive_normalize(keyword):
-    """docs/definitions.md section 1, "default": NFKC, casefold, drop punctuation (P*), symbols (S*) and format
-    characters (Cf), collapse white space."""
+    """docs/definitions.md section 1, "default": NFKC, casefold, dashes, connectors (Pd, Pc) and "/" as spaces,
+    drop other punctuation (P*), symbols (S*) and format characters (Cf), collapse white space."""
     keyword = unicodedata.normalize("NFKC", keyword).casefold()
     keyword = "".join(
-        ch for ch in keyword if unicodedata.category(ch)[0] not in "PS" and unicodedata.category(ch) != "Cf"
+        " "
+        if unicodedata.category(ch) in ("Pd", "Pc") or ch == "/"
+        else ""
+        if unicodedata.category(ch)[0] in "PS" or unicodedata.category(ch) == "Cf"
+        else ch
+        for ch in keyword
     )
     return re.sub(r"\s+", " ", keyword).strip()
 

@@ -33,9 +33,14 @@ def normalize(text, mode="default", stemmer=None):
         text = mode(text)
     elif mode == "default":
         text = unicodedata.normalize("NFKC", text).casefold()
-        text = "".join(
-            ch for ch in text if unicodedata.category(ch)[0] not in "PS" and unicodedata.category(ch) != "Cf"
-        )
+
+        def replaced(ch):  # dashes, connectors and "/" separate words; other P*, S* and Cf go
+            category = unicodedata.category(ch)
+            if category in ("Pd", "Pc") or ch == "/":
+                return " "
+            return "" if category[0] in "PS" or category == "Cf" else ch
+
+        text = "".join(map(replaced, text))
         text = " ".join(text.split())
     elif mode == "ascii":
         text = re.sub(r"[^a-zA-Z0-9\s]", "", text.lower()).strip()

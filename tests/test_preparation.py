@@ -25,7 +25,12 @@ def seed_normalize_kw(kw):  # verbatim from seeds 000 / 001
         ("ﬁlm", "film"),  # compatibility ligature
         ("STRASSE", "strasse"),
         ("Straße", "strasse"),  # casefold, not lower
-        ("sci-fi", "scifi"),  # punctuation removed, not replaced
+        ("sci-fi", "sci fi"),  # dashes, connectors and "/" separate words
+        ("coming-of-age_story", "coming of age story"),
+        ("and/or", "and or"),
+        ("em—dash–en‒figure", "em dash en figure"),  # Pd characters (U+2014, U+2013, U+2012)
+        ("low\u2040tie\u203fundertie", "low tie undertie"),  # Pc characters besides "_"
+        ("don't u.s.", "dont us"),  # other punctuation removed, not replaced
         ("5 ★★★★★ movie", "5 movie"),  # symbols removed, white space collapsed
         ("tab\tand\nnewline", "tab and newline"),
         ("!!!", ""),

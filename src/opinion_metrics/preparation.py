@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, islice
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -67,29 +67,33 @@ def _load_speedups() -> Any:
 _speedups: Any = _load_speedups()
 
 Normalizer = Callable[[str], str]
-NormalizeOption = Union[str, Normalizer]
+NormalizeOption = str | Normalizer
 NORMALIZE_MODES = ("default", "ascii", "none")
 STEMMERS = ("porter",)
 
 
-def _dropped_by_default(category: str) -> bool:
-    """Punctuation (P*), symbols (S*) and format characters (Cf: zero-width, BOM, bidi marks)."""
-    return category[0] in "PS" or category == "Cf"
+def _default_replacement(codepoint: int) -> int | None:
+    """What the "default" normalization makes of a character (after NFKC and casefold): a
+    space for the word separators, dashes and connectors (Pd, Pc: "-", "–", "_") and "/";
+    nothing for other punctuation (P*), symbols (S*) and format characters (Cf: zero-width,
+    BOM, bidi marks); the character itself otherwise."""
+    category = unicodedata.category(chr(codepoint))
+    if category in ("Pd", "Pc") or codepoint == ord("/"):
+        return ord(" ")
+    return None if category[0] in "PS" or category == "Cf" else codepoint
 
 
-class _DropPunctuationSymbolsAndFormat(dict):
-    """`str.translate` table deleting every character that `_dropped_by_default` names."""
+class _DefaultTable(dict):
+    """`str.translate` table of `_default_replacement`, filled as characters are met."""
 
     def __missing__(self, codepoint: int) -> int | None:
-        value = None if _dropped_by_default(unicodedata.category(chr(codepoint))) else codepoint
-        self[codepoint] = value
+        value = self[codepoint] = _default_replacement(codepoint)
         return value
 
 
-_DROP_PUNCTUATION_AND_SYMBOLS = _DropPunctuationSymbolsAndFormat()
-# The same table restricted to ASCII (whose P* and S* characters are string.punctuation;
-# no ASCII character is Cf), for the ASCII fast path.
-_ASCII_DROP = str.maketrans("", "", "".join(chr(c) for c in range(128) if _DROP_PUNCTUATION_AND_SYMBOLS[c] is None))
+_DEFAULT_TABLE = _DefaultTable()
+# The same table restricted to ASCII, for the ASCII fast path (no ASCII character is Cf).
+_ASCII_DEFAULT = {codepoint: _DEFAULT_TABLE[codepoint] for codepoint in range(128)}
 _NON_ASCII_ALNUM = re.compile(r"[^a-zA-Z0-9\s]")
 # What `_NON_ASCII_ALNUM` deletes from ASCII text but the separator, as a table (faster
 # than the regular expression).
@@ -101,13 +105,13 @@ _SEPARATOR = "\x00"
 
 def _normalize_unicode(text: str) -> str:
     """The "default" normalization of any string (docs/definitions.md section 1)."""
-    text = unicodedata.normalize("NFKC", text).casefold().translate(_DROP_PUNCTUATION_AND_SYMBOLS)
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_DEFAULT_TABLE)
     return " ".join(text.split())
 
 
 def _normalize_default(text: str) -> str:
     if text.isascii():  # NFKC is the identity and casefold is lower on ASCII: same result
-        return " ".join(text.lower().translate(_ASCII_DROP).split())
+        return " ".join(text.lower().translate(_ASCII_DEFAULT).split())
     return _normalize_unicode(text)
 
 
@@ -120,7 +124,7 @@ def _normalize_none(text: str) -> str:
 
 
 def _many_default(joined: str) -> list[str]:
-    return list(map(" ".join, map(str.split, joined.lower().translate(_ASCII_DROP).split(_SEPARATOR))))
+    return list(map(" ".join, map(str.split, joined.lower().translate(_ASCII_DEFAULT).split(_SEPARATOR))))
 
 
 def _many_ascii(joined: str) -> list[str]:
@@ -257,8 +261,9 @@ def make_normalizer(normalize: NormalizeOption = "default", stemmer: str | None 
     """Return the `str -> str` function that docs/definitions.md section 1 applies to every keyword.
 
     Args:
-        normalize: "default" (NFKC, casefold, punctuation, symbols and format characters
-            such as zero-width spaces removed, white space collapsed), "ascii" (the seed
+        normalize: "default" (NFKC, casefold, dashes, connectors and "/" as spaces, other
+            punctuation, symbols and format characters such as zero-width spaces removed,
+            white space collapsed), "ascii" (the seed
             notebooks' `normalize_kw`), "none" (only stripped), or any callable `str -> str`.
         stemmer: None or "porter" (each white-space token stemmed after normalization).
     """
