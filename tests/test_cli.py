@@ -374,8 +374,10 @@ def test_with_group_a_row_error_names_the_line(tmp_path, capsys):
 
 
 def test_the_readme_command_lines_run(tmp_path, monkeypatch, capsys):
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    blocks = [block.split("```", 1)[0] for block in readme.split("```bash\n")[1:]]
+    """Every opinion-metrics command of the README and the docs runs."""
+    documents = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    texts = [path.read_text(encoding="utf-8") for path in documents]
+    blocks = [block.split("```", 1)[0] for text in texts for block in text.split("```bash\n")[1:]]
     commands = [
         part.strip()
         for block in blocks

