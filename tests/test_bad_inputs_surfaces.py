@@ -481,7 +481,7 @@ def test_a_score_without_its_keyword_is_refused():
 @pytest.mark.parametrize(("family", "scored"), [("keyword_prf", False), ("weighted_keyword_prf", True)])
 def test_the_comparison_tab_reads_scores_only_for_a_family_that_takes_them(monkeypatch, family, scored):
     import opinion_metrics
-    from opinion_metrics.demo.ui import compare_two_systems
+    from opinion_metrics.demo.handlers import compare_two_systems
 
     seen = {}
 

@@ -330,7 +330,7 @@ def test_device_reaches_the_semantic_family(tmp_path, capsys):
 
 
 def test_the_plot_names_the_file_and_models_and_labels_tiny_values():
-    from opinion_metrics.cli import results_figure
+    from opinion_metrics.view import results_figure
 
     results = {
         "base": {"keyword_prf": {"precision": 0.4, "recall": 0.0035}},
@@ -403,7 +403,7 @@ def test_the_readme_command_lines_run(tmp_path, monkeypatch, capsys):
 
 
 def test_an_undefined_value_prints_as_n_a_and_draws_no_bar():
-    from opinion_metrics.cli import format_tables, results_figure
+    from opinion_metrics.view import format_tables, results_figure
 
     results = {"m1": {"aspect_sentiment_score": {"score": 0.5, "r2_x": None}}, "m2": {"keyword_prf": {"f1": 0.25}}}
     assert format_tables(results, "model").splitlines() == [
@@ -567,7 +567,7 @@ def test_ci_prints_intervals_keeps_flat_keys_and_draws_error_bars(tmp_path, caps
         assert re.split(r"\s{2,}", _row_of(printed, family, "sentiment")) == ["sentiment", *cells]
         header = printed.split(family + "\n", 1)[1].splitlines()[0].split()
         assert header == ["model", *keys]  # no separate _ci_ columns
-    from opinion_metrics.cli import results_figure
+    from opinion_metrics.view import results_figure
 
     figure = results_figure(json.loads(output.read_text()))
     axis = figure.axes[0]  # keyword_prf: precision, recall, f1 for baseline and sentiment

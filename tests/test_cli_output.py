@@ -194,7 +194,7 @@ def test_model_loading_prints_no_third_party_progress_and_quiet_prints_nothing(t
 
 
 def test_the_plot_says_which_bar_is_lower_is_better():
-    from opinion_metrics.cli import results_figure
+    from opinion_metrics.view import results_figure
 
     results = {"m": {"keyword_diversity": {"unique_keyword_ratio": 0.9, "self_similarity": 0.3}}}
     ticks = [label.get_text() for label in results_figure(results).axes[0].get_xticklabels()]
@@ -203,8 +203,8 @@ def test_the_plot_says_which_bar_is_lower_is_better():
 
 @pytest.mark.parametrize("family", [name for name in FAMILIES if name != "aspect_sentiment_score"])
 def test_the_options_shown_are_the_declared_ones_that_change_a_value(family):
-    from opinion_metrics.cli import options_used
     from opinion_metrics.families import INTERVAL_OPTIONS
+    from opinion_metrics.view import options_used
 
     declared = FAMILIES[family].options
     hidden = {option.name for option in declared if option.resource or option.kind == "object"}

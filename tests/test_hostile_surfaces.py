@@ -327,11 +327,12 @@ def test_a_plot_of_hundreds_of_by_values_stays_readable(tmp_path, capsys, monkey
     # --by review_id on 400 reviews: a title listing 400 ids ran off the figure, 2,400 value
     # labels piled up above the bars and the legend was cut off
     import opinion_metrics.cli as cli
+    import opinion_metrics.view as view
 
     drawn = {}
 
     def keep(results, path, title=""):
-        figure = cli.results_figure(results, title)
+        figure = view.results_figure(results, title)
         drawn["title"], drawn["figure"] = title, figure
         path.write_bytes(b"png")
 
@@ -344,7 +345,7 @@ def test_a_plot_of_hundreds_of_by_values_stays_readable(tmp_path, capsys, monkey
     assert drawn["title"] == "many.jsonl (review_id: 0, 1, 2, 3, 4 and 395 more)"
     axis = drawn["figure"].axes[0]
     assert len(axis.texts) == 0 and axis.get_legend() is None  # 400 bars per metric: no labels, no legend
-    few = cli.results_figure({"a": {"keyword_prf": {"precision": 0.5}}, "b": {"keyword_prf": {"precision": 0.25}}})
+    few = view.results_figure({"a": {"keyword_prf": {"precision": 0.5}}, "b": {"keyword_prf": {"precision": 0.25}}})
     assert [text.get_text() for text in few.axes[0].texts] == ["0.5000", "0.2500"]
     assert [text.get_text() for text in few.axes[0].get_legend().get_texts()] == ["a", "b"]
 

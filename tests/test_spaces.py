@@ -1227,7 +1227,7 @@ def test_the_comparison_of_a_system_with_itself_is_not_significant_and_errors_ar
 
 def test_the_comparison_tab_takes_presence_texts_and_scores():
     from opinion_metrics import compare_systems
-    from opinion_metrics.demo.ui import compare_two_systems
+    from opinion_metrics.demo.handlers import compare_two_systems
 
     a, b = "jedi (0.9); pizza (0.8)\nsatire (0.2)", "jedi (0.6); empire (0.5)\nsatire (0.9); comedy (0.8)"
     gold, texts = "jedi; empire\nsatire; comedy", "a jedi film\na satire, a comedy"

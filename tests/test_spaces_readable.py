@@ -14,8 +14,9 @@ import pytest
 
 from opinion_metrics import compare_systems, keyword_prf, weighted_keyword_prf
 from opinion_metrics.demo import FAMILIES, build_app, build_combined_app, compare_two_systems, run
+from opinion_metrics.demo.handlers import explanation_table, options_line
 from opinion_metrics.demo.parsing import parse_keyword_lines
-from opinion_metrics.demo.ui import ASPECT_NOTE, explanation_table, options_line
+from opinion_metrics.demo.ui import ASPECT_NOTE
 from opinion_metrics.tables import load_table
 
 REPO = Path(__file__).resolve().parents[1]

@@ -6,7 +6,8 @@ families side by side and compares two systems. `spaces/<name>/app.py` only call
 - `families`: each family's controls (built from `opinion_metrics.families`), prefilled
   example, output meanings and library call;
 - `plots`: the matplotlib figures;
-- `ui`: the Gradio layout and event handlers.
+- `handlers`: what each event computes (tables, plots, errors in the Space's words);
+- `ui`: the Gradio layout and events.
 
 Everything but `ui` is tested without a browser; gradio and matplotlib are imported only
 when an app or a plot is built.
@@ -14,9 +15,10 @@ when an app or a plot is built.
 
 from .families import COMBINED, FAMILIES, Family, Option, evaluate_family
 from .families import keyword_options as _keyword_options
+from .handlers import compare_families, compare_two_systems, run
 from .parsing import collect_inputs, parse_keyword_lines, parse_rating_lines, read_upload
 from .plots import plot_ndcg_by_rank
-from .ui import build_app, build_combined_app, compare_families, compare_two_systems, run
+from .ui import build_app, build_combined_app
 
 __all__ = [
     "COMBINED",
