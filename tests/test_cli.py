@@ -234,7 +234,8 @@ def test_k_and_top_k_are_positive_integers(tmp_path, capsys, option, value):
 def test_a_huge_k_runs_on_a_tiny_file(tmp_path, capsys):
     output = tmp_path / "out.json"
     path = _jsonl(tmp_path / "x.jsonl", BY_MODEL[:3])
-    assert main([str(path), "--k", "1000000000", "--top-k", "1000000000", "--output", str(output)]) == 0
+    arguments = ["--k", "1000000000", "--top-k", "1000000000", "--system", "none", "--output", str(output)]
+    assert main([str(path), *arguments]) == 0
     results = json.loads(output.read_text())["all"]["weighted_keyword_prf"]
     # one gold keyword per example, ranked first or absent: nDCG and AP are 1, 1, 0
     assert results["ndcg@1000000000"] == pytest.approx(2 / 3)
@@ -324,7 +325,7 @@ def test_device_reaches_the_semantic_family(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit:  # refused with the options, before any model loads
         main([str(path), "--metrics", "semantic_keyword_prf", "--device", "no-such-device"])
     assert exit.value.code == 2
-    error = capsys.readouterr().err.split("\n")[-2]
+    error = next(line for line in capsys.readouterr().err.splitlines() if line.startswith("opinion-metrics: error"))
     assert error.startswith("opinion-metrics: error: argument --device: must be 'cpu', 'cuda', 'cuda:N' or 'mps'")
     assert "got 'no-such-device': not a device PyTorch knows" in error
 
@@ -408,12 +409,18 @@ def test_an_undefined_value_prints_as_n_a_and_draws_no_bar():
     results = {"m1": {"aspect_sentiment_score": {"score": 0.5, "r2_x": None}}, "m2": {"keyword_prf": {"f1": 0.25}}}
     assert format_tables(results, "model").splitlines() == [
         "aspect_sentiment_score",
-        "model   score    r2_x",
-        "m1     0.5000     n/a",
+        "model  score ↑",
+        "m1     0.5000",
+        "",
+        "aspect_sentiment_score: x",
+        "model  r2 ↑",
+        "m1     n/a",
+        "↑ higher is better",
         "",
         "keyword_prf",
-        "model      f1",
+        "model     f1 ↑",
         "m2     0.2500",
+        "↑ higher is better",
     ]
     axis = results_figure(results).axes[0]
     assert [text.get_text() for text in axis.texts] == ["0.5000", "", "", ""]
@@ -422,8 +429,9 @@ def test_an_undefined_value_prints_as_n_a_and_draws_no_bar():
 def test_scores_out_of_range_do_not_stop_a_family_that_ignores_scores(tmp_path, capsys):
     path = _jsonl(tmp_path / "x.jsonl", [{**row, "movie": "a"} for row in BY_MODEL])  # line 4 has a score 1.5
     output = tmp_path / "out.json"
-    assert main([str(path), "--group", "movie", "--metrics", "keyword_prf", "--output", str(output)]) == 0
-    # pooled: predictions [a, b] against gold [a]
+    arguments = ["--group", "movie", "--metrics", "keyword_prf", "--system", "none", "--output", str(output)]
+    assert main([str(path), *arguments]) == 0
+    # the two systems pooled on purpose (--system none): predictions [a, b] against gold [a]
     assert json.loads(output.read_text())["all"]["keyword_prf"] == pytest.approx(
         {"precision": 0.5, "recall": 1.0, "f1": 2 / 3}
     )
@@ -452,7 +460,7 @@ def test_declared_options_reach_their_families(tmp_path, capsys):
     output = tmp_path / "out.json"
 
     def run(*arguments):
-        assert main([str(EXAMPLE), *arguments, "--output", str(output)]) == 0
+        assert main([str(EXAMPLE), *arguments, "--system", "none", "--output", str(output)]) == 0
         return json.loads(output.read_text())["all"]
 
     results = run("--metrics", "keyword_prf", "--presence", "present")
@@ -530,9 +538,13 @@ def test_library_words_become_flags_and_only_where_they_name_an_option():
         assert (str(spoken), type(spoken)) == (expected, kind), message
 
 
+REPORTED = ["p_value_holm", "pairs", "differing_pairs", "smallest_p_value"]  # --output's comparison adds these
+
+
 def _assert_close(actual: dict, expected: dict) -> None:
-    """Nested dicts of numbers are equal up to rounding (pytest.approx takes one level)."""
-    assert list(actual) == list(expected)
+    """Nested dicts of numbers are equal up to rounding (pytest.approx takes one level); a
+    comparison's values may be followed by the report's (REPORTED)."""
+    assert [key for key in actual if key not in REPORTED] == list(expected)
     for key, value in expected.items():
         if isinstance(value, dict):
             _assert_close(actual[key], value)
@@ -564,9 +576,10 @@ def test_ci_prints_intervals_keeps_flat_keys_and_draws_error_bars(tmp_path, caps
     for family, values in expected.items():
         keys = [key for key in values if "_ci_" not in key]
         cells = [f"{values[k]:.4f} [{values[k + '_ci_low']:.4f}, {values[k + '_ci_high']:.4f}]" for k in keys]
-        assert re.split(r"\s{2,}", _row_of(printed, family, "sentiment")) == ["sentiment", *cells]
+        row = re.sub(r"(\d)[* ] \[", r"\1 [", _row_of(printed, family, "sentiment"))  # the best mark's place
+        assert re.split(r"\s{2,}", row) == ["sentiment", *cells]
         header = printed.split(family + "\n", 1)[1].splitlines()[0].split()
-        assert header == ["model", *keys]  # no separate _ci_ columns
+        assert header == ["model", *(word for key in keys for word in (key, "↑"))]  # no separate _ci_ columns
     from opinion_metrics.view import results_figure
 
     figure = results_figure(json.loads(output.read_text()))
@@ -609,21 +622,22 @@ def test_compare_matches_compare_systems_on_the_real_movie_data(tmp_path, capsys
         )  # fmt: skip
         _assert_close(comparison["differences"][model]["weighted_keyword_prf"], expected)
         for family in ("keyword_prf", "weighted_keyword_prf"):
-            block = next(b for b in printed.split("\n\n") if b.startswith(f"{family}: difference from base"))
+            block = next(b for b in printed.split("\n\n") if b.startswith(f"{family}: each model against base"))
             for key, result in comparison["differences"][model][family].items():
-                line = next(line for line in block.splitlines() if line.split()[:2] == [model, key])
-                assert line.split()[2:7] == [
+                line = next(line for line in block.splitlines() if line.split()[:3] == [model, key, "↑"])
+                assert line.split()[3:8] == [
                     f"{result['a']:.4f}", f"{result['b']:.4f}", f"{result['difference']:+.4f}",
                     f"[{result['difference_ci_low']:+.4f},", f"{result['difference_ci_high']:+.4f}]",
                 ]  # fmt: skip
-                assert line.endswith(" *") == (result["p_value"] < 0.05)
-                significant += result["p_value"] < 0.05
+                # Holm over the 3 models compared with base: at least the p-value, which the 9th field shows
+                assert result["p_value_holm"] >= result["p_value"] and result["pairs"] == len(reviews)
+                assert line.endswith("†") == (result["p_value_holm"] < 0.05)
+                significant += result["p_value_holm"] < 0.05
     # the "sentiment" model differs from "base" beyond doubt; "reranker" has the same keywords (p = 1)
     assert comparison["differences"]["sentiment"]["keyword_prf"]["f1"]["p_value"] < 0.01
     assert comparison["differences"]["reranker"]["keyword_prf"]["f1"]["p_value"] == 1.0
-    assert significant > 0 and (
-        "\n\n* significant at the 0.05 level (p-value < 0.05 = 1 - confidence level 0.95)\n" in printed
-    )
+    assert significant > 0
+    assert "\n† significant at the 0.05 level, after Holm's correction for the 3 systems compared with base" in printed
 
 
 def test_compare_by_model_pairs_rows_by_position_with_the_chosen_method_and_level(tmp_path, capsys):
@@ -646,7 +660,9 @@ def test_compare_by_model_pairs_rows_by_position_with_the_chosen_method_and_leve
     _assert_close(written["comparison"]["differences"]["sentiment"]["keyword_prf"], expected)
     assert written["comparison"]["method"] == "bootstrap" and written["comparison"]["confidence_level"] == 0.8
     printed = capsys.readouterr().out
-    assert "80% interval" in printed and "* significant at the 0.2 level" in printed
+    assert "80% interval" in printed and "† significant at the 0.2 level" in printed
+    assert "p-values and intervals: the same 1,000 paired bootstrap resamples" in printed
+    assert "sentiment vs baseline: 6 pairs" in printed and "warning: sentiment vs baseline has only 6 pairs" in printed
 
 
 def test_compare_refuses_systems_that_cannot_be_paired(tmp_path, capsys):
@@ -685,17 +701,19 @@ def test_compare_refuses_systems_that_cannot_be_paired(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--compare", "baseline"], "--compare needs systems to compare: --by COLUMN"),
+        (["--system", "none", "--baseline", "baseline"], "--baseline needs systems to compare: a system column"),
         (
-            ["--by", "model", "--compare", "nope"],
-            "--compare 'nope' is not a value of --by model (there: baseline, sentiment)",
+            ["--baseline", "nope"],
+            "--baseline 'nope' is not a value of --by model (there: baseline, sentiment)",
         ),
-        (["--compare-method", "bootstrap"], "--compare-method needs --compare BASE"),
-        (["--by", "review_id", "--compare", "r1"], "--compare 'r1': there is no other value of --by review_id"),
+        (["--compare-method", "bootstrap"], "--compare-method needs --baseline NAME"),
+        (["--by", "review_id", "--compare", "r1"], "--baseline 'r1': there is no other value of --by review_id"),
+        (["--by", "movie"], "holds several systems in column 'model': --by movie would pool them"),
     ],
 )
 def test_compare_usage_errors(tmp_path, capsys, arguments, message):
-    path = _jsonl(tmp_path / "x.jsonl", [{**row, "review_id": "r1"} for row in BY_MODEL[:2]])
+    rows = [{"review_id": "r1", "predictions": row["predictions"], "references": row["references"]} for row in BY_MODEL]
+    path = _jsonl(tmp_path / "x.jsonl", rows[:2])  # one system
     source = EXAMPLE if "review_id" not in arguments else path
     assert main([str(source), *arguments]) == 2
     assert message in capsys.readouterr().err
@@ -718,7 +736,15 @@ def test_presence_list_prints_the_views_side_by_side(tmp_path, capsys):
             expected = keyword_prf(predictions, references, texts=texts, presence=presence)
             assert results[f"{model}/{presence}"]["keyword_prf"] == pytest.approx(expected)
             cells = _row_of(printed, "keyword_prf", f"{model}/{presence}").split()[1:]
-            assert cells == [f"{expected[key]:.4f}" if expected[key] is not None else "n/a" for key in expected]
+            assert [cell.rstrip("*") for cell in cells] == [
+                f"{expected[key]:.4f}" if expected[key] is not None else "n/a" for key in expected
+            ]
+            other = "sentiment" if model == "baseline" else "baseline"  # the best is marked within the view
+            versus = keyword_prf([table["predictions"][i] for i, value in enumerate(table["model"]) if value == other],
+                                 [table["references"][i] for i, value in enumerate(table["model"]) if value == other],
+                                 texts=[table["review"][i] for i, value in enumerate(table["model"]) if value == other],
+                                 presence=presence)  # fmt: skip
+            assert cells[2].endswith("*") == (round(expected["f1"], 4) >= round(versus["f1"], 4))
         diversity = keyword_diversity(predictions, model=DIVERSITY_MODEL)
         assert results[model]["keyword_diversity"] == pytest.approx(diversity)  # no views
     assert printed.splitlines()[1].split()[0] == "model/presence"

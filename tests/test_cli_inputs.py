@@ -136,7 +136,7 @@ def test_no_column_choice_reads_the_gold_lists_as_predictions(tmp_path, capsys):
     for argv, expected in [
         (["--predictions", "references"], "--predictions 'references' selects the gold column 'references'"),
         (["--predictions", "*"], "selects the gold column 'references' (model 'references')"),
-        (["--predictions", ""], "--predictions is empty"),
+        (["--predictions", ""], "--predictions is empty: name the column of predicted keywords"),
         (["--predictions", "keywords_a", "--scores", "keywords_a"], "--scores 'keywords_a' is the predictions'"),
     ]:
         assert main([str(data), *argv]) == 2, argv
@@ -185,8 +185,16 @@ def test_with_several_models_each_reads_its_own_scores_or_none(tmp_path, capsys)
     assert set(json.loads(out.read_text())["a"]) == {"keyword_prf"}
 
 
+REPORTED = {"p_value_holm", "pairs", "differing_pairs", "smallest_p_value"}  # --output adds the report's
+
+
 def _flat(comparison):
-    return {(key, name): value for key, values in comparison.items() for name, value in values.items()}
+    return {
+        (key, name): value
+        for key, values in comparison.items()
+        for name, value in values.items()
+        if name not in REPORTED
+    }
 
 
 def _expected_comparison():
@@ -232,7 +240,7 @@ def test_compare_refuses_a_missing_or_duplicated_id(tmp_path, capsys):
     assert main([str(missing), "--id", "nope", *argv]) == 2
     assert "column 'nope' not found" in capsys.readouterr().err
     assert main([str(missing), "--id", "review_id"]) == 2
-    assert "--id pairs the rows of --compare by --by value" in capsys.readouterr().err
+    assert "--id pairs the rows of the systems compared: it needs --baseline" in capsys.readouterr().err
 
 
 def test_compare_by_position_refuses_rows_whose_texts_differ(tmp_path, capsys):

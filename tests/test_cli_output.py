@@ -36,8 +36,9 @@ def test_each_table_says_how_many_examples_each_row_covers_and_the_options(capsy
     block = _block(capsys.readouterr().out, "keyword_prf")
     count = len(_by_model("predictions", "baseline"))
     assert count == len(_by_model("predictions", "sentiment")) == 6
-    assert block[4] == f"examples per row: {count}"
-    options = block[5].removeprefix("options: ").split(" · ")
+    assert block[4] == "↑ higher is better · * best in its column"
+    assert block[5] == f"examples per model: {count}"
+    options = block[6].removeprefix("options: ").split(" · ")
     # the given options, and the library's defaults for the others
     assert options == [
         "presence all",
@@ -50,7 +51,7 @@ def test_each_table_says_how_many_examples_each_row_covers_and_the_options(capsy
         "zero_division 0",
         "no intervals",
     ]
-    row = block[2].split()
+    row = [cell.rstrip("*") for cell in block[2].split()]
     expected = keyword_prf(
         _by_model("predictions", "baseline"), _by_model("references", "baseline"), match="token", top_k=3
     )
@@ -65,7 +66,7 @@ def test_rows_of_different_sizes_are_counted_each(tmp_path, capsys):
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     assert main([str(path), "--by", "model", "--metrics", "keyword_prf", "--ci", "0.9", "--n-resamples", "50"]) == 0
     block = _block(capsys.readouterr().out, "keyword_prf")
-    assert "examples per row: a 3, b 1" in block
+    assert "examples per model: a 3, b 1" in block
     assert block[-1].endswith("0.9 intervals · n_resamples 50 · random_state 0 · bootstrap multinomial")
 
 
@@ -74,7 +75,7 @@ def test_explain_gives_meaning_range_and_direction_of_each_column_from_the_decla
     printed = capsys.readouterr().out
     for family in ("keyword_prf", "weighted_keyword_prf"):
         block = _block(printed, family)
-        keys = block[1].split()[1:]
+        keys = [word for word in block[1].split()[1:] if word != "↑"]
         legend = block[-len(keys) :]
         for key, line in zip(keys, legend):
             output = next(o for o in FAMILIES[family].outputs if o.key == key.replace("@5", "@{k}"))
@@ -88,7 +89,8 @@ def test_keyword_diversity_shows_self_similarity_whenever_the_semantic_extra_is_
     arguments = [str(EXAMPLE), "--by", "model", "--metrics", "keyword_diversity", "--explain", "--output", str(output)]
     assert main(arguments) == 0
     block = _block(capsys.readouterr().out, "keyword_diversity")
-    assert block[1].split() == ["model", "unique_keyword_ratio", "unique_token_ratio", "self_similarity"]
+    assert block[1].split() == ["model", "unique_keyword_ratio", "↑", "unique_token_ratio", "↑", "self_similarity", "↓"]
+    assert "↑ higher is better · ↓ lower is better · * best in its column" in block
     assert "lower is better" in block[-1] and block[-1].split()[0] == "self_similarity"
     predictions = _by_model("predictions", "baseline")
     expected = keyword_diversity(predictions, model="sentence-transformers/all-MiniLM-L6-v2")
@@ -102,13 +104,17 @@ def test_per_example_jsonl_gives_each_examples_values_and_its_matches(tmp_path, 
     records = [json.loads(line) for line in path.read_text().splitlines()]
     predictions, references = _by_model("predictions", "sentiment"), _by_model("references", "sentiment")
     scores = _by_model("scores", "sentiment")
-    lexical = [r for r in records if r["subset"] == "sentiment" and r["family"] == "keyword_prf"]
+    lexical = [r for r in records if r["model"] == "sentiment" and r["family"] == "keyword_prf"]
     expected = keyword_prf(predictions, references, return_per_example=True)["per_example"]
     assert [r["f1"] for r in lexical] == pytest.approx(expected["f1"])
     assert [r["precision"] for r in lexical] == pytest.approx(expected["precision"])
+    # each record joins back to its row of the input by (model, review_id), and names its line
     table = load_table(EXAMPLE, ["predictions"], [])
-    lines = [f"line {i + 1} of reviews.jsonl" for i, model in enumerate(table["model"]) if model == "sentiment"]
-    assert [r["example"] for r in lexical] == lines
+    rows = {(model, review): i for i, (model, review) in enumerate(zip(table["model"], table["review_id"]))}
+    for record in records:
+        assert list(record)[:4] == ["model", "review_id", "line", "family"]
+        row = rows[record["model"], record["review_id"]]
+        assert record["line"] == row + 1 and record["detail"]["predictions"] == table["predictions"][row]
     for record, example_predictions, gold in zip(lexical, predictions, references):
         matches = record["detail"]["matches"]
         # one-to-one: distinct predictions and gold keywords, each pair related by substring
@@ -116,7 +122,7 @@ def test_per_example_jsonl_gives_each_examples_values_and_its_matches(tmp_path, 
         assert all(m["prediction"] in m["reference"] or m["reference"] in m["prediction"] for m in matches)
         assert record["precision"] == pytest.approx(len(matches) / len(example_predictions))
         assert record["recall"] == pytest.approx(len(matches) / len(gold))
-    weighted = [r for r in records if r["subset"] == "sentiment" and r["family"] == "weighted_keyword_prf"]
+    weighted = [r for r in records if r["model"] == "sentiment" and r["family"] == "weighted_keyword_prf"]
     expected = weighted_keyword_prf(predictions, scores, references, return_per_example=True)["per_example"]
     assert [r["weighted_precision"] for r in weighted] == pytest.approx(expected["weighted_precision"])
     for record, example_scores in zip(weighted, scores):
@@ -141,7 +147,7 @@ def test_per_example_runs_each_family_once_and_writes_its_own_per_example_values
 
         monkeypatch.setattr(module, name, counted)
     path = tmp_path / "detail.jsonl"
-    assert main([str(EXAMPLE), "--per-example", str(path)]) == 0
+    assert main([str(EXAMPLE), "--system", "none", "--per-example", str(path)]) == 0
     assert sorted(calls) == ["keyword_prf", "weighted_keyword_prf"]  # one run each, the detail included
     records = [json.loads(line) for line in path.read_text().splitlines()]
     table = load_table(EXAMPLE, ["predictions", "references", "scores"], [])
@@ -181,6 +187,8 @@ def test_model_loading_prints_no_third_party_progress_and_quiet_prints_nothing(t
     ran = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=600)
     assert ran.returncode == 0, ran.stderr
     assert "Loading weights" not in ran.stderr and "%|" not in ran.stderr, ran.stderr
+    # the seconds of silence while sentence-transformers and the model load are announced
+    assert "loading sentence-transformers and the model all-MiniLM-L6-v2" in ran.stderr
     assert ran.stdout.startswith("semantic_keyword_prf\n")
     # a long run: the CLI's own progress display on stderr, none with --quiet
     path = tmp_path / "many.jsonl"

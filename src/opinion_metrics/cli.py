@@ -1,22 +1,26 @@
 """`opinion-metrics`: evaluate a file of predictions from the command line.
 
-    opinion-metrics examples/reviews.jsonl --by model
-    opinion-metrics reviews.jsonl.gz --predictions 'keywords_*' --scores 'scores_*' --gold ground_truth.jsonl \\
-        --gold-key movie --gold-column keywords --metrics keyword_prf semantic_keyword_prf --plot results.png
-    opinion-metrics ratings.csv --metrics aspect_sentiment_score --aspects giai_tri,luu_tru --prediction-prefix pred_
-    opinion-metrics examples/reviews.jsonl --by model --ci 0.95 --compare baseline --presence all,present,absent
-    opinion-metrics examples/reviews.jsonl --by model --explain --per-example errors.jsonl
+    opinion-metrics examples/reviews.jsonl
+    opinion-metrics reviews.jsonl.gz --gold ground_truth.jsonl --metrics all --plot results.png
+    opinion-metrics examples/reviews.jsonl --baseline baseline --ci 0.95
+    opinion-metrics ratings.csv --metrics aspect_sentiment_score --aspects giai_tri,luu_tru
+    opinion-metrics examples/reviews.jsonl --explain --per-example errors.jsonl
 
-Under each table: the examples each row covers and the options used; --explain adds one line
-per column (meaning, range, whether higher is better). --per-example FILE (.jsonl or .csv)
-writes every example's values with what produced them: the matched pairs (prediction -> gold
-keyword), their cosine similarity (semantic), each keyword's sentiment (sentiment). Progress
-goes to stderr (none with --quiet); the tables to stdout.
+Columns are found by their usual names (keywords or predictions, gold or references, ...; the
+first line of output says which were found under other names): a `model` or `system` column
+splits the rows into systems, scored one row each, and columns side by side such as keywords_tfidf
+and keywords_yake are systems too (with scores_tfidf, ...). --gold joins gold lists per movie.
 
---ci 0.95 prints each value with its 95% bootstrap interval, `value [low, high]` (error bars in
---plot; the --output JSON has flat <key>_ci_low / <key>_ci_high keys). --compare BASE prints, per
-other model and key, the difference from BASE with its interval and p-value (paired by --id, else by position,
-`*` where p < 1 - --ci). --presence all,present,absent prints one row per model and view.
+The tables: a row per system, each metric with its direction (higher or lower is better), the
+best value of each column marked *, the examples per system and the options used; they fit the
+terminal (or $COLUMNS), split into blocks rather than wrapped. --ci 0.95 adds each value's
+bootstrap interval. --baseline NAME adds each system's difference from NAME (marked where
+significant), then per metric a report: the difference, its interval, the p-value (Holm-adjusted
+for several systems), the pairs compared and the smallest p-value they allow.
+
+--explain adds each column's meaning and range. --per-example FILE (.jsonl or .csv) writes every
+example's values and what produced them (matched pairs, cosine similarities, sentiments), with
+the input's system, id and line to join it back. Progress goes to stderr (none with --quiet).
 
 Exit status: 0 done, 1 the data cannot be evaluated, 2 a mistake in the command line.
 """
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import difflib
 import io
 import json
 import logging
@@ -38,10 +43,12 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, redirect_stderr
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from . import DEFINITIONS_URL, __version__
 from .aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
+from .columns import NAMES
+from .comparison import DEFAULT_RESAMPLES
 from .families import FAMILIES as DECLARATIONS
 from .families import Option
 from .reading import (
@@ -54,11 +61,13 @@ from .reading import (
     _semantic_installed,
     _takes_presence,
     evaluate_table,
+    resolve_columns,
+    run_details,
 )
 from .semantic import DEFAULT_MODEL
-from .tables import read_table
+from .tables import id_column, read_table
 from .validation import PRESENCES, parse_top_k
-from .view import _shown, format_comparisons, format_tables, plot_results, run_details
+from .view import format_significance, format_tables, marks_for, plot_results, shown, terminal_width
 
 
 class _Speaker:
@@ -112,6 +121,47 @@ def _integer(value: str) -> int:
     return int(value)
 
 
+def _possible(given: Sequence[str | None], *roles: str) -> list[str]:
+    """The columns (names or '*' patterns) that may hold `roles` in a CSV file, where their cells
+    are read as lists of items (or numbers): those given, and every name the roles are looked for by."""
+    names = [name for name in given if name]
+    for role in roles:
+        names += [*NAMES[role], *(f"{name}_*" for name in NAMES[role])]
+    return list(dict.fromkeys(names))
+
+
+def _names_of(role: str) -> str:
+    return ", ".join(NAMES[role])
+
+
+def _family(value: str) -> str:
+    """--metrics: a family name or 'all'; a misspelt one gets the closest name."""
+    if value in FAMILIES or value == "all":
+        return value
+    close = difflib.get_close_matches(value, [*FAMILIES, "all"], n=1, cutoff=0.6)
+    close = close or [name for name in FAMILIES if value.casefold() in name]
+    hint = f"; did you mean {close[0]!r}?" if len(close) == 1 else f" (families: {', '.join(FAMILIES)}, or 'all')"
+    raise argparse.ArgumentTypeError(f"no metric family {value!r}{hint}")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with the closest option suggested for a misspelt one, and a one-line usage after an error
+    (the full one is 25 lines: --help)."""
+
+    def error(self, message: str) -> NoReturn:
+        unknown = re.match(r"unrecognized arguments: (.*)", message)
+        if unknown:
+            options = [flag for action in self._actions for flag in action.option_strings]
+            for word in unknown.group(1).split():
+                close = difflib.get_close_matches(word.split("=")[0], options, n=1, cutoff=0.6)
+                if word.startswith("-") and close:
+                    message += f" (did you mean {close[0]}?)"
+                    break
+        self.exit(
+            2, f"{self.prog}: error: {message}\n(usage: {self.prog} FILE [options]; {self.prog} --help lists them)\n"
+        )
+
+
 def _names(value: str) -> list[str]:
     names = [name.strip() for name in value.split(",") if name.strip()]
     if not names:
@@ -150,11 +200,23 @@ def _declared_options() -> dict[Option, dict[str, Any]]:
     return dict(found.values())
 
 
+# Flags whose declared meaning speaks of the library (objects, states): the help in users' words.
+_USERS_WORDS = {
+    "bootstrap": "multinomial: draw the examples with replacement; poisson: a Poisson(1) weight per example, as "
+    "distributed runs draw them (default: multinomial)",
+    "model": "sentence-transformers model name or local path, for semantic_keyword_prf and keyword_diversity's "
+    f"self_similarity (default: {DEFAULT_MODEL})",
+    "top_k": "keep the first K predictions (precision divides by K), O (the first as many as gold keywords: "
+    "R-precision) or M (all) (default: M)",
+    "random_state": "seed of the resamples, or none for fresh randomness (default: 0)",
+}
+
+
 def _add_flag(group: argparse._ArgumentGroup, option: Option, defaults: dict[str, Any]) -> None:
     """A flag for `option`; absent unless given, so that each family keeps its own default."""
     by_value: dict[str, list[str]] = {}
     for family, value in defaults.items():
-        by_value.setdefault(_shown(value), []).append(family)
+        by_value.setdefault(shown(value), []).append(family)
     if len(by_value) == 1:
         default = next(iter(by_value))
     else:
@@ -180,7 +242,9 @@ def _add_flag(group: argparse._ArgumentGroup, option: Option, defaults: dict[str
         settings["help"] += "sentiment_appropriateness, VADER on long texts; semantic families stay in one process"
     if option.name == "confidence_level":  # the short name first: messages say --ci
         flags.insert(0, "--ci")
-        settings["help"] += "; the tables print value [low, high], the plot error bars"
+        settings["help"] = "print each value with its bootstrap percentile interval at this level, e.g. 0.95, as "
+        settings["help"] += "value [low, high] (error bars in --plot; <key>_ci_low / <key>_ci_high in --output)"
+    settings["help"] = _USERS_WORDS.get(option.name, settings["help"])
     group.add_argument(*flags, **settings)
 
 
@@ -213,9 +277,9 @@ def _option_type(option: Option) -> Callable[[str], Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="opinion-metrics",
-        description=f"Evaluate keyword or aspect-rating predictions. Every metric is defined in {DEFINITIONS_URL}",
+        description=f"Evaluate keyword or aspect-rating predictions. Every metric is defined in\n  {DEFINITIONS_URL}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__,
     )
@@ -227,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--metrics",
         nargs="+",
-        choices=[*FAMILIES, "all"],
+        type=_family,
         metavar="FAMILY",
         help=f"families to compute: {', '.join(FAMILIES)}, or 'all': every keyword family the columns allow "
         "(default: the lexical ones)",
@@ -236,20 +300,29 @@ def build_parser() -> argparse.ArgumentParser:
     columns.add_argument(
         "--predictions",
         metavar="COLUMN",
-        default="predictions",
-        help="predicted keyword lists (default: predictions); a pattern such as 'keywords_*' evaluates "
-        "every matching column, one result row per model (the '*' part)",
+        help=f"predicted keyword lists (default: the first of {_names_of('predictions')} in the file); a pattern "
+        "such as 'keywords_*' evaluates every matching column, one result row per system (the '*' part)",
     )
     columns.add_argument(
-        "--references", metavar="COLUMN", default="references", help="gold keyword lists (default: references)"
+        "--references",
+        metavar="COLUMN",
+        help=f"gold keyword lists (default: the first of {_names_of('references')})",
     )
     columns.add_argument(
         "--scores",
         metavar="COLUMN",
-        help="prediction scores (default: scores, if there); 'scores_*' follows --predictions",
+        help=f"prediction scores (default: the first of {_names_of('scores')}); 'scores_*' follows --predictions",
     )
     columns.add_argument(
-        "--texts", metavar="COLUMN", help="review texts, for sentiment and --presence (default: review, if there)"
+        "--texts",
+        metavar="COLUMN",
+        help=f"review texts, for sentiment and --presence (default: the first of {_names_of('texts')})",
+    )
+    columns.add_argument(
+        "--system",
+        metavar="COLUMN",
+        help="the system (model) of each row: each system is scored on its own rows, one result row each "
+        f"(default: {_names_of('system')}, where there; 'none': one system)",
     )
     columns.add_argument(
         "--prediction-sentiments",
@@ -257,13 +330,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="per-keyword sentiments in [0, 1] for sentiment_appropriateness (never taken from --scores)",
     )
     columns.add_argument(
-        "--by", metavar="COLUMN", help="split by this column: one result row per value (e.g. the model)"
+        "--by", metavar="COLUMN", help="split by this column: one result row per value (e.g. the movie)"
     )
     columns.add_argument("--group", metavar="COLUMN", help="pool by this column before evaluating (e.g. the movie)")
     columns.add_argument(
         "--id",
         metavar="COLUMN",
-        help="with --compare and --by: pair the systems' rows by this column (default: review_id or id, where there; "
+        help="with --baseline: pair the systems' rows by this column (default: review_id or id, where there; "
         "else by position)",
     )
     columns.add_argument(
@@ -290,18 +363,20 @@ def build_parser() -> argparse.ArgumentParser:
         _add_flag(options, option, defaults)
     comparison = parser.add_argument_group("paired comparison")
     comparison.add_argument(
+        "--baseline",
         "--compare",
-        metavar="BASE",
-        help="compare every other model with BASE (a model of a '*' --predictions pattern, else a --by value): "
-        "per key the difference, its --ci interval (default 0.95) and p-value, '*' where significant at the "
-        "level 1 - --ci; rows pair by --id (review_id or id, where there), else example i with example i of "
-        "BASE (same references and texts); with --output "
-        "the JSON holds {results, comparison}",
+        dest="compare",
+        metavar="NAME",
+        help="compare every other system with NAME (a system, a model of a '*' --predictions pattern, or a --by "
+        "value): each value's difference in the tables, then per metric the difference, its interval (--ci, "
+        "default 0.95) and p-value, Holm-adjusted over the systems; rows pair by --id (review_id or id, where "
+        "there), else by position (same references and texts); with --output the JSON holds {results, comparison}",
     )
     comparison.add_argument(
         "--compare-method",
         choices=["permutation", "bootstrap"],
-        help="the test: permutation (approximate randomization) or paired bootstrap (default: permutation)",
+        help="the test: permutation (approximate randomization; its interval from the paired bootstrap) or paired "
+        "bootstrap (p-value and interval from the same resamples) (default: permutation)",
     )
     output = parser.add_argument_group("output")
     output.add_argument(
@@ -315,7 +390,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="also write each example's values with what produced them (matched pairs, cosine similarities, "
-        "sentiments) for error analysis: JSON Lines (.jsonl) or CSV (.csv)",
+        "sentiments) for error analysis, with the input's system, id and line columns to join it back: "
+        "JSON Lines (.jsonl) or CSV (.csv)",
     )
     output.add_argument("--quiet", action="store_true", help="no progress display on stderr (errors are still printed)")
     output.add_argument(
@@ -399,10 +475,10 @@ PER_EXAMPLE_FORMATS = (".jsonl", ".csv")
 OTHER_FORMATS = {".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".arrow", ".feather", ".ipc", ".gz", ".xlsx", ".xls"}
 
 
-def per_example_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:
-    """Per subset, family and example (as its place in the files): the per-example values and
-    the detail of `opinion_metrics.explain` under "detail". The aspect score is corpus-level:
-    it has none."""
+def per_example_records(evaluation: Evaluation, args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    """Per system (subset), family and example: the columns that join it back to the input (the
+    system's, the id's and the line's: `_Examples.identity`), the per-example values and the
+    detail of `opinion_metrics.explain` under "detail". The aspect score is corpus-level: it has none."""
     from .explain import explain
 
     for (name, family), (given, examples) in evaluation.inputs.items():
@@ -421,10 +497,11 @@ def per_example_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:
             per_example=evaluation.per_example.get((name, family)),
             **options,
         )
+        column = id_column(examples.table.columns) if args.id is None else args.id
         for index, record in enumerate(records):
             values = record.pop("values")
-            yield {"subset": name, "family": family, "example": examples.locate("predictions", index), **values,
-                   "detail": record}  # fmt: skip
+            where = {**examples.system, **examples.identity(index, column)}
+            yield {**where, "family": family, **values, "detail": record}
 
 
 def _flat(value: Any) -> Any:
@@ -512,6 +589,16 @@ def _check_plot_format(path: Path, formats: dict[str, str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command; its status: 0 done, 1 the data cannot be evaluated, 2 a mistake in the command line.
+    A reader that stops early (`| head`) ends it quietly."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+        return 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
     _printable_anywhere()
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -539,13 +626,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError(f"--output {args.output}: the results are written as JSON; name a .json file")
         if args.plot is not None:
             _check_plot_format(args.plot, formats)
-        scores = args.scores or ("scores_*" if "*" in args.predictions else "scores")  # as _models reads them
-        numbers = [scores, *([args.prediction_sentiments] if args.prediction_sentiments else [])]
-        table = read_table(args.file, [args.predictions, args.references], numbers, lazy=True)
+        lists = [args.predictions, args.references, args.gold_column if args.gold else None]
+        table = read_table(args.file, _possible(lists, "predictions", "references"), _possible(
+            [args.scores, args.prediction_sentiments], "scores"), lazy=True)  # fmt: skip
+        found = resolve_columns(table, args)
+        if found:
+            print(found)
         with _progress_display(args.quiet):
             evaluation = evaluate_table(table, args, _Speaker(parser))
             if args.per_example is not None:
-                per_example = list(per_example_records(evaluation))
+                per_example = list(per_example_records(evaluation, args))
     except (ValueError, ImportError) as error:
         return _report(error)
     results = evaluation.results
@@ -553,19 +643,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     labels = dict.fromkeys(DECLARATIONS, label)
     if len(_presences(args)) > 1:
         labels.update({family: f"{label}/presence".lstrip("/") for family in DECLARATIONS if _takes_presence(family)})
-    print(format_tables(results, labels, *run_details(evaluation), explain=args.explain))
+    width, marks = terminal_width(), marks_for(sys.stdout)
+    level = getattr(args, "confidence_level", None) or COMPARE_LEVEL
+    marking = {"width": width, "marks": marks, "baseline": args.compare, "alpha": round(1 - level, 10)}
+    print(
+        format_tables(
+            results, labels, *run_details(evaluation), args.explain, **marking, differences=evaluation.differences
+        )
+    )
     written: dict[str, Any] = results
     if args.compare is not None:
-        level = getattr(args, "confidence_level", None) or COMPARE_LEVEL
-        print("\n" + format_comparisons(evaluation, args.compare, labels, args.compare_method, level, args.explain))
+        n_resamples = getattr(args, "n_resamples", None) or DEFAULT_RESAMPLES
+        report = format_significance(
+            evaluation.differences,
+            baseline=args.compare,
+            label=labels,
+            method=args.compare_method,
+            level=level,
+            n_resamples=n_resamples,
+            width=width,
+            marks=marks,
+            explain=args.explain,
+        )
+        print("\n" + report)
         comparison = {"base": args.compare, "method": args.compare_method, "confidence_level": level}
-        written = {"results": results, "comparison": {**comparison, "differences": evaluation.comparisons}}
+        comparison["n_resamples"] = n_resamples
+        written = {"results": results, "comparison": {**comparison, "differences": _written_differences(evaluation)}}
     outputs = []  # (path, write, what it wrote)
     if args.output:
         text = json.dumps(written, indent=2) + "\n"
         outputs.append((args.output, lambda path: path.write_text(text, encoding="utf-8"), ""))
     if args.per_example:
-        rows = f" ({len(per_example)} rows: one per example, subset and family)"
+        rows = f" ({len(per_example)} rows: one per example, system and family)"
         outputs.append((args.per_example, lambda path: write_per_example(per_example, path), rows))
     if args.plot:
         names = list(results)
@@ -583,6 +692,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(ValueError(f"cannot draw {target}: {error}"))
         print(("\n" if target is args.output else "") + f"wrote {target}{what}")
     return 0
+
+
+def _written_differences(evaluation: Evaluation) -> dict[str, dict[str, dict[str, dict[str, float]]]]:
+    """--output's comparison per subset, family and key: `compare_systems`'s values, and the
+    report's Holm-adjusted p-value, pairs and smallest attainable p-value."""
+    written: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+    for name, by_family in evaluation.comparisons.items():
+        for family, by_key in by_family.items():
+            for key, values in by_key.items():
+                row = evaluation.differences[name][family][key]
+                extra = {"p_value_holm": row.holm_p_value, "pairs": row.pairs, "differing_pairs": row.differing}
+                extra["smallest_p_value"] = row.smallest_p_value
+                written.setdefault(name, {}).setdefault(family, {})[key] = {**values, **extra}
+    return written
 
 
 def _report(error: Exception) -> int:

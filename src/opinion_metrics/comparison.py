@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .families import get_family
@@ -10,7 +11,7 @@ from .resampling import METHODS, RandomState, compare_systems_statistics, paired
 from .state import MetricState, statistics
 from .validation import check_confidence_level, check_corpus, check_same_length
 
-_DEFAULT_LEVEL, _DEFAULT_RESAMPLES, _DEFAULT_SEED = 0.95, 1000, 0
+_DEFAULT_LEVEL, DEFAULT_RESAMPLES, _DEFAULT_SEED = 0.95, 1000, 0
 
 
 class _NotGiven:
@@ -129,7 +130,7 @@ def compare_systems(
             raise ValueError("random_state=None asks for fresh draws, but states carry their seed: leave it out")
         return compare_states(predictions_a, predictions_b, method=method, confidence_level=confidence_level)
     confidence_level = _DEFAULT_LEVEL if confidence_level is None else confidence_level
-    n_resamples = _DEFAULT_RESAMPLES if n_resamples is None else n_resamples
+    n_resamples = DEFAULT_RESAMPLES if n_resamples is None else n_resamples
     random_state = _DEFAULT_SEED if random_state is NOT_GIVEN else random_state
     if predictions_b is None:
         raise ValueError("give predictions_b: the second system's predictions")
@@ -178,3 +179,182 @@ def compare_systems(
         n_resamples=n_resamples,
         random_state=random_state,
     )
+
+
+# --- The significance report: one system or several against a baseline ------------------------
+
+# Fewer pairs than this: the report warns that neither the test nor the interval is reliable.
+MIN_PAIRS = 30
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given: the i-th smallest of m p-values
+    is multiplied by m - i + 1 (i from 1), made non-decreasing in that order and capped at 1.
+    A hypothesis is rejected at level alpha exactly when its adjusted p-value is below alpha.
+
+    Example:
+        >>> holm([0.01, 0.04, 0.03])
+        [0.03, 0.06, 0.06]
+    """
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [1.0] * len(p_values)
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * float(p_values[index])))
+        adjusted[index] = running
+    return adjusted
+
+
+def differing_pairs(
+    predictions_a: Sequence[Any],
+    predictions_b: Sequence[Any],
+    scores_a: Sequence[Any] | None = None,
+    scores_b: Sequence[Any] | None = None,
+) -> int:
+    """How many examples the two systems answer differently (keywords, or their scores): only
+    these can move the permutation test, since swapping equal outputs changes nothing."""
+    pairs = zip(
+        predictions_a, predictions_b, scores_a or [None] * len(predictions_a), scores_b or [None] * len(predictions_b)
+    )
+    return sum(
+        1
+        for a, b, score_a, score_b in pairs
+        if list(a) != list(b) or (score_a is not None and list(score_a) != list(score_b))
+    )
+
+
+def smallest_p_value(method: str, n_resamples: int, differing: int) -> float:
+    """The smallest p-value the test can give. Permutation: of the 2^m swaps of m differing
+    examples, at least two (none swapped, all swapped) are as extreme as the observed difference,
+    so p >= 2 / 2^m, and approximate randomization adds 1 / (1 + n_resamples); bootstrap: 0
+    when every resample keeps the sign (shown as below 1 / n_resamples)."""
+    if differing == 0:
+        return 1.0
+    if method == "bootstrap":
+        return 0.0
+    return max(2.0 ** (1 - differing), 1 / (1 + n_resamples))
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One metric of one system against the baseline, as the significance report shows it.
+    `holm_p_value` is adjusted over the systems compared with the same baseline on this metric
+    (equal to `p_value` with one system)."""
+
+    baseline_value: float
+    value: float
+    difference: float
+    low: float
+    high: float
+    p_value: float
+    holm_p_value: float
+    pairs: int
+    differing: int
+    smallest_p_value: float
+
+    def significant(self, alpha: float) -> bool:
+        return self.holm_p_value < alpha
+
+    def disagrees(self, alpha: float) -> bool:
+        """The interval and the test tell different stories: the interval excludes 0 while the
+        difference is not significant, or the other way round."""
+        excludes_zero = self.low > 0 or self.high < 0
+        return excludes_zero != (self.p_value < alpha)
+
+
+def significance(
+    comparisons: Mapping[str, Mapping[str, Mapping[str, float]]],
+    *,
+    method: str,
+    n_resamples: int,
+    pairs: Mapping[str, int],
+    differing: Mapping[str, int],
+) -> dict[str, dict[str, Difference]]:
+    """{system: {key: Difference}} from each system's `compare_systems` result against the same
+    baseline, with Holm's correction over the systems per key."""
+    adjusted: dict[tuple[str, str], float] = {}
+    keys = list(dict.fromkeys(key for result in comparisons.values() for key in result))
+    for key in keys:
+        systems = [system for system, result in comparisons.items() if key in result]
+        for system, p in zip(systems, holm([comparisons[system][key]["p_value"] for system in systems])):
+            adjusted[system, key] = p
+    return {
+        system: {
+            key: Difference(
+                row["a"],
+                row["b"],
+                row["difference"],
+                row["difference_ci_low"],
+                row["difference_ci_high"],
+                row["p_value"],
+                adjusted[system, key],
+                pairs[system],
+                differing[system],
+                smallest_p_value(method, n_resamples, differing[system]),
+            )
+            for key, row in result.items()
+        }
+        for system, result in comparisons.items()
+    }
+
+
+def format_p(p: float, n_resamples: int) -> str:
+    """A p-value as the report prints it: 3 decimals, 2 significant digits below 0.001, and a
+    bootstrap p of 0 as "<" its resolution 1 / n_resamples."""
+    if p == 0:
+        return f"<{1 / n_resamples:.2g}"
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.2g}"
+
+
+def report_notes(
+    differences: Mapping[str, Mapping[str, Difference]],
+    *,
+    baseline: str,
+    method: str,
+    level: float,
+    n_resamples: int,
+    marker: str = "†",
+) -> list[str]:
+    """The report's notes in plain words: which resampling gave the p-values and the intervals,
+    the significance marker and Holm's correction, the pairs and the smallest p-value each
+    comparison can reach, and a warning below MIN_PAIRS pairs."""
+    alpha = round(1 - level, 10)
+    systems = list(differences)
+    first = next((row for rows in differences.values() for row in rows.values()), None)
+    if first is None:
+        return []
+    notes = []
+    corrected = f", after Holm's correction for the {len(systems)} systems compared with {baseline} (per metric)"
+    notes.append(f"{marker} significant at the {alpha:g} level{corrected if len(systems) > 1 else ''}")
+    if method == "permutation":
+        notes.append(
+            f"p-values: paired permutation test ({n_resamples:,} random swaps of the two systems' outputs "
+            f"per example); intervals: paired bootstrap ({level:.0%}, {n_resamples:,} resamples of the same "
+            "pairs). The test asks whether the difference could be chance, the interval how much it varies "
+            f"when examples are redrawn: they can disagree near the threshold or with few pairs; {marker} "
+            "follows the p-value."
+        )
+    else:
+        notes.append(
+            f"p-values and intervals: the same {n_resamples:,} paired bootstrap resamples of the pairs "
+            f"({level:.0%} intervals)."
+        )
+    for system, rows in differences.items():
+        row = next(iter(rows.values()))
+        floor = (
+            f"p cannot go below {format_p(row.smallest_p_value, n_resamples)}"
+            if row.smallest_p_value > 0
+            else f"p below {1 / n_resamples:.2g} shows as <{1 / n_resamples:.2g}"
+        )
+        notes.append(f"{system} vs {baseline}: {row.pairs:,} pairs, {row.differing:,} answered differently; {floor}")
+        if row.pairs < MIN_PAIRS:
+            notes.append(
+                f"warning: {system} vs {baseline} has only {row.pairs} pairs, too few for a reliable comparison "
+                f"({MIN_PAIRS} or more advised): the bootstrap interval is too narrow with so few pairs"
+            )
+    disagreeing = [f"{key} ({system})" for system, rows in differences.items() for key, row in rows.items()
+                   if row.disagrees(alpha)]  # fmt: skip
+    if disagreeing:
+        shown = ", ".join(disagreeing[:6]) + (f" and {len(disagreeing) - 6} more" if len(disagreeing) > 6 else "")
+        notes.append(f"interval and p-value disagree on {shown}: trust the p-value")
+    return notes

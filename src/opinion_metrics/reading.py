@@ -1,5 +1,5 @@
 """Reading a file of predictions into each system's library inputs (columns, a separate gold
-file, models of a '*' pattern, --by values, --presence views, pairing for --compare), and
+file, models of a '*' pattern, --by values, --presence views, pairing for --baseline), and
 evaluating them: what `opinion-metrics` computes before it prints."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import re
+import sys
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -15,17 +16,20 @@ from typing import Any
 
 from .aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from .columnar import ArrowColumn
+from .columns import NAMES, WHAT, find_columns
+from .comparison import DEFAULT_RESAMPLES, Difference, differing_pairs, significance
 from .families import FAMILIES as DECLARATIONS
 from .grouping import pool_by_group
 from .semantic import DEFAULT_MODEL
 from .tables import Rows, Table, check_paired_texts, delimited, id_column, pair_rows, pairing, rating_rows, read_table
+from .view import options_used, terminal_width, wrapped_items
 
 FAMILIES = tuple(DECLARATIONS)
 KEYWORD_FAMILIES = tuple(name for name, family in DECLARATIONS.items() if family.inputs[0].kind == "keywords")
 # options with no flag: objects, per-example output, tuning knobs; `aspects` is the column option --aspects
 NO_FLAG = {"sentiment", "return_per_example", "block_elements", "show_progress", "batch_size", "aspects"}
 Results = dict[str, dict[str, dict[str, float]]]
-COMPARE_LEVEL = 0.95  # the level of --compare without --ci
+COMPARE_LEVEL = 0.95  # the level of --baseline's intervals without --ci
 # Rewrites a library message into the caller's words: (message, locate example, input sides) -> error.
 Speak = Callable[[str, Callable[[str, int], str], dict[str, str]], ValueError]
 
@@ -123,6 +127,7 @@ class _Examples:
     def __init__(self, table: Table, rows: list[int], gold: tuple[Table, list[int]] | None) -> None:
         self.table, self.rows, self.gold = table, rows, gold
         self.pooled: tuple[str, list[Any]] | None = None  # (group column, groups)
+        self.system: dict[str, str] = {}  # the subset's system (model), --by value and --presence view
 
     def locate(self, side: str, example: int) -> str:
         if self.pooled is not None and example < len(self.pooled[1]):
@@ -132,6 +137,17 @@ class _Examples:
         if self.gold is not None and side == "references":
             return self.gold[0].location(self.gold[1][self.rows[example]])
         return self.table.location(self.rows[example])
+
+    def identity(self, example: int, id_column: str | None) -> dict[str, Any]:
+        """The columns that find example i in the input again: its group once pooled, else its id
+        (where the file has an id column) and its line (a Parquet or Arrow file: its row), from 1."""
+        if self.pooled is not None:
+            return {self.pooled[0]: self.pooled[1][example]}
+        row = self.rows[example]
+        found = {} if id_column is None else {id_column: self.table.columns[id_column][row]}
+        if self.table.lines is not None:
+            return {**found, "line": self.table.lines[row]}
+        return {**found, "row": row + 1}
 
 
 def _models(table: Table, args: argparse.Namespace) -> dict[str, tuple[str, str]]:
@@ -259,11 +275,63 @@ def _texts(table: Table, rows: list[int], args: argparse.Namespace, family: str)
         return None
     if args.texts is not None:
         return _take(_column(table, args.texts, "--texts"), rows)
-    if "review" in table.columns:
-        return _take(table.columns["review"], rows)
+    if _texts_column(args) in table.columns:
+        return _take(table.columns[_texts_column(args)], rows)
     if family != "sentiment_appropriateness":
         raise UsageError("--presence needs the review texts: name their column with --texts")
     return None
+
+
+def _texts_column(args: argparse.Namespace) -> str:
+    """The review texts' column: --texts, else the one `resolve_columns` found, else review."""
+    return args.texts or getattr(args, "texts_column", None) or "review"
+
+
+def resolve_columns(table: Table, args: argparse.Namespace) -> str:
+    """Fill in the columns not given (--predictions, --references, --scores, --system) from the
+    names people give them (`columns.find_columns`); a system column splits the rows into systems
+    (as --by would). Returns a line saying which columns were found under other names, or ""."""
+    given = {"predictions": args.predictions, "references": args.references, "scores": args.scores}
+    given.update(texts=args.texts, system=args.system, id=args.id)
+    for role, value in given.items():
+        if value == "":
+            raise UsageError(f"--{role} is empty: name the column of {WHAT[role]}")
+    if args.gold is not None:  # the joined gold lists get --references' name (default: references)
+        given["references"] = args.references or NAMES["references"][0]
+    found = find_columns(list(table.columns), given)
+    args.predictions = found["predictions"] or NAMES["predictions"][0]
+    args.references = found["references"] or NAMES["references"][0]
+    if args.scores is None and found["scores"] not in (None, "scores", "scores_*"):
+        args.scores = found["scores"]
+    args.texts_column = found["texts"]
+    system = found["system"] if "*" not in args.predictions else None
+    if system is not None and args.system is not None:
+        _column(table, system, "--system")
+    if system is not None and args.by not in (None, system):
+        raise UsageError(
+            f"{table.path.name} holds several systems in column {system!r}: --by {args.by} would pool them; "
+            f"give --by {system} (one row per system), or --system none to pool them on purpose"
+        )
+    detected = system is not None and args.by is None and args.system is None
+    if system is not None:
+        args.by = system
+    defaults = {role: (NAMES[role][0], f"{NAMES[role][0]}_*") for role in ("predictions", "references", "scores")}
+    defaults["texts"] = ("review",)  # read by default before names were looked for
+    renamed = {role: found[role] for role, names in defaults.items() if found[role] and not given.get(role)
+               and found[role] not in names}  # fmt: skip
+    if detected:
+        count = len(dict.fromkeys(map(str, table.columns[system])))
+        renamed["system"] = system
+    if not renamed:
+        return ""
+    parts = [f"{WHAT[role]} from `{column}`" for role, column in renamed.items() if role != "system"]
+    if "*" in renamed.get("predictions", ""):
+        pattern = re.compile(re.escape(args.predictions).replace(r"\*", ".+") + "$")
+        count = sum(1 for name in table.columns if pattern.match(name))
+        parts[0] = f"{count} system{'s' * (count != 1)} side by side: predicted keywords from `{args.predictions}`"
+    if detected:
+        parts.append(f"{count} system{'s' * (count != 1)} from `{system}` (one row each; --system none pools them)")
+    return "\n".join(wrapped_items("columns: ", parts, terminal_width(), "; "))
 
 
 def _aspects(table: Table, args: argparse.Namespace) -> list[str]:
@@ -306,10 +374,12 @@ class _Subset:
 
 @dataclass
 class Evaluation:
-    """The results, and with --compare the differences from the base system per subset."""
+    """The results, and with --baseline the differences from the baseline per subset."""
 
     results: Results
     comparisons: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
+    # the same as the report shows them: Holm's correction over the systems, pairs, smallest p-value
+    differences: dict[str, dict[str, dict[str, Difference]]] = field(default_factory=dict)
     # per (subset, family): the library's arguments and where its examples are in the files
     inputs: dict[tuple[str, str], tuple[dict[str, Any], _Examples]] = field(default_factory=dict)
     # per (subset, family), with --per-example: the family's per-example values
@@ -326,7 +396,7 @@ def _takes_presence(family: str) -> bool:
 
 def evaluate_table(table: Table, args: argparse.Namespace, speak: Speak | None = None) -> Evaluation:
     """{subset: {family: results}}: one subset per model of a '*' pattern, value of `--by`
-    and `--presence` view (or "all"); with `--compare`, each subset's paired comparison
+    and `--presence` view (or "all"); with `--baseline`, each subset's paired comparison
     with the base system's. Library errors are rewritten by `speak` into the CLI's words."""
     from tqdm.auto import tqdm
 
@@ -350,7 +420,7 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: Speak | None =
     if compare is not None and compare[0] == "value":
         by_value = _pair_rows(table, args, by_value, compare[1])
     elif args.id is not None:
-        raise UsageError("--id pairs the rows of --compare by --by value: it needs --compare and --by")
+        raise UsageError("--id pairs the rows of the systems compared: it needs --baseline")
     presences = _presences(args)
     runs = []  # (result name, family, subset)
     owners: dict[str, tuple[str, str, str]] = {}  # result name: the subset it names
@@ -370,10 +440,16 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: Speak | None =
                         runs.append((name, family, subset))
     evaluation = Evaluation({name: {} for name, _, _ in runs})
     inputs = evaluation.inputs
+    model = getattr(args, "model", None) or DEFAULT_MODEL
+    if _semantic_installed() and {"semantic_keyword_prf", "keyword_diversity"} & set(families):
+        # sentence-transformers and its model take tens of seconds to load, silently
+        print(f"loading sentence-transformers and the model {model.split('/')[-1]} (about 30 s the first time)...",
+              file=sys.stderr, flush=True)  # fmt: skip
     progress = tqdm(runs, desc="evaluating", unit="metric", disable=len(runs) < 2 or n < 1000, leave=False)
     for name, family, subset in progress:
         progress.set_postfix_str(f"{family} {name}")
         examples = _Examples(table, subset.rows, gold)
+        examples.system = _system_columns(subset, args, len(presences) > 1 and _takes_presence(family))
         with _spoken(speak, args, gold, subset, examples):
             given = _inputs(family, examples, args, subset)
             if getattr(args, "per_example", None) is not None and family != "aspect_sentiment_score":
@@ -386,6 +462,8 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: Speak | None =
         inputs[name, family] = (given, examples)
     if compare is not None:
         dimension, base = compare
+        pairs: dict[tuple[str, str], tuple[int, int]] = {}  # (pairs, pairs answered differently)
+        holm_groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # the systems compared per metric
         for name, family, subset in runs:
             if getattr(subset, dimension) == base:
                 continue
@@ -396,7 +474,31 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: Speak | None =
                 _check_pairs(a, b, examples_a, examples_b, (base, getattr(subset, dimension)), args)
                 compared = _compare(family, a, b, args)
             evaluation.comparisons.setdefault(name, {})[family] = compared
+            differing = differing_pairs(a["predictions"], b["predictions"], a.get("scores"), b.get("scores"))
+            pairs[name, family] = (len(b["predictions"]), differing)
+            others = tuple(getattr(subset, other) for other in ("model", "value", "presence") if other != dimension)
+            holm_groups.setdefault((family, others), []).append(name)
+        n_resamples = getattr(args, "n_resamples", None) or DEFAULT_RESAMPLES
+        for (family, _), names in holm_groups.items():
+            found = significance(
+                {name: evaluation.comparisons[name][family] for name in names},
+                method=args.compare_method,
+                n_resamples=n_resamples,
+                pairs={name: pairs[name, family][0] for name in names},
+                differing={name: pairs[name, family][1] for name in names},
+            )
+            for name, by_key in found.items():
+                evaluation.differences.setdefault(name, {})[family] = by_key
     return evaluation
+
+
+def _system_columns(subset: _Subset, args: argparse.Namespace, presence: bool) -> dict[str, str]:
+    """The subset as columns of the per-example file: its model (of a '*' pattern), its --by value
+    (under --by's column name: model, where that is the system column) and its --presence view."""
+    found = {"model": subset.model} if subset.model else {}
+    if args.by:
+        found[args.by] = subset.value
+    return {**found, "presence": subset.presence} if presence else found
 
 
 def _by_values(table: Table, args: argparse.Namespace) -> dict[str, list[int]]:
@@ -436,7 +538,7 @@ def _spoken(
     except ValueError as error:
         if speak is None:
             raise
-        sides = {"predictions": subset.columns[0], "scores": subset.columns[1], "texts": args.texts or "review"}
+        sides = {"predictions": subset.columns[0], "scores": subset.columns[1], "texts": _texts_column(args)}
         sides["references"] = args.gold_column if gold is not None else args.references
         sides["prediction_sentiments"] = args.prediction_sentiments or "prediction_sentiments"
         sides["groups"] = args.group or "groups"
@@ -446,10 +548,10 @@ def _spoken(
 def _compare_dimension(
     args: argparse.Namespace, models: dict[str, tuple[str, str]], by_value: dict[str, list[int]]
 ) -> tuple[str, str] | None:
-    """("model" or "value", the base): --compare names a model of the '*' pattern, else a --by value."""
+    """("model" or "value", the base): --baseline names a model of the '*' pattern, else a --by value (a system)."""
     if args.compare is None:
         if args.compare_method is not None:
-            raise UsageError("--compare-method needs --compare BASE")
+            raise UsageError("--compare-method needs --baseline NAME")
         return None
     args.compare_method = args.compare_method or "permutation"
     if "*" in args.predictions:
@@ -457,15 +559,18 @@ def _compare_dimension(
     elif args.by:
         dimension, names, what = "value", list(by_value), f"value of --by {args.by}"
     else:
-        raise UsageError("--compare needs systems to compare: --by COLUMN (e.g. model) or --predictions 'keywords_*'")
+        raise UsageError(
+            "--baseline needs systems to compare: a system column (model, system; or --system COLUMN), "
+            "--by COLUMN or --predictions 'keywords_*'"
+        )
     if args.compare not in names:
         shown = [name if len(name) <= 40 else name[:37] + "..." for name in names[:10]]
         more = f" and {len(names) - 10} more" if len(names) > 10 else ""
-        raise UsageError(f"--compare {args.compare!r} is not a {what} (there: {', '.join(shown)}{more})")
+        raise UsageError(f"--baseline {args.compare!r} is not a {what} (there: {', '.join(shown)}{more})")
     if len(names) < 2:
-        raise UsageError(f"--compare {args.compare!r}: there is no other {what} to compare with it")
+        raise UsageError(f"--baseline {args.compare!r}: there is no other {what} to compare with it")
     if args.prediction_sentiments and "sentiment_appropriateness" in (args.metrics or []):
-        raise UsageError("--compare cannot use --prediction-sentiments (one column for two systems)")
+        raise UsageError("--baseline cannot use --prediction-sentiments (one column for two systems)")
     return dimension, args.compare
 
 
@@ -514,7 +619,7 @@ def _check_pairs(
             f"{place_b} ({systems[1]!r}) and {place_a} ({systems[0]!r}); {pairing(column, what)}"
         )
     rows_a, rows_b = Rows(examples_a.table, examples_a.rows), Rows(examples_b.table, examples_b.rows)
-    check_paired_texts(rows_a, rows_b, args.texts or "review", systems, what, column)
+    check_paired_texts(rows_a, rows_b, _texts_column(args), systems, what, column)
 
 
 def _compare(family: str, a: dict[str, Any], b: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
@@ -539,3 +644,13 @@ def _compare(family: str, a: dict[str, Any], b: dict[str, Any], args: argparse.N
 
 def _semantic_installed() -> bool:
     return importlib.util.find_spec("sentence_transformers") is not None
+
+
+def run_details(evaluation: Evaluation) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, dict[str, Any]]]]:
+    """Per subset and family: the number of examples (groups, once pooled) and the options used."""
+    counts: dict[str, dict[str, int]] = {}
+    options: dict[str, dict[str, dict[str, Any]]] = {}
+    for (name, family), (given, _) in evaluation.inputs.items():
+        counts.setdefault(name, {})[family] = len(given["predictions"])
+        options.setdefault(name, {})[family] = options_used(family, given["options"])
+    return counts, options

@@ -1,40 +1,242 @@
-"""The results as the CLI shows them: one table per family (a row per subset, a column per
-metric), the paired comparisons, the options and examples under each, and the plot."""
+"""The systems-by-metrics view, shared by the CLI and the Spaces: per metric family a row per
+system (or other subset), each metric by its full name with its direction, the best value of
+each column marked, the examples behind each row and, against a baseline, each value's
+difference with a significance marker. The CLI prints it to fit the terminal (`format_tables`,
+`format_significance`); the Spaces tabulate the same entries (`demo.handlers`); both draw
+`results_figure`.
+"""
 
 from __future__ import annotations
 
 import math
+import os
 import re
-from collections.abc import Sequence
+import shutil
+import sys
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .comparison import Difference, format_p, report_notes
 from .families import FAMILIES as DECLARATIONS
 from .families import INTERVAL_OPTIONS, RETURN_PER_EXAMPLE, output_for
-from .reading import Evaluation, Results
 
+Results = dict[str, dict[str, dict[str, float]]]
 MAX_LABELLED = 20  # a plot labels its bars and has a legend up to this many subsets
+GAP = "  "  # between two columns of a printed table
 
 
-def _cell(value: Any) -> str:
-    """A table cell: 4 decimals; "n/a" for a value the metric leaves undefined (None)."""
-    if value is None:
-        return "n/a"
-    return value if isinstance(value, str) else f"{value:.4f}"
+@dataclass(frozen=True)
+class Marks:
+    """The characters that mark a direction, the best value and a significant difference."""
+
+    higher: str = "↑"
+    lower: str = "↓"
+    best: str = "*"
+    significant: str = "†"
 
 
-def _cells(values: dict[str, Any]) -> dict[str, str]:
-    """{key: cell}, a key with an interval as "value [low, high]" (its `_ci_` keys folded in)."""
-    cells = {}
-    for name, value in values.items():
-        stem = re.sub(r"_ci_(low|high)$", "", name)
-        if stem != name and stem in values:
-            continue
-        cells[name] = _cell(value)
-        if f"{name}_ci_low" in values:
-            cells[name] += f" [{_cell(values[name + '_ci_low'])}, {_cell(values.get(name + '_ci_high'))}]"
-    return cells
+ASCII_MARKS = Marks("^", "v", "*", "!")
 
+
+def marks_for(stream: Any) -> Marks:
+    """The marks `stream` can print: ASCII ones where its encoding has no arrows (a Windows console)."""
+    try:
+        "↑↓†".encode(getattr(stream, "encoding", None) or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return ASCII_MARKS
+    return Marks()
+
+
+def terminal_width(stream: Any = None) -> int | None:
+    """The width to fit: $COLUMNS when set, else the terminal's; None (no limit) when the output
+    goes to a file or a pipe."""
+    stream = sys.stdout if stream is None else stream
+    given = os.environ.get("COLUMNS", "").strip()
+    if given.isdigit() and int(given) > 0:
+        return int(given)
+    if hasattr(stream, "isatty") and stream.isatty():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+@dataclass(frozen=True)
+class Column:
+    """One metric of a family: its result key, the name shown and its declared direction."""
+
+    key: str
+    name: str
+    higher_is_better: bool
+    meaning: str
+    range: str
+
+    def header(self, marks: Marks) -> str:
+        return f"{self.name} {marks.higher if self.higher_is_better else marks.lower}"
+
+
+@dataclass(frozen=True)
+class Block:
+    """The columns shown together: a family's metrics, or for the aspect score the overall score
+    and then one block per aspect (its F1, R2 and score)."""
+
+    family: str
+    title: str
+    columns: tuple[Column, ...]
+
+
+def _column(family: str, key: str, name: str | None = None) -> Column:
+    output = output_for(family, key)
+    if output is None:  # a key the declaration does not know: shown, no direction claimed
+        return Column(key, name or key, True, "", "")
+    return Column(key, name or key, output.higher_is_better, output.meaning, output.range)
+
+
+def family_blocks(family: str, keys: Sequence[str]) -> list[Block]:
+    """The blocks of `family`'s result `keys` (interval bounds left out): one block, or for the
+    aspect score "score" and one block per aspect ("f1_food", "r2_food", "score_food" shown as
+    f1, r2, score under the title "aspect_sentiment_score: food")."""
+    keys = [key for key in keys if not key.endswith(("_ci_low", "_ci_high"))]
+    if family != "aspect_sentiment_score":
+        return [Block(family, family, tuple(_column(family, key) for key in keys))]
+    blocks = [Block(family, family, tuple(_column(family, key) for key in keys if key == "score"))]
+    aspects = list(dict.fromkeys(key.split("_", 1)[1] for key in keys if key.startswith(("f1_", "r2_", "score_"))))
+    for aspect in aspects:
+        parts = [(f"{part}_{aspect}", part) for part in ("f1", "r2", "score") if f"{part}_{aspect}" in keys]
+        blocks.append(Block(family, f"{family}: {aspect}", tuple(_column(family, key, name) for key, name in parts)))
+    return [block for block in blocks if block.columns]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One value of one row: the value (None: undefined), its interval, whether it is the best of
+    its column, and its difference from the baseline (None on the baseline's row, or without one)."""
+
+    value: float | None
+    interval: tuple[float, float] | None = None
+    best: bool = False
+    difference: Difference | None = None
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None or isinstance(value, str) or not math.isfinite(value) else float(value)
+
+
+def entries(
+    block: Block,
+    results: Mapping[str, Mapping[str, Any]],
+    differences: Mapping[str, Mapping[str, Difference]] | None = None,
+    groups: Mapping[str, str] | None = None,
+) -> dict[str, list[Entry]]:
+    """{row: an Entry per column of `block`} from each row's result of the block's family; the
+    best value of a column (highest, or lowest where lower is better, as printed at 4 decimals;
+    ties all marked) is marked when at least two rows have one. With `groups` ({row: group}),
+    the best is marked within each group (the systems of one --presence view)."""
+    table: dict[str, list[Entry]] = {}
+    for row, result in results.items():
+        found = []
+        for column in block.columns:
+            low, high = result.get(f"{column.key}_ci_low"), result.get(f"{column.key}_ci_high")
+            interval = (low, high) if low is not None and high is not None else None
+            difference = (differences or {}).get(row, {}).get(column.key)
+            found.append(Entry(_number(result.get(column.key)), interval, False, difference))
+        table[row] = found
+    grouped: dict[str, list[list[Entry]]] = {}
+    for row, found in table.items():
+        grouped.setdefault((groups or {}).get(row, ""), []).append(found)
+    for rows in grouped.values():
+        for index, column in enumerate(block.columns):
+            values = [round(found[index].value, 4) for found in rows if found[index].value is not None]
+            if len(values) < 2:
+                continue
+            best = max(values) if column.higher_is_better else min(values)
+            for found in rows:
+                entry = found[index]
+                if entry.value is not None and round(entry.value, 4) == best:
+                    found[index] = Entry(entry.value, entry.interval, True, entry.difference)
+    return table
+
+
+def value_text(value: float | None) -> str:
+    """4 decimals; "n/a" where the metric leaves the value undefined."""
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def entry_text(entry: Entry, marks: Marks, alpha: float, interval: bool = True, aligned: bool = False) -> str:
+    """ "0.3672* [0.3367, 0.3946] +0.1186†": the value, the best mark, the interval, and the
+    difference from the baseline with the significance mark. `aligned`: a blank where a mark
+    is not, so that the numbers of a column line up."""
+    text = value_text(entry.value) + (marks.best if entry.best else " " * aligned)
+    if interval and entry.interval is not None:
+        text += f" [{value_text(entry.interval[0])}, {value_text(entry.interval[1])}]"
+    if entry.difference is not None:
+        significant = entry.difference.significant(alpha)
+        text += f" {entry.difference.difference:+.4f}" + (marks.significant if significant else " " * aligned)
+    return text
+
+
+# --- printed tables that fit a width -----------------------------------------------------------
+
+
+def fit_table(
+    keys: Sequence[str],
+    headers: Sequence[str],
+    rows: Sequence[tuple[Sequence[str], Sequence[str]]],
+    width: int | None,
+) -> list[str]:
+    """Lines of a table whose key columns (`keys`: left-aligned, repeated) precede value columns
+    (`headers`: right-aligned). When it is wider than `width`, the value columns are split into
+    stacked blocks, each under the key columns; a block of one column wider than `width` stays
+    whole: no cell, header or word is ever cut or wrapped."""
+    key_widths = [max([len(key), *(len(cells[i]) for cells, _ in rows)]) for i, key in enumerate(keys)]
+    value_widths = [max([len(header), *(len(values[i]) for _, values in rows)]) for i, header in enumerate(headers)]
+    start = sum(key_widths) + len(GAP) * max(0, len(keys) - 1)
+    groups: list[list[int]] = [[]]
+    used = start
+    for index, size in enumerate(value_widths):
+        if groups[-1] and width is not None and used + len(GAP) + size > width:
+            groups.append([])
+            used = start
+        groups[-1].append(index)
+        used += len(GAP) + size
+    lines: list[str] = []
+    for number, group in enumerate(groups):
+        if number:
+            lines.append("")
+        header = [key.ljust(size) for key, size in zip(keys, key_widths)]
+        header += [headers[i].rjust(value_widths[i]) for i in group]
+        lines.append(GAP.join(header).rstrip())
+        for cells, values in rows:
+            line = [cell.ljust(size) for cell, size in zip(cells, key_widths)]
+            line += [values[i].rjust(value_widths[i]) for i in group]
+            lines.append(GAP.join(line).rstrip())
+    return lines
+
+
+def wrapped(text: str, width: int | None, indent: str = "") -> list[str]:
+    """`text` in lines of at most `width` characters, broken between words only (a word longer
+    than the width stays whole), later lines indented by `indent`."""
+    if width is None:
+        return [text]
+    return textwrap.wrap(text, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False) or [
+        text
+    ]
+
+
+def wrapped_items(prefix: str, items: Sequence[str], width: int | None, separator: str = " · ") -> list[str]:
+    """`prefix` and the items joined by `separator`, in lines of at most `width` characters broken
+    between items only (an item stays on one line); later lines indented by two spaces."""
+    lines = [prefix + (items[0] if items else "")]
+    for item in items[1:]:
+        if width is not None and len(lines[-1]) + len(separator) + len(item) > width:
+            lines.append("  " + item)
+        else:
+            lines[-1] += separator + item
+    return lines
+
+
+# --- options, shared by the CLI and the Spaces -------------------------------------------------
 
 # Options that never change a value (resources, output shape), that no flag sets (objects)
 # or that the rows already name (aspects).
@@ -47,19 +249,29 @@ _NOT_SHOWN = {
 _UNDEFINED_INTERVALS = INTERVAL_OPTIONS - {"confidence_level"}  # the resampling settings
 
 
-def _option_text(name: str, value: Any) -> str:
+def shown(value: Any) -> str:
+    """An option's value as the CLI and the Spaces write it: on / off, none, top_k's M."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return "none" if value is None else str(value)
+
+
+def option_text(name: str, value: Any) -> str:
+    """ "match substring", "top_k M" (all predictions: None, as typed), "0.95 intervals"."""
     if name == "top_k" and value is None:
-        return "top_k all"
+        return "top_k M"
     if name == "confidence_level":
         return "no intervals" if value is None else f"{value:g} intervals"
     if isinstance(value, float):
         return f"{name} {value:g}"
     if not isinstance(value, (str, int, bool, type(None))):
         value = getattr(value, "name_or_path", None) or type(value).__name__
-    return f"{name} {_shown(value)}"
+    if name == "model" and isinstance(value, str):
+        value = value.split("/")[-1]
+    return f"{name} {shown(value)}"
 
 
-def options_used(family: str, given: dict[str, Any]) -> dict[str, Any]:
+def options_used(family: str, given: Mapping[str, Any]) -> dict[str, Any]:
     """The options a family ran with: its defaults, overridden by those given (inputs such as
     texts left out; resampling settings only with intervals)."""
     defaults = DECLARATIONS[family].defaults
@@ -70,21 +282,13 @@ def options_used(family: str, given: dict[str, Any]) -> dict[str, Any]:
     return used
 
 
-def run_details(evaluation: Evaluation) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, dict[str, Any]]]]:
-    """Per subset and family: the number of examples (groups, once pooled) and the options used."""
-    counts: dict[str, dict[str, int]] = {}
-    options: dict[str, dict[str, dict[str, Any]]] = {}
-    for (name, family), (given, _) in evaluation.inputs.items():
-        counts.setdefault(name, {})[family] = len(given["predictions"])
-        options.setdefault(name, {})[family] = options_used(family, given["options"])
-    return counts, options
-
-
 def _footer(
     family: str,
     subsets: list[str],
-    counts: dict[str, dict[str, int]] | None,
-    options: dict[str, dict[str, dict[str, Any]]] | None,
+    counts: Mapping[str, Mapping[str, int]] | None,
+    options: Mapping[str, Mapping[str, Mapping[str, Any]]] | None,
+    width: int | None,
+    unit: str = "row",
 ) -> list[str]:
     """How many examples each row covers, and the options common to every row (those that
     differ, such as a --presence view, are in the row names)."""
@@ -93,97 +297,153 @@ def _footer(
         found = [counts.get(subset, {}).get(family) for subset in subsets]
         if None not in found:
             if len(set(found)) == 1:
-                lines.append(f"examples per row: {found[0]}")
+                lines.append(f"examples per {unit}: {found[0]}")
             else:
-                lines.append("examples per row: " + ", ".join(f"{s} {n}" for s, n in zip(subsets, found)))
+                lines += wrapped_items(
+                    f"examples per {unit}: ", [f"{s} {n}" for s, n in zip(subsets, found)], width, ", "
+                )
     if options is not None:
         used = [options.get(subset, {}).get(family, {}) for subset in subsets]
         common = {name: value for name, value in used[0].items() if all(other.get(name) == value for other in used)}
         if common:
-            lines.append("options: " + " · ".join(_option_text(name, value) for name, value in common.items()))
+            lines += wrapped_items("options: ", [option_text(name, value) for name, value in common.items()], width)
     return lines
 
 
-def legend(family: str, keys: Sequence[str]) -> list[str]:
+def legend(family: str, keys: Sequence[str], width: int | None = None) -> list[str]:
     """One line per column: its meaning, range and direction, from the family's declaration."""
     found = [(key, output_for(family, key)) for key in keys]
-    width = max((len(key) for key, output in found if output is not None), default=0)
+    size = max((len(key) for key, output in found if output is not None), default=0)
     lines = []
     for key, output in found:
         if output is not None:
             direction = "higher is better" if output.higher_is_better else "lower is better"
-            lines.append(f"  {key.ljust(width)}  {output.range}, {direction}: {output.meaning}")
+            text = f"  {key.ljust(size)}  {output.range}, {direction}: {output.meaning}"
+            lines += wrapped(text, width, " " * (size + 4))
     return lines
+
+
+def _marks_line(blocks: Sequence[Block], table: Mapping[str, Any], marks: Marks, baseline: str | None) -> str:
+    """What the marks of a family's tables mean (only the marks that appear)."""
+    directions = {column.higher_is_better for block in blocks for column in block.columns}
+    parts = [f"{marks.higher} higher is better"] if True in directions else []
+    parts += [f"{marks.lower} lower is better"] if False in directions else []
+    if len(table) > 1:
+        parts.append(f"{marks.best} best in its column")
+    if baseline is not None:
+        parts.append(f"+/- difference from {baseline} ({marks.significant} significant: see below)")
+    return " · ".join(parts)
 
 
 def format_tables(
     results: Results,
-    label: str | dict[str, str],
-    counts: dict[str, dict[str, int]] | None = None,
-    options: dict[str, dict[str, dict[str, Any]]] | None = None,
+    label: str | Mapping[str, str],
+    counts: Mapping[str, Mapping[str, int]] | None = None,
+    options: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
     explain: bool = False,
+    *,
+    width: int | None = None,
+    marks: Marks = Marks(),
+    baseline: str | None = None,
+    differences: Mapping[str, Mapping[str, Mapping[str, Difference]]] | None = None,
+    alpha: float = 0.05,
 ) -> str:
-    """One table per metric family: a row per subset, a column per metric (`label`, per family
-    where it differs, names the subsets' column); intervals as `value [low, high]`. Under each
-    table, with `counts` and `options` (`run_details`): the examples per row and the options
-    used; with `explain`, one line per column (meaning, range, whether higher is better)."""
-    blocks = []
+    """One table per metric family (the aspect score: one per aspect too): a row per subset, a
+    column per metric with its direction, intervals as `value [low, high]`, the best value of
+    each column marked; with a `baseline` and its `differences` ({subset: {family: {key:
+    Difference}}}), each other row's difference from it, marked where significant. Split into
+    stacked blocks to fit `width`. Under each family: the marks, the examples per row and the
+    options used (`counts`, `options`: per subset and family); with `explain`, each column's
+    meaning, range and direction. `label` (per family where it differs) names the rows."""
+    text_blocks = []
     families = list(dict.fromkeys(family for by_family in results.values() for family in by_family))
     for family in families:
-        rows = [(subset, _cells(by_family[family])) for subset, by_family in results.items() if family in by_family]
-        names = list(dict.fromkeys(name for _, cells in rows for name in cells))
-        widths = {name: max(len(name), 6, *(len(cells.get(name, "-")) for _, cells in rows)) for name in names}
+        by_row = {subset: by_family[family] for subset, by_family in results.items() if family in by_family}
+        keys = list(dict.fromkeys(key for result in by_row.values() for key in result))
+        blocks = family_blocks(family, keys)
         title = label if isinstance(label, str) else label.get(family, "")
-        width = max(len(title), *(len(subset) for subset, _ in rows))
-        lines = [family, "  ".join([title.ljust(width), *(name.rjust(widths[name]) for name in names)])]
-        for subset, cells in rows:
-            lines.append(
-                "  ".join([subset.ljust(width), *(cells.get(name, "-").rjust(widths[name]) for name in names)])
-            )
-        lines += _footer(family, [subset for subset, _ in rows], counts, options)
+        family_differences = {subset: found[family] for subset, found in (differences or {}).items() if family in found}
+        lines = [family]
+        for number, block in enumerate(blocks):
+            views = {row: row.rsplit("/", 1)[-1] for row in by_row} if title.endswith("/presence") else None
+            table = entries(block, by_row, family_differences, views)
+            names = [subset + (" (baseline)" if subset == baseline else "") for subset in table]
+            rows = [
+                ([name], [entry_text(entry, marks, alpha, aligned=True) for entry in found])
+                for name, found in zip(names, table.values())
+            ]
+            if number or block.title != family:
+                lines += ["", block.title] if number else [block.title]
+            lines += fit_table([title], [column.header(marks) for column in block.columns], rows, width)
+        lines += wrapped(_marks_line(blocks, by_row, marks, baseline), width, "  ")
+        unit = title if title and "/" not in title else "row"
+        lines += _footer(family, list(by_row), counts, options, width, unit)
         if explain:
-            lines += legend(family, names)
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
+            lines += legend(family, [column.key for block in blocks for column in block.columns], width)
+        text_blocks.append("\n".join(lines))
+    return "\n\n".join(text_blocks)
 
 
-def format_comparisons(
-    evaluation: Evaluation, base: str, labels: dict[str, str], method: str, level: float, explain: bool = False
+def format_significance(
+    differences: Mapping[str, Mapping[str, Mapping[str, Difference]]],
+    *,
+    baseline: str,
+    label: str | Mapping[str, str],
+    method: str,
+    level: float,
+    n_resamples: int,
+    width: int | None = None,
+    marks: Marks = Marks(),
+    explain: bool = False,
 ) -> str:
-    """Per family, a row per compared subset and key: the base's value, the subset's, their
-    difference with its interval and p-value; `*` marks p < 1 - level, explained below. Under
-    each table: the paired examples of each subset (when known), and with `explain` the
-    meaning and direction of each key (a positive difference is better where higher is)."""
+    """The significance report, per family: each compared subset and metric against `baseline`
+    (their values, the difference with its interval, the p-value and Holm's adjusted one, marked
+    where significant at 1 - `level`), then the notes of `comparison.report_notes`: which
+    resampling gave what, the pairs, the smallest attainable p-value, a warning below 30 pairs."""
     alpha = round(1 - level, 10)
-    blocks = []
-    families = list(dict.fromkeys(family for by_family in evaluation.comparisons.values() for family in by_family))
+    text_blocks = []
+    families = list(dict.fromkeys(family for by_family in differences.values() for family in by_family))
     for family in families:
-        compared = [subset for subset, by_family in evaluation.comparisons.items() if family in by_family]
-        header = [labels.get(family) or "subset", "metric", "base", "value", "difference", f"{level:.0%} interval"]
-        rows = [[*header, "p-value"]]
-        for subset in compared:
-            for key, result in evaluation.comparisons[subset][family].items():
-                interval = f"[{result['difference_ci_low']:+.4f}, {result['difference_ci_high']:+.4f}]"
-                mark = " *" if result["p_value"] < alpha else "  "
-                rows.append(
-                    [subset, key, f"{result['a']:.4f}", f"{result['b']:.4f}", f"{result['difference']:+.4f}",
-                     interval, f"{result['p_value']:.4f}{mark}"]
-                )  # fmt: skip
-        widths = [max(len(row[i]) for row in rows) for i in range(len(header) + 1)]
-        lines = [f"{family}: difference from {base} (paired {method} test; base: the value of {base})"]
-        for row in rows:
-            cells = [cell.ljust(size) if i < 2 else cell.rjust(size) for i, (cell, size) in enumerate(zip(row, widths))]
-            lines.append("  ".join(cells).rstrip())
-        paired = [(subset, evaluation.inputs.get((subset, family))) for subset in compared]
-        if paired and all(found is not None for _, found in paired):
-            sizes = [len(found[0]["predictions"]) for _, found in paired]  # type: ignore[index]
-            shown = str(sizes[0]) if len(set(sizes)) == 1 else ", ".join(f"{s} {n}" for (s, _), n in zip(paired, sizes))
-            lines.append(f"examples paired per row: {shown}")
+        compared = {subset: found[family] for subset, found in differences.items() if family in found}
+        title = label if isinstance(label, str) else label.get(family, "")
+        several = len(compared) > 1
+        headers = [baseline, "value", "difference", f"{level:.0%} interval", "p"] + (["p Holm"] if several else [])
+        rows = []
+        for subset, by_key in compared.items():
+            for key, row in by_key.items():
+                column = _column(family, key)
+                mark = marks.significant if row.significant(alpha) else ""
+                p_values = [format_p(row.p_value, n_resamples) + ("" if several else mark)]
+                p_values += [format_p(row.holm_p_value, n_resamples) + mark] if several else []
+                values = [value_text(row.baseline_value), value_text(row.value), f"{row.difference:+.4f}",
+                          f"[{row.low:+.4f}, {row.high:+.4f}]", *p_values]  # fmt: skip
+                rows.append(([subset, column.header(marks)], values))
+        heading = f"{family}: each {title or 'row'} against {baseline} (paired {method} test)"
+        lines = wrapped(heading, width, "  ")
+        lines += fit_table([title or "row", "metric"], headers, rows, width)
+        notes = report_notes(
+            compared, baseline=baseline, method=method, level=level, n_resamples=n_resamples, marker=marks.significant
+        )
+        for note in notes:
+            lines += wrapped(note, width, "  ")
         if explain:
-            lines += legend(family, list(dict.fromkeys(row[1] for row in rows[1:])))
-        blocks.append("\n".join(lines))
-    note = f"* significant at the {alpha:g} level (p-value < {alpha:g} = 1 - confidence level {level:g})"
-    return "\n\n".join(blocks) + "\n\n" + note
+            lines += legend(family, list(dict.fromkeys(key for by_key in compared.values() for key in by_key)), width)
+        text_blocks.append("\n".join(lines))
+    return "\n\n".join(text_blocks)
+
+
+# --- the plot ------------------------------------------------------------------------------------
+
+
+def _cells(values: Mapping[str, Any]) -> dict[str, str]:
+    """{key: cell}, a key with an interval as "value [low, high]" (its `_ci_` keys folded in)."""
+    cells = {}
+    for name, value in values.items():
+        stem = re.sub(r"_ci_(low|high)$", "", name)
+        if stem != name and stem in values:
+            continue
+        cells[name] = value_text(_number(value)) if not isinstance(value, str) else value
+    return cells
 
 
 def _value_label(value: float) -> str:
@@ -257,9 +517,3 @@ def plot_results(results: Results, path: Path, title: str = "") -> None:
 
     figure.savefig(path, dpi=120)
     plt.close(figure)
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return "none" if value is None else str(value)

@@ -1,0 +1,86 @@
+"""Which column of a file holds what, under the names people give them: predicted keywords,
+gold keywords, scores, review texts, the system (model) of each row and the example id. The
+CLI and the Spaces read files through the same mapping and say which columns they used.
+
+A file holds one system, several in a system column (one row per system and example), or
+several side by side in columns sharing a prefix (`keywords_tfidf`, `keywords_yake`: the
+pattern `keywords_*`, the '*' part naming the system, with scores in `scores_*`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+ROLES = ("predictions", "references", "scores", "texts", "system", "id")
+# The names looked for, in order of preference (compared without case); the first is the default.
+NAMES: dict[str, tuple[str, ...]] = {
+    "predictions": ("predictions", "keywords", "predicted", "prediction", "predicted_keywords", "keyphrases"),
+    "references": ("references", "gold", "reference", "gold_keywords", "ground_truth", "labels", "targets"),
+    "scores": ("scores", "score", "confidences", "confidence"),
+    "texts": ("texts", "text", "review", "document"),
+    "system": ("model", "system"),
+    "id": ("review_id", "id"),
+}
+WHAT = {
+    "predictions": "predicted keywords",
+    "references": "gold keywords",
+    "scores": "scores",
+    "texts": "review texts",
+    "system": "system",
+    "id": "example id",
+}
+NONE = "none"  # a role given as "none": not read, even where a column has one of its names
+
+
+def _named(columns: Sequence[str], names: Iterable[str]) -> str | None:
+    """The first of `names` among `columns`, compared without case."""
+    folded = {column.casefold(): column for column in reversed(list(columns))}
+    return next((folded[name.casefold()] for name in names if name.casefold() in folded), None)
+
+
+def _pattern(columns: Sequence[str], names: Iterable[str]) -> str | None:
+    """'<name>_*' for the first name with columns `<name>_<system>` (several systems side by side)."""
+    for name in names:
+        if any(
+            column.casefold().startswith(name.casefold() + "_") and len(column) > len(name) + 1 for column in columns
+        ):
+            prefix = next(column for column in columns if column.casefold().startswith(name.casefold() + "_"))
+            return prefix[: len(name) + 1] + "*"
+    return None
+
+
+def find_columns(columns: Sequence[str], given: Mapping[str, str | None] | None = None) -> dict[str, str | None]:
+    """{role: column} for every role of ROLES: the column `given` (kept as given: a missing one is
+    the caller's error to report; "none": not read), else the first column with one of the role's
+    NAMES, else None. Predictions found as a pattern (`keywords_*`) take their scores as one too
+    (`scores_*`), and no system column is read then (the pattern names the systems)."""
+    given = {role: value for role, value in (given or {}).items() if value}
+    found: dict[str, str | None] = {}
+    for role in ROLES:
+        if role in given:
+            found[role] = None if given[role] == NONE else given[role]
+            continue
+        taken = {value for value in found.values() if value}
+        candidates = [column for column in columns if column not in taken]
+        side_by_side = "*" in (found.get("predictions") or "")
+        if role == "scores" and side_by_side:
+            found[role] = _pattern(candidates, NAMES["scores"])
+        elif role == "system" and side_by_side:
+            found[role] = None
+        else:
+            found[role] = _named(candidates, NAMES[role])
+        if role == "predictions" and found[role] is None:
+            found[role] = _pattern(candidates, NAMES["predictions"])
+    return found
+
+
+def described(found: Mapping[str, str | None], given: Mapping[str, str | None] | None = None) -> str:
+    """The mapping in words, the columns found (not given) marked: "predictions `keywords`
+    (found), gold keywords `gold` (found), system `model` (found)"."""
+    given = given or {}
+    parts = []
+    for role in ROLES:
+        column = found.get(role)
+        if column:
+            parts.append(f"{WHAT[role]} `{column}`" + ("" if given.get(role) else " (found)"))
+    return ", ".join(parts)
