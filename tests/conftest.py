@@ -82,3 +82,32 @@ def load_movie_reviews() -> list[dict]:
 @pytest.fixture(scope="session")
 def movie_reviews() -> list[dict]:
     return load_movie_reviews()
+
+
+def space_results(result, system=None):
+    """The Spaces' results table (an API dict of headers and data, or a DataFrame) as {metric:
+    (value, interval or None)} of one system's column (default: the first), the metric's name
+    without its direction and meaning, a value without its Markdown bold; "examples" left out."""
+    import re
+
+    if isinstance(result, dict):
+        headers, rows = result["headers"], result["data"]
+    else:
+        headers, rows = list(result.columns), result.values.tolist()
+    names = [header.removesuffix(" (baseline)") for header in headers]
+    column = 1 if system is None else names.index(system)
+    found = {}
+    for row in rows:
+        name = re.split(r"[\u00a0 ][↑↓]", row[0].split("<br>")[0])[0]
+        if name == "examples":
+            continue
+        lines = str(row[column]).replace("**", "").split("<br>")
+        value = float(lines[0]) if lines[0] not in ("n/a", "") else None
+        interval = next((line for line in lines[1:] if line.startswith("[")), None)
+        found[name] = (value, tuple(map(float, interval.strip("[]").split(",\u00a0"))) if interval else None)
+    return found
+
+
+def space_values(result, system=None):
+    """{metric: value} of `space_results`."""
+    return {name: value for name, (value, _) in space_results(result, system).items()}

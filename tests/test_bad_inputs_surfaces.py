@@ -481,7 +481,7 @@ def test_a_score_without_its_keyword_is_refused():
 @pytest.mark.parametrize(("family", "scored"), [("keyword_prf", False), ("weighted_keyword_prf", True)])
 def test_the_comparison_tab_reads_scores_only_for_a_family_that_takes_them(monkeypatch, family, scored):
     import opinion_metrics
-    from opinion_metrics.demo.handlers import compare_two_systems
+    from opinion_metrics.demo.handlers import compare_systems_tab
 
     seen = {}
 
@@ -490,8 +490,9 @@ def test_the_comparison_tab_reads_scores_only_for_a_family_that_takes_them(monke
         raise ValueError("stop here")
 
     monkeypatch.setattr(opinion_metrics, "compare_systems", spy)
+    typed = "[A] Heat (0.5)\n[A] Alien (1)\n[B] Heat (1)\n[B] Ring (0.25)"
     with pytest.raises(Exception, match="stop here"):
-        compare_two_systems(family, "Heat (0.5)\nAlien (1)", "Heat (1)\nRing (0.25)", "Heat (1995)\nAlien (0.5)", "")
+        compare_systems_tab(family, typed, "Heat (1995)\nAlien (0.5)", "")
     assert seen["gold"] == [["Heat (1995)"], ["Alien (0.5)"]]
     if scored:
         assert seen["a"] == [["Heat"], ["Alien"]] and seen["scores"] == [[0.5], [1.0]]

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, space_results, space_values
 from packaging.version import Version
 
 gradio = pytest.importorskip("gradio")
@@ -27,6 +27,7 @@ from opinion_metrics.demo import (  # noqa: E402
     parse_keyword_lines,
     parse_rating_lines,
 )
+from opinion_metrics.families import FAMILIES as FAMILIES_DECLARED  # noqa: E402
 
 
 def test_parse_keyword_lines():
@@ -75,7 +76,7 @@ def clients():
 
 
 def table(result):
-    return {row[0]: row[1] for row in result["data"]}
+    return space_values(result)
 
 
 def call(client, name, predictions, references="", extra="", upload=None, **options):
@@ -203,7 +204,8 @@ def test_combined_app_shows_every_keyword_family(clients):
         None,
         api_name="/compare",
     )
-    families = {row[0] for row in result["data"]}
+    values = {tuple(name.split(": ")): value for name, value in space_values(result).items()}
+    families = {family for family, _ in values}
     assert families == {
         "keyword_prf",
         "weighted_keyword_prf",
@@ -211,7 +213,7 @@ def test_combined_app_shows_every_keyword_family(clients):
         "sentiment_appropriateness",
         "keyword_diversity",
     }
-    f1 = next(row[2] for row in result["data"] if row[:2] == ["keyword_prf", "f1"])
+    f1 = values["keyword_prf", "f1"]
     assert f1 == round(keyword_prf([["great acting", "moving story"]], [["masterpiece", "moving story"]])["f1"], 4)
 
 
@@ -456,7 +458,11 @@ def test_combined_app_never_passes_keyword_scores_as_sentiments(clients):
         None,
         api_name="/compare",
     )
-    rows = {row[1]: row[2] for row in result["data"] if row[0] == "sentiment_appropriateness"}
+    rows = {
+        name.split(": ")[1]: value
+        for name, value in space_values(result).items()
+        if name.startswith("sentiment_appropriateness: ")
+    }
     expected = sentiment_appropriateness(
         [["great acting", "moving story"], ["boring plot", "space"]],
         [["masterpiece", "moving story"], ["dull", "boring plot", "space opera"]],
@@ -527,7 +533,7 @@ def test_the_combined_app_reads_an_upload_once(tmp_path, monkeypatch):
     path.write_text('{"predictions": ["moving story"], "references": ["moving story"], "scores": [0.5]}\n')
     status, frame, _ = compare_families("", "", "", str(path))
     assert len(reads) == 1
-    assert set(frame["family"]) == set(FAMILIES) - {"aspect_sentiment_score"}
+    assert {name.split(": ")[0] for name in space_values(frame)} == set(FAMILIES) - {"aspect_sentiment_score"}
     assert status == "Computed on the uploaded file `rows.jsonl`: 1 example · every family with its default options."
 
 
@@ -618,7 +624,7 @@ def test_the_aspect_upload_error_names_its_columns(tmp_path):
     status, summary, _, _ = run(
         "aspect_sentiment_score", "", "", "food, hotel", str(path), *defaults, prediction_prefix="model_"
     )
-    assert summary["value"].tolist() == [
+    assert list(space_values(summary).values()) == [
         round(aspect_sentiment_score([[0, 4]], [[0, 5]], aspects=["food", "hotel"])["score"], 4)
     ]
     assert "prediction_prefix is empty" in space_error(
@@ -640,7 +646,7 @@ def test_an_upload_and_typed_text_never_override_each_other_silently(tmp_path):
         " · top_k M · zero_division 0"
     )
     expected = keyword_prf([["x", "y"]], [["x"]])
-    assert dict(zip(summary["metric"], summary["value"])) == {k: round(v, 4) for k, v in expected.items()}
+    assert space_values(summary) == {k: round(v, 4) for k, v in expected.items()}
 
 
 def test_the_tourism_datas_vietnamese_columns_are_read_as_the_default_aspects(tmp_path):
@@ -663,7 +669,7 @@ def test_the_tourism_datas_vietnamese_columns_are_read_as_the_default_aspects(tm
     defaults = [o.default for o in FAMILIES["aspect_sentiment_score"].options]
     status, summary, per_aspect, _ = run("aspect_sentiment_score", "", "", "", str(path), *defaults)
     expected = aspect_sentiment_score(predicted, gold)
-    assert summary["value"].tolist() == [round(expected["score"], 4)]
+    assert list(space_values(summary).values()) == [round(expected["score"], 4)]
     assert per_aspect["f1"].tolist() == [round(expected[f"f1_{a}"], 4) for a in DEFAULT_ASPECTS]
     assert "read `giai_tri` as entertainment" in status
     # The data itself has gold ratings only: the error names the predicted columns it needs.
@@ -699,14 +705,28 @@ def test_the_api_pages_name_every_parameter(clients):
         parameters = clients[name].view_api(return_format="dict", print_info=False)["named_endpoints"]["/compute"]
         names = [parameter["parameter_name"] for parameter in parameters["parameters"]]
         prefix = ["prediction_prefix"] if "aspects" in family.inputs else []
-        assert names == [*family.inputs, "upload", *prefix, *(o.name for o in family.options)]
+        roles = (
+            ["system", "id"]
+            if "aspects" in family.inputs
+            else ["predictions", "references", "scores", "texts", "system", "id"]
+        )
+        columns = [f"{role}_column" for role in roles]  # the column-mapping step of an upload
+        assert names == [*family.inputs, "upload", *prefix, *(o.name for o in family.options), "baseline", *columns]
 
 
 def test_each_result_has_its_meaning(clients):
     for name, family in FAMILIES.items():
         summary, _, _ = call(clients[name], name, *family.example)
-        assert summary["headers"] == ["metric", "value", "95% interval", "meaning"]
-        assert all(meaning and interval == "" for _, _, interval, meaning in summary["data"]), name
+        assert summary["headers"] == ["metric", "value"]
+        assert summary["data"][0] == ["examples", str(len(family.example[0].splitlines()))]
+        for metric, value in summary["data"][1:]:  # the name, its direction, its meaning, range and direction
+            key = metric.split("\u00a0")[0]
+            output = next(o for o in FAMILIES_DECLARED[name].outputs if re.fullmatch(o.key.replace("{k}", r"\d+"), key))
+            direction = "higher is better" if output.higher_is_better else "lower is better"
+            arrow = "↑" if output.higher_is_better else "↓"
+            meaning = f"{output.meaning} ({output.range}, {direction})"
+            assert metric == f"{key}\u00a0{arrow}<br><small>{meaning}</small>"
+            assert "[" not in value  # no interval while intervals are off
 
 
 def test_the_semantic_example_matches_paraphrases_that_strings_miss(clients):
@@ -806,7 +826,7 @@ def test_a_staged_space_installs_from_its_own_requirements_and_serves(tmp_path):
         expected = keyword_prf(predictions, references)
         assert status.startswith("Computed on the text boxes: 2 examples · presence all · match substring")
         assert table(summary) == pytest.approx({k: round(v, 4) for k, v in expected.items()})
-        assert all(row[3] for row in summary["data"])  # each value with its meaning
+        assert all("<small>" in row[0] for row in summary["data"][1:])  # each value with its meaning
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -815,7 +835,7 @@ def test_a_staged_space_installs_from_its_own_requirements_and_serves(tmp_path):
 def test_plots_count_in_integers_label_small_bars_and_keep_legends_off_the_bars():
     from matplotlib.ticker import MaxNLocator
 
-    from opinion_metrics.demo.plots import plot_aspects, plot_comparison, plot_distribution
+    from opinion_metrics.demo.plots import plot_aspects, plot_distribution, plot_systems
 
     axes = plot_distribution([0.5, 0.55, 1.0], "f1").axes[0]
     assert isinstance(axes.yaxis.get_major_locator(), MaxNLocator)
@@ -826,7 +846,7 @@ def test_plots_count_in_integers_label_small_bars_and_keep_legends_off_the_bars(
     axes = figure.axes[0]
     assert axes.get_legend() is None and len(figure.legends) == 1  # beside the axes, not over the bars
     assert [text.get_text() for text in axes.texts] == ["0.004", "1.00", "0.50", "n/a"]
-    axes = plot_comparison([("keyword_prf", "f1", 0.001), ("keyword_prf", "recall", 0.5)]).axes[0]
+    axes = plot_systems({"": {"keyword_prf": {"f1": 0.001, "recall": 0.5}}}).axes[0]
     assert [text.get_text() for text in axes.texts] == ["0.001", "0.500"]
 
 
@@ -862,7 +882,7 @@ def test_upper_case_extensions_and_a_bom_are_read(tmp_path):
     csv_path.write_bytes(b"\xef\xbb\xbfpredictions,references\na; b,a\n")
     for upload in (path, csv_path):
         _, summary, _, _ = run("keyword_prf", "", "", "", str(upload), *defaults)
-        assert summary["value"].tolist() == [0.5, 1.0, 0.6667]
+        assert list(space_values(summary).values()) == [0.5, 1.0, 0.6667]
 
 
 def test_an_uploaded_prediction_sentiments_column_is_used_and_scores_are_not(tmp_path):
@@ -879,11 +899,11 @@ def test_an_uploaded_prediction_sentiments_column_is_used_and_scores_are_not(tmp
     path.write_text(json.dumps({**row, "prediction_sentiments": [0.2, 0.3]}) + "\n")
     _, summary, _, _ = run("sentiment_appropriateness", "", "", "", str(path), *defaults)
     expected = sentiment_appropriateness([row["predictions"]], [row["references"]], prediction_sentiments=[[0.2, 0.3]])
-    assert summary["value"].tolist() == [round(expected["sas_from_keywords"], 4)]
+    assert list(space_values(summary).values()) == [round(expected["sas_from_keywords"], 4)]
     path.write_text(json.dumps(row) + "\n")  # scores alone: VADER reads the keywords
     _, summary, _, _ = run("sentiment_appropriateness", "", "", "", str(path), *defaults)
     expected = sentiment_appropriateness([row["predictions"]], [row["references"]])
-    assert summary["value"].tolist() == [round(expected["sas_from_keywords"], 4)]
+    assert list(space_values(summary).values()) == [round(expected["sas_from_keywords"], 4)]
 
 
 def test_every_control_names_a_library_parameter_and_opens_at_its_default():
@@ -923,7 +943,7 @@ def test_the_prefilled_examples_give_the_librarys_values():
         _, summary, rows, _ = run(
             name, *family.example, *[""] * (3 - len(family.example)), None, *(o.default for o in family.options)
         )
-        return dict(zip(summary["metric"], summary["value"])), rows
+        return space_values(summary), rows
 
     predictions, references, _ = FAMILIES["keyword_prf"].example
     expected = keyword_prf(lists(predictions), lists(references))
@@ -1043,8 +1063,8 @@ def test_an_uploaded_review_column_serves_presence_and_presence_without_texts_is
         presence="present",
     )
     # By hand: line 1 keeps jedi / jedi (1, 1, 1); line 2 keeps satire / satire, comedy (1, 0.5, 2/3).
-    assert dict(zip(summary["metric"], summary["value"])) == {"precision": 1.0, "recall": 0.75, "f1": 0.8333}
-    assert dict(zip(summary["metric"], summary["value"])) == {k: round(v, 4) for k, v in expected.items()}
+    assert space_values(summary) == {"precision": 1.0, "recall": 0.75, "f1": 0.8333}
+    assert space_values(summary) == {k: round(v, 4) for k, v in expected.items()}
     for name in ("keyword_prf", "weighted_keyword_prf"):
         message = space_error(name, "a (0.5)", "a", "", None, presence="absent")
         assert message.startswith("presence 'absent' needs the texts: one review per line")
@@ -1067,7 +1087,7 @@ def test_the_intervals_checkbox_shows_the_librarys_interval_next_to_each_value(c
 
     family = FAMILIES[name]
     summary, rows, _ = call(clients[name], name, *family.example, confidence_level=True)
-    assert summary["headers"] == ["metric", "value", "95% interval", "meaning"]
+    assert summary["headers"] == ["metric", "value"]
     inputs = {
         "keyword_prf": lambda p, r, t: ((parse_keyword_lines(p)[0], parse_keyword_lines(r)[0]), {}),
         "weighted_keyword_prf": lambda p, r, t: ((*parse_keyword_lines(p), parse_keyword_lines(r)[0]), {}),
@@ -1079,11 +1099,15 @@ def test_the_intervals_checkbox_shows_the_librarys_interval_next_to_each_value(c
     }[name]
     arguments, keywords = inputs(*family.example)
     expected = declared.FAMILIES[name].function(*arguments, **keywords, confidence_level=0.95)
-    shown = {row[0]: (row[1], row[2]) for row in summary["data"]}
+    shown = space_results(summary)  # each value with its interval below it, "[low, high]"
     assert shown == {
-        key: (round(expected[key], 4), _interval(expected[f"{key}_ci_low"], expected[f"{key}_ci_high"]))
+        key: (round(expected[key], 4), (round(expected[f"{key}_ci_low"], 4), round(expected[f"{key}_ci_high"], 4)))
         for key in shown
     }
+    assert all(
+        f"<br>[{low:.4f},\u00a0{high:.4f}]" in row[1]
+        for row, (_, (low, high)) in zip(summary["data"][1:], shown.values())
+    )
     assert expected[next(iter(shown)) + "_ci_low"] < expected[next(iter(shown)) + "_ci_high"]  # a real interval
     if name == "aspect_sentiment_score":  # each aspect's F1 and R2 intervals in the per-aspect table
         columns = dict(zip(rows["headers"], zip(*rows["data"])))
@@ -1157,8 +1181,8 @@ def test_the_combined_app_shows_intervals_and_keyword_diversity(clients):
         True,
         api_name="/compare",
     )
-    assert result["headers"] == ["family", "metric", "value", "95% interval", "meaning"]
-    rows = {(row[0], row[1]): (row[2], row[3]) for row in result["data"]}
+    assert result["headers"] == ["metric", "value"]
+    rows = {tuple(name.split(": ")): found for name, found in space_results(result).items()}
     keywords = parse_keyword_lines(predictions)[0]
     expected = keyword_diversity(keywords, model=DEFAULT_MODEL, confidence_level=0.95)
     # By hand: line 2's words boring, plot, space, plot: 3 distinct of 4; line 1: 4 of 4.
@@ -1166,60 +1190,89 @@ def test_the_combined_app_shows_intervals_and_keyword_diversity(clients):
     for key in ("unique_keyword_ratio", "unique_token_ratio", "self_similarity"):
         assert rows[("keyword_diversity", key)] == (
             round(expected[key], 4),
-            _interval(expected[f"{key}_ci_low"], expected[f"{key}_ci_high"]),
+            (round(expected[f"{key}_ci_low"], 4), round(expected[f"{key}_ci_high"], 4)),
         )
     f1 = keyword_prf(
         keywords, [["masterpiece", "moving story"], ["dull", "boring plot", "space opera"]], confidence_level=0.95
     )
-    assert rows[("keyword_prf", "f1")] == (round(f1["f1"], 4), _interval(f1["f1_ci_low"], f1["f1_ci_high"]))
+    assert rows[("keyword_prf", "f1")] == (round(f1["f1"], 4), (round(f1["f1_ci_low"], 4), round(f1["f1_ci_high"], 4)))
 
 
 # --- two systems compared (issue 13 item 3) ----------------------------------------------
 
 
-@pytest.mark.parametrize("method", ["permutation", "bootstrap"])
-def test_the_comparison_tab_gives_compare_systems_values_and_marks_significance(clients, method):
-    from opinion_metrics import compare_systems
-    from opinion_metrics.demo.ui import _GOLD, _SYSTEM_A, _SYSTEM_B
+def _typed(**systems):
+    """Systems typed in one box: every line starts with [its name]."""
+    return "\n".join(f"[{name}] {line}" for name, text in systems.items() for line in text.split("\n"))
 
-    status, result, _ = clients["combined"].predict(
-        "keyword_prf", _SYSTEM_A, _SYSTEM_B, _GOLD, "", "all", method, 0.95, api_name="/compare_systems"
+
+def _p(text):
+    return 0.0 if text.startswith("<") else float(text)
+
+
+@pytest.mark.parametrize("method", ["permutation", "bootstrap"])
+def test_the_comparison_tab_gives_compare_systems_values_with_holm_over_the_systems(clients, method):
+    from opinion_metrics import compare_systems
+    from opinion_metrics.comparison import holm
+    from opinion_metrics.demo.ui import _GOLD, _SYSTEM_A, _SYSTEM_B, _SYSTEM_C, _SYSTEMS
+
+    status, result, notes, _ = clients["combined"].predict(
+        "keyword_prf", _SYSTEMS, _GOLD, "", "all", method, 0.95, api_name="/compare_systems"
     )
-    assert status.startswith("Compared on 8 examples paired by line")
-    assert result["headers"] == ["metric", "a", "b", "difference b - a", "95% interval", "p_value", "significant"]
-    a, b, gold = (parse_keyword_lines(text)[0] for text in (_SYSTEM_A, _SYSTEM_B, _GOLD))
-    expected = compare_systems("keyword_prf", a, b, gold, method=method)
-    for metric, *row in result["data"]:
-        value = expected[metric]
-        assert row == [
-            round(value["a"], 4),
-            round(value["b"], 4),
-            round(value["difference"], 4),
-            _interval(value["difference_ci_low"], value["difference_ci_high"]),
-            round(value["p_value"], 4),
-            "yes",
-        ]
+    assert status.startswith(
+        "Compared on the text boxes: 3 systems named [like this]: A against B, C, 8 examples paired by position"
+    )
+    assert result["headers"] == [
+        "system", "metric", "A", "value", "difference", "95% interval", "p", "p (Holm)", "significant"
+    ]  # fmt: skip
+    a, b, c, gold = (parse_keyword_lines(text)[0] for text in (_SYSTEM_A, _SYSTEM_B, _SYSTEM_C, _GOLD))
+    expected = {
+        name: compare_systems("keyword_prf", a, other, gold, method=method) for name, other in (("B", b), ("C", c))
+    }
+    for system, metric, base, value, difference, interval, p, p_holm, significant in result["data"]:
+        row = expected[system][metric.removesuffix(" ↑")]
+        assert [base, value, difference, interval] == [
+            f"{row['a']:.4f}", f"{row['b']:.4f}", f"{row['difference']:+.4f}",
+            f"[{row['difference_ci_low']:+.4f}, {row['difference_ci_high']:+.4f}]",
+        ]  # fmt: skip
+        assert _p(p) == pytest.approx(row["p_value"], abs=5e-4)
+        adjusted = holm([expected[name][metric.removesuffix(" ↑")]["p_value"] for name in ("B", "C")])
+        assert _p(p_holm) == pytest.approx(adjusted["BC".index(system)], abs=5e-4)
+        assert significant == ("yes" if adjusted["BC".index(system)] < 0.05 else "no")
     # By hand: B matches 23 of the 24 gold keywords one-to-one, A 3 (comedy, war, city): F1 is
     # 23/24 against 3/24; B wins on all 8 examples, so the permutation p-value is about 2 / 2^8.
-    assert expected["f1"]["a"] == pytest.approx(3 / 24) and expected["f1"]["b"] == pytest.approx(23 / 24)
-    assert expected["f1"]["p_value"] < 0.05
+    assert expected["B"]["f1"]["a"] == pytest.approx(3 / 24) and expected["B"]["f1"]["b"] == pytest.approx(23 / 24)
+    assert "Holm's correction for the 2 systems compared with A" in notes
+    assert "B vs A: 8 pairs, 8 answered differently" in notes and "only 8 pairs" in notes
+    # one system against the baseline: no correction
+    status, result, notes, _ = clients["combined"].predict(
+        "keyword_prf", _SYSTEMS, _GOLD, "", "all", method, 0.95, None, "B", "C", api_name="/compare_systems"
+    )
+    assert status.startswith("Compared on the text boxes: 3 systems named [like this]: B against C,")
+    assert result["headers"][-2:] == ["p", "significant"] and {row[0] for row in result["data"]} == {"C"}
+    assert "Holm" not in notes
 
 
 def test_the_comparison_of_a_system_with_itself_is_not_significant_and_errors_are_clear(clients):
     from opinion_metrics.demo.ui import _GOLD, _SYSTEM_B
 
-    _, result, _ = clients["combined"].predict(
-        "keyword_prf", _SYSTEM_B, _SYSTEM_B, _GOLD, "", "all", "permutation", 0.95, api_name="/compare_systems"
+    _, result, _, _ = clients["combined"].predict(
+        "keyword_prf",
+        _typed(A=_SYSTEM_B, B=_SYSTEM_B),
+        _GOLD,
+        "",
+        "all",
+        "permutation",
+        0.95,
+        api_name="/compare_systems",
     )
-    assert all(row[3] == 0.0 and row[5] == 1.0 and row[6] == "no" for row in result["data"])
+    assert all(row[4] == "+0.0000" and row[6] == "1.000" and row[7] == "no" for row in result["data"])
     for arguments, message in [
-        (
-            ("keyword_prf", "a\nb", "a", "a", "", "all"),
-            r"predictions A has 2, predictions B has 1, references has 1 \(line 2 has no predictions B\)",
-        ),
-        (("weighted_keyword_prf", "a", "a", "a", "", "all"), "need a score per keyword in A and B"),
-        (("keyword_prf", "a", "a", "a", "", "present"), "presence 'present' needs the texts"),
-        (("keyword_prf", "a", "a", "", "", "all"), "keyword_prf compares predictions with references: give references"),
+        (("keyword_prf", "a\nb", "a\nb", "", "all"), "compare needs at least two systems"),
+        (("keyword_prf", "[A] a\n[B] a\n[A] b", "a\nb", "", "all"), "system 'A' has 2 lines and 'B' 1"),
+        (("weighted_keyword_prf", "[A] a\n[B] a", "a", "", "all"), "need a score per keyword"),
+        (("keyword_prf", "[A] a\n[B] b", "a", "", "present"), "presence 'present' needs the texts"),
+        (("keyword_prf", "[A] a\n[B] b", "", "", "all"), r"references has 0 \(line 1 has no references\)"),
     ]:
         with pytest.raises(gradio_client.exceptions.AppError, match=message):
             clients["combined"].predict(*arguments, "permutation", 0.95, api_name="/compare_systems")
@@ -1227,11 +1280,14 @@ def test_the_comparison_of_a_system_with_itself_is_not_significant_and_errors_ar
 
 def test_the_comparison_tab_takes_presence_texts_and_scores():
     from opinion_metrics import compare_systems
-    from opinion_metrics.demo.handlers import compare_two_systems
+    from opinion_metrics.demo.handlers import compare_systems_tab
 
     a, b = "jedi (0.9); pizza (0.8)\nsatire (0.2)", "jedi (0.6); empire (0.5)\nsatire (0.9); comedy (0.8)"
     gold, texts = "jedi; empire\nsatire; comedy", "a jedi film\na satire, a comedy"
-    _, frame, _ = compare_two_systems("weighted_keyword_prf", a, b, gold, texts, "present", "bootstrap", 0.9)
+    _, frame, _, _, names, base = compare_systems_tab(
+        "weighted_keyword_prf", _typed(a=a, b=b), gold, texts, "present", "bootstrap", 0.9
+    )
+    assert (names, base) == (["a", "b"], "a")
     expected = compare_systems(
         "weighted_keyword_prf",
         parse_keyword_lines(a)[0],
@@ -1244,9 +1300,9 @@ def test_the_comparison_tab_takes_presence_texts_and_scores():
         method="bootstrap",
         confidence_level=0.9,
     )
-    assert frame["difference b - a"].tolist() == [round(v["difference"], 4) for v in expected.values()]
+    assert frame["difference"].tolist() == [f"{v['difference']:+.4f}" for v in expected.values()]
     assert frame["90% interval"].tolist() == [
-        _interval(v["difference_ci_low"], v["difference_ci_high"]) for v in expected.values()
+        f"[{v['difference_ci_low']:+.4f}, {v['difference_ci_high']:+.4f}]" for v in expected.values()
     ]
 
 
@@ -1261,5 +1317,5 @@ def test_an_example_that_presence_leaves_out_says_so():
     expected = keyword_prf([["a", "b"], ["c"]], [["a", "x"], ["c"]], texts=["a b", "c"], presence="absent")
     # By hand: line 1 keeps no prediction (a and b occur in its text) and the gold x: nothing
     # matches (precision 0 by zero_division); line 2 counts nowhere.
-    assert dict(zip(summary["metric"], summary["value"])) == {k: round(v, 4) for k, v in expected.items()}
+    assert space_values(summary) == {k: round(v, 4) for k, v in expected.items()}
     assert expected == {"precision": 0.0, "recall": 0.0, "f1": 0.0}

@@ -11,9 +11,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import space_values
 
 from opinion_metrics import compare_systems, keyword_prf, weighted_keyword_prf
-from opinion_metrics.demo import FAMILIES, build_app, build_combined_app, compare_two_systems, run
+from opinion_metrics.demo import FAMILIES, build_app, build_combined_app, compare_systems_tab, run, ui
 from opinion_metrics.demo.handlers import explanation_table, options_line
 from opinion_metrics.demo.parsing import parse_keyword_lines
 from opinion_metrics.demo.ui import ASPECT_NOTE
@@ -33,15 +34,22 @@ def _system(model: str) -> dict[str, list]:
     return {column: [table[column][i] for i in rows] for column in ("predictions", "references", "scores", "review")}
 
 
-def test_an_upload_with_a_model_column_is_scored_one_row_per_system():
+def test_an_upload_with_a_model_column_is_scored_one_column_per_system():
     status, summary, rows, _ = run("keyword_prf", "", "", "", str(EXAMPLE), *_defaults("keyword_prf"))
-    assert summary["system"].tolist() == ["baseline", "sentiment"]
+    assert list(summary.columns) == ["metric", "baseline", "sentiment"]
+    assert summary.iloc[0].tolist() == ["examples", "6", "6"]
+    values = {}
     for system in ("baseline", "sentiment"):
         data = _system(system)
-        expected = keyword_prf(data["predictions"], data["references"])
-        row = summary[summary["system"] == system].iloc[0]
-        assert {key: row[key] for key in expected} == {key: round(value, 4) for key, value in expected.items()}
-    assert "2 systems of its `model` column, one row each (examples: baseline 6, sentiment 6)" in status
+        values[system] = keyword_prf(data["predictions"], data["references"])
+        assert space_values(summary, system) == {key: round(value, 4) for key, value in values[system].items()}
+    for index, key in enumerate(values["baseline"], start=1):  # the best of each metric in bold
+        best = max(round(found[key], 4) for found in values.values())
+        for system in values:
+            assert summary[system][index].startswith("**") == (round(values[system][key], 4) == best)
+    assert status.startswith(
+        "Computed on the uploaded file `reviews.jsonl`: 2 systems of its `model` column: 6 examples each"
+    )
     # the per-example view: the first system's rows, at their lines of the file
     table = load_table(EXAMPLE, ["predictions"], [])
     assert rows["line"].tolist() == [i + 1 for i, model in enumerate(table["model"]) if model == "baseline"]
@@ -50,30 +58,65 @@ def test_an_upload_with_a_model_column_is_scored_one_row_per_system():
     assert rows["f1"].tolist() == [round(value, 4) for value in expected["per_example"]["f1"]]
 
 
-def test_typed_lines_that_name_their_system_are_scored_one_row_per_system():
+def test_typed_lines_that_name_their_system_share_the_references_given_once_per_example():
     predictions = "[A] satire; pizza\n[B] satire\n[A] jedi\n[B] empire; space"
-    references = "satire\nsatire\njedi; empire\njedi; empire"
+    references = "satire\njedi; empire"  # once per example, shared by every system
     status, summary, rows, _ = run("keyword_prf", predictions, references, "", None, *_defaults("keyword_prf"))
     expected = {
         "A": keyword_prf([["satire", "pizza"], ["jedi"]], [["satire"], ["jedi", "empire"]]),
         "B": keyword_prf([["satire"], ["empire", "space"]], [["satire"], ["jedi", "empire"]]),
     }
-    assert summary["system"].tolist() == ["A", "B"]
+    assert list(summary.columns) == ["metric", "A", "B"]
     for system, values in expected.items():
-        row = summary[summary["system"] == system].iloc[0]
-        assert {key: row[key] for key in values} == {key: round(value, 4) for key, value in values.items()}
-    assert rows["line"].tolist() == [1, 3]  # system A's lines
-    assert status.startswith(
-        "Computed on the text boxes: 2 systems named [like this], one row each (examples: A 2, B 2)"
+        assert space_values(summary, system) == {key: round(value, 4) for key, value in values.items()}
+    assert rows["line"].tolist() == [1, 2]  # system A's examples
+    assert status.startswith("Computed on the text boxes: 2 systems named [like this]: 2 examples each")
+
+
+@pytest.mark.parametrize(
+    ("predictions", "references", "message"),
+    [
+        ("[A] a\nb\n[B] c", "a\nb", "predictions: line 1 starts with [a system's name] but line 2 does not"),
+        ("[A] a\n[B] b\n[A] c", "a\nb", "predictions: system 'A' has 2 lines and 'B' 1"),
+        ("[A] a\n[B] b\n[A] c\n[B] d", "a\nb\na\nb", "references has 4 lines but each system 2 examples (given per"),
+    ],
+)
+def test_typed_systems_are_named_on_every_line_with_one_reference_line_per_example(predictions, references, message):
+    import gradio
+
+    with pytest.raises(gradio.Error) as raised:
+        run("keyword_prf", predictions, references, "", None, *_defaults("keyword_prf"))
+    assert message in raised.value.message
+
+
+def test_the_aspect_space_takes_typed_systems_too():
+    from opinion_metrics import aspect_sentiment_score
+
+    predictions = "[A] 0, 4, 0\n[A] 3, 0, 1\n[B] 0, 5, 0\n[B] 3, 2, 0"
+    references = "0, 5, 0\n3, 2, 1"
+    status, summary, _, _ = run(
+        "aspect_sentiment_score",
+        predictions,
+        references,
+        "food, hotel, bus",
+        None,
+        *_defaults("aspect_sentiment_score"),
     )
+    for system, predicted in (("A", [[0, 4, 0], [3, 0, 1]]), ("B", [[0, 5, 0], [3, 2, 0]])):
+        expected = aspect_sentiment_score(predicted, [[0, 5, 0], [3, 2, 1]], aspects=["food", "hotel", "bus"])
+        values = space_values(summary, system)
+        assert values["score"] == round(expected["score"], 4)
+        # one block per aspect: its F1, R2 and score
+        assert values["hotel: f1"] == round(expected["f1_hotel"], 4)
+        assert values["hotel: score"] == round(expected["score_hotel"], 4)
+    assert status.startswith("Computed on the text boxes: 2 systems named [like this]")
 
 
 def test_the_weighted_family_scores_each_system_with_its_scores():
     _, summary, _, _ = run("weighted_keyword_prf", "", "", "", str(EXAMPLE), *_defaults("weighted_keyword_prf"))
     data = _system("sentiment")
     expected = weighted_keyword_prf(data["predictions"], data["scores"], data["references"])
-    row = summary[summary["system"] == "sentiment"].iloc[0]
-    assert {key: row[key] for key in expected} == {key: round(value, 4) for key, value in expected.items()}
+    assert space_values(summary, "sentiment") == {key: round(value, 4) for key, value in expected.items()}
 
 
 def test_the_status_line_names_the_count_and_every_option():
@@ -182,12 +225,12 @@ def test_the_comparison_tab_accepts_one_file_with_a_model_column_or_two_files(fa
         options["texts"] = a["review"]
     expected = compare_systems(family, a["predictions"], b["predictions"], a["references"], **options)
     for upload in (str(EXAMPLE), [str(path) for path in _split(tmp_path)]):
-        status, frame, _ = compare_two_systems(family, "", "", "", "", upload=upload)
-        assert frame["metric"].tolist() == list(expected)
-        assert frame["difference b - a"].tolist() == [round(row["difference"], 4) for row in expected.values()]
-        assert frame["p_value"].tolist() == [round(row["p_value"], 4) for row in expected.values()]
-        assert status.startswith("Compared on 6 examples paired by review_id of ")
-    assert "a = baseline, b = sentiment" in compare_two_systems(family, "", "", "", "", upload=str(EXAMPLE))[0]
+        status, frame, _, _, names, base = compare_systems_tab(family, "", "", "", upload=upload)
+        assert (names, base) == (["baseline", "sentiment"], "baseline")  # two files: named by their model column
+        assert frame["metric"].tolist() == [f"{key} ↑" for key in expected]
+        assert frame["difference"].tolist() == [f"{row['difference']:+.4f}" for row in expected.values()]
+        assert [float(p) for p in frame["p"]] == pytest.approx([row["p_value"] for row in expected.values()], abs=5e-4)
+        assert "baseline against sentiment, 6 examples paired by review_id" in status
 
 
 def _write(path: Path, rows: list[dict]) -> str:
@@ -210,28 +253,84 @@ def test_the_comparison_tab_pairs_rows_by_review_id_as_the_cli_does(tmp_path):
         _write(tmp_path / "sentiment.jsonl", sentiment[::-1]),
     ]
     for upload in (reversed_file, reversed_pair):
-        status, frame, _ = compare_two_systems("keyword_prf", "", "", "", "", upload=upload)
-        assert frame["p_value"].tolist() == [round(row["p_value"], 4) for row in expected.values()]
-        assert frame["difference b - a"].tolist() == [round(row["difference"], 4) for row in expected.values()]
+        status, frame, _, _, _, _ = compare_systems_tab("keyword_prf", "", "", "", upload=upload)
+        assert [float(p) for p in frame["p"]] == pytest.approx([row["p_value"] for row in expected.values()], abs=5e-4)
+        assert frame["difference"].tolist() == [f"{row['difference']:+.4f}" for row in expected.values()]
         assert "paired by review_id" in status
     twice = _write(tmp_path / "twice.jsonl", baseline + sentiment[:5] + [{**sentiment[5], "review_id": 4}])
-    with pytest.raises(gradio.Error, match="review_id 4 appears twice for model 'sentiment'"):
-        compare_two_systems("keyword_prf", "", "", "", "", upload=twice)
+    with pytest.raises(gradio.Error, match="review_id 4 appears twice for system 'sentiment'"):
+        compare_systems_tab("keyword_prf", "", "", "", upload=twice)
     missing = _write(tmp_path / "missing.jsonl", baseline + sentiment[:5])
-    with pytest.raises(gradio.Error, match="review_id 5 .* has no row for model 'sentiment'"):
-        compare_two_systems("keyword_prf", "", "", "", "", upload=missing)
+    with pytest.raises(gradio.Error, match="review_id 5 .* has no row for system 'sentiment'"):
+        compare_systems_tab("keyword_prf", "", "", "", upload=missing)
     # without an id column, rows pair by position: reversed rows then hold other reviews, refused
     anonymous = [{key: value for key, value in row.items() if key != "review_id"} for row in baseline + sentiment[::-1]]
-    with pytest.raises(gradio.Error, match="their texts differ at .*examples are paired by position"):
-        compare_two_systems("keyword_prf", "", "", "", "", upload=_write(tmp_path / "anonymous.jsonl", anonymous))
+    with pytest.raises(gradio.Error, match="their (texts|references) differ at .*paired by position"):
+        compare_systems_tab("keyword_prf", "", "", "", upload=_write(tmp_path / "anonymous.jsonl", anonymous))
+
+
+def test_a_file_with_other_column_names_is_read_through_the_column_mapping(tmp_path):
+    import gradio
+
+    rows = [json.loads(line) for line in EXAMPLE.read_text().splitlines()]
+    renamed = [{"id": r["review_id"], "tool": r["model"], "keywords": r["predictions"], "gold": r["references"]}
+               for r in rows]  # fmt: skip
+    path = _write(tmp_path / "renamed.jsonl", renamed)
+    # found by their usual names, but the system column is not one: named in the mapping
+    status, summary, _, _ = run("keyword_prf", "", "", "", path, *_defaults("keyword_prf"), mapping={"system": "tool"})
+    assert "columns: predictions ← `keywords`, references ← `gold`, system ← `tool` (given), id ← `id`" in status
+    for system in ("baseline", "sentiment"):
+        data = _system(system)
+        assert space_values(summary, system) == pytest.approx(
+            {key: round(value, 4) for key, value in keyword_prf(data["predictions"], data["references"]).items()}
+        )
+    with pytest.raises(gradio.Error, match="no column `nope` for system in the file"):
+        run("keyword_prf", "", "", "", path, *_defaults("keyword_prf"), mapping={"system": "nope"})
+
+
+def test_the_movie_files_columns_side_by_side_are_systems_with_a_baseline(tmp_path):
+    import gzip
+
+    from conftest import MOVIE_REVIEWS, require_shared
+
+    directory = require_shared(MOVIE_REVIEWS)
+    gold = {
+        json.loads(line)["movie"]: json.loads(line)["keywords"] for line in (directory / "ground_truth.jsonl").open()
+    }
+    with gzip.open(directory / "SW_Episode4.jsonl.gz", "rt", encoding="utf-8") as stream:
+        reviews = [json.loads(line) for _, line in zip(range(60), stream)]
+    rows = [{"review_id": r["review_id"], "references": gold[r["movie"]][:40], **{f"keywords_{m}": r[f"keywords_{m}"]
+            for m in ("base", "sentiment", "metadata")}} for r in reviews]  # fmt: skip
+    path = _write(tmp_path / "wide.jsonl", rows)
+    outcome = ui._evaluate("keyword_prf", "", "", "", path, _defaults("keyword_prf"), baseline="base")
+    assert "3 systems side by side (`keywords_*`)" in outcome.status
+    references = [row["references"] for row in rows]
+    base = [r["keywords_base"] for r in rows]
+    expected = {
+        m: compare_systems("keyword_prf", base, [r[f"keywords_{m}"] for r in rows], references)
+        for m in ("sentiment", "metadata")
+    }
+    report = outcome.report
+    assert report.columns.tolist() == [
+        "system", "metric", "base", "value", "difference", "95% interval", "p", "p (Holm)", "significant"
+    ]  # fmt: skip
+    for system, metric, *_, p, p_holm, significant in report.itertuples(index=False):
+        assert float(p) == pytest.approx(expected[system][metric.removesuffix(" ↑")]["p_value"], abs=5e-4)
+        assert significant == ("yes" if float(p_holm) < 0.05 else "no")
+    # the results table: each difference under its value, marked where significant
+    cell = outcome.summary["sentiment"][1]
+    difference = expected["sentiment"]["precision"]["difference"]
+    assert f"<br>{difference:+.4f}" in cell and cell.endswith("†") == (report.iloc[0]["significant"] == "yes")
+    assert "60 pairs" in outcome.notes and "Holm's correction for the 2 systems compared with base" in outcome.notes
 
 
 def test_plots_say_where_lower_is_better():
-    from opinion_metrics.demo.plots import plot_comparison, plot_differences
+    from opinion_metrics.demo.plots import plot_differences, plot_systems
 
-    rows = [("keyword_diversity", "unique_keyword_ratio", 0.9), ("keyword_diversity", "self_similarity", 0.3)]
-    labels = [label.get_text() for label in plot_comparison(rows).axes[0].get_yticklabels()]
+    results = {"x": {"keyword_diversity": {"unique_keyword_ratio": 0.9, "self_similarity": 0.3}}}
+    labels = [label.get_text() for label in plot_systems(results).axes[0].get_yticklabels()]
     assert labels == ["keyword_diversity: unique_keyword_ratio", "keyword_diversity: self_similarity (lower is better)"]
+    rows = [("keyword_diversity", "unique_keyword_ratio", 0.9), ("keyword_diversity", "self_similarity", 0.3)]
     labels = [label.get_text() for label in plot_differences(rows, [(0, 1), (0, 1)]).axes[0].get_yticklabels()]
     assert labels == ["unique_keyword_ratio", "self_similarity (lower is better)"]
 
@@ -241,24 +340,8 @@ def test_the_comparison_tab_refuses_a_file_without_two_systems(tmp_path):
 
     path = tmp_path / "one.jsonl"
     path.write_text('{"predictions": ["a"], "references": ["a"]}\n', encoding="utf-8")
-    with pytest.raises(gradio.Error, match="a `model` or `system` column with two values"):
-        compare_two_systems("keyword_prf", "", "", "", "", upload=str(path))
-
-
-def test_model_loading_reports_in_the_events_progress_display(monkeypatch):
-    pytest.importorskip("sentence_transformers")
-    from opinion_metrics.demo import families, ui
-
-    shown = []
-    monkeypatch.setattr(families, "MODELS", families.ModelPool())
-    build_app("semantic_keyword_prf")  # connects the notice
-    token = ui._PROGRESS.set(lambda value, desc: shown.append(desc))
-    try:
-        families.MODELS.get("sentence-transformers/all-MiniLM-L6-v2")
-        families.MODELS.get("sentence-transformers/all-MiniLM-L6-v2")  # loaded: no second notice
-    finally:
-        ui._PROGRESS.reset(token)
-    assert shown == ["Loading the model all-MiniLM-L6-v2: about 15 s on a CPU Space, only on first use"]
+    with pytest.raises(gradio.Error, match="compare needs at least two systems"):
+        compare_systems_tab("keyword_prf", "", "", "", upload=str(path))
 
 
 # --- in Chromium ------------------------------------------------------------------------

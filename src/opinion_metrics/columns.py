@@ -75,12 +75,12 @@ def find_columns(columns: Sequence[str], given: Mapping[str, str | None] | None 
 
 
 def described(found: Mapping[str, str | None], given: Mapping[str, str | None] | None = None) -> str:
-    """The mapping in words, the columns found (not given) marked: "predictions `keywords`
-    (found), gold keywords `gold` (found), system `model` (found)"."""
+    """The mapping in short words, the columns given marked: "predictions ← `keywords`, references
+    ← `gold`, system ← `model` (given)"."""
     given = given or {}
     parts = []
     for role in ROLES:
         column = found.get(role)
         if column:
-            parts.append(f"{WHAT[role]} `{column}`" + ("" if given.get(role) else " (found)"))
+            parts.append(f"{role} ← `{column}`" + (" (given)" if given.get(role) else ""))
     return ", ".join(parts)

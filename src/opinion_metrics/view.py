@@ -457,10 +457,11 @@ def _number_or_nan(value: Any) -> float:
     return math.nan if value is None else float(value)
 
 
-def results_figure(results: Results, title: str = "") -> Any:
-    """One bar chart per family: a group of bars per metric, a bar per subset, each labelled
-    with its value (so a tiny value stays readable) and with error bars where the results have
-    intervals (`<key>_ci_low` / `<key>_ci_high`); `title` names the file and the subsets."""
+def results_figure(results: Results, title: str = "", keys: Sequence[str] | None = None) -> Any:
+    """One bar chart per family: a group of bars per metric (those of `keys`, if given), a bar per
+    subset, each labelled with its value (so a tiny value stays readable) and with error bars
+    where the results have intervals (`<key>_ci_low` / `<key>_ci_high`); `title` names the file
+    and the subsets."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -468,20 +469,24 @@ def results_figure(results: Results, title: str = "") -> Any:
 
     families = list(dict.fromkeys(family for by_family in results.values() for family in by_family))
     subsets = list(results)
-    keys = {  # the bars: every key but the interval bounds
-        family: list(dict.fromkeys(name for subset in subsets for name in _cells(results[subset].get(family, {}))))
+    drawn = {  # the bars: every key but the interval bounds
+        family: [
+            name
+            for name in dict.fromkeys(name for subset in subsets for name in _cells(results[subset].get(family, {})))
+            if keys is None or name in keys
+        ]
         for family in families
     }
-    bars = max(len(names) for names in keys.values())
+    bars = max(len(names) for names in drawn.values())
     inches = min(max(8.0, 0.35 * bars * len(subsets) + 3), 24.0)
     figure, axes = plt.subplots(len(families), 1, figsize=(inches, 3.4 * len(families)), squeeze=False)
     figure.set_layout_engine("constrained")
     if title:
         figure.suptitle(title)
     for axis, family in zip(axes[:, 0], families):
-        names = keys[family]
+        names = drawn[family]
         width = 0.8 / len(subsets)
-        top = 1.0
+        top = 0.0  # the data's own scale: small values and their differences stay visible
         for position, subset in enumerate(subsets):
             found = results[subset].get(family, {})
             values = [_number_or_nan(found.get(name)) for name in names]
@@ -502,7 +507,7 @@ def results_figure(results: Results, title: str = "") -> Any:
         lower = [(output := output_for(family, name)) is not None and not output.higher_is_better for name in names]
         ticks = [tick + "\n(lower is better)" if flag else tick for tick, flag in zip(ticks, lower)]
         axis.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], ticks)
-        axis.set_ylim(0, top * (1.25 if len(subsets) > 2 else 1.12))
+        axis.set_ylim(0, (top or 1.0) * (1.25 if len(subsets) > 2 else 1.12))
         axis.set_ylabel("value")
         axis.set_title(family)
         if 1 < len(subsets) <= MAX_LABELLED:

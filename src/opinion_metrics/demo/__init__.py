@@ -1,5 +1,5 @@
 """The Gradio demo Spaces: one app per metric family and one that shows the keyword
-families side by side and compares two systems. `spaces/<name>/app.py` only calls
+families side by side and compares systems with a baseline. `spaces/<name>/app.py` only calls
 `build_app(name)` (or `build_combined_app()`).
 
 - `parsing`: the text boxes and uploaded files (bounded size), into metric inputs;
@@ -15,7 +15,7 @@ when an app or a plot is built.
 
 from .families import COMBINED, FAMILIES, Family, Option, evaluate_family
 from .families import keyword_options as _keyword_options
-from .handlers import compare_families, compare_two_systems, run
+from .handlers import compare_families, compare_systems_tab, run
 from .parsing import collect_inputs, parse_keyword_lines, parse_rating_lines, read_upload
 from .plots import plot_ndcg_by_rank
 from .ui import build_app, build_combined_app
@@ -30,7 +30,7 @@ __all__ = [
     "build_combined_app",
     "collect_inputs",
     "compare_families",
-    "compare_two_systems",
+    "compare_systems_tab",
     "evaluate_family",
     "parse_keyword_lines",
     "parse_rating_lines",

@@ -369,8 +369,8 @@ def split_intervals(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, t
 def evaluate_family(name: str, data: dict[str, Any], options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list]]:
     """(summary, per-example columns) for one family, the summary with its `<key>_ci_low` /
     `<key>_ci_high` keys when intervals are on, an example that `presence` leaves out said so;
-    per aspect for the aspect score, whose R2 (and its interval) is NO_OVERLAP where no
-    review is rated on both sides."""
+    per aspect for the aspect score (its summary keeps every key: the per-aspect view of several
+    systems), whose R2 (and its interval) is NO_OVERLAP where no review is rated on both sides."""
     result = FAMILIES[name].compute(data, options)
     per_example = result.pop("per_example", {})
     presence = options.get("presence", "all")
@@ -392,5 +392,4 @@ def evaluate_family(name: str, data: dict[str, Any], options: dict[str, Any]) ->
                         for a, n in zip(aspects, both)
                     ]
         per_example["both"] = both
-        result = {key: value for key, value in result.items() if key in ("score", "score_ci_low", "score_ci_high")}
     return result, per_example

@@ -1,42 +1,34 @@
-"""The computations behind the Spaces' events: read the boxes or the upload, compute,
-tabulate, plot; errors in the Space's words. Gradio is imported only to raise its errors."""
+"""The computations behind the Spaces' events: read the systems from the boxes or the upload
+(`parsing.read_systems`), compute, tabulate with the shared view (`opinion_metrics.view`),
+compare with a baseline (`opinion_metrics.comparison`), plot; errors in the Space's words.
+Gradio is imported only to raise its errors."""
 
 from __future__ import annotations
 
 import html
-import inspect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..tables import Rows, Table, check_paired_texts, id_column, pair_rows, pairing
+from ..comparison import DEFAULT_RESAMPLES, Difference, differing_pairs, format_p, report_notes, significance
+from ..families import output_for
+from ..tables import Rows, Table, pair_rows, pairing
+from ..view import Block, Marks, entries, family_blocks, option_text, results_figure, value_text
 from . import families
-from .families import (
-    COMBINED,
-    FAMILIES,
-    INTERVAL_LEVEL,
-    Family,
-    evaluate_family,
-    keyword_options,
-    meaning,
-    split_intervals,
-)
-from .parsing import (
-    PREDICTION_PREFIX,
-    Inputs,
-    collect_inputs,
-    read_upload,
-    split_systems,
-    system_column,
-    whole_number,
-)
-from .plots import plot_comparison, plot_differences, plot_for
+from .families import COMBINED, FAMILIES, INTERVAL_LEVEL, Family, evaluate_family, keyword_options, presence_texts
+from .parsing import PREDICTION_PREFIX, Inputs, Systems, read_systems, read_upload, system_column, whole_number
+from .plots import plot_differences, plot_for, plot_systems
 
 _EXAMPLE = re.compile(r"\bexample (\d+)\b")
 _FLAG = re.compile(r"\b(?:pass )?(\w+)=True\b")
-INTERVAL_COLUMN = f"{INTERVAL_LEVEL:.0%} interval"
+MARKS = Marks()
+NO_BASELINE = "none"
+ALL_OTHERS = "every other system"
+# A value's lines in a cell: never broken inside an interval ("[0.1000,\u00a00.2000]").
+_NBSP = "\u00a0"
+ROLES = ("predictions", "references", "scores", "texts", "system", "id")
 
 
 def space_message(error: Exception, where: Callable[[int], str]) -> str:
@@ -47,25 +39,149 @@ def space_message(error: Exception, where: Callable[[int], str]) -> str:
     return html.escape(message, quote=False)
 
 
-def _fail(error: Exception, where: Callable[[int], str] = lambda index: f"line {index + 1}") -> Any:
+def error(message: str) -> Any:
+    """A Gradio error shown in the status line only (no toast over it): `ui` puts it there."""
     import gradio as gr
 
-    return gr.Error(space_message(error, where), print_exception=False)
+    return gr.Error(message, visible=False, print_exception=False)
+
+
+def _fail(problem: Exception, where: Callable[[int], str] = lambda index: f"line {index + 1}") -> Any:
+    return error(space_message(problem, where))
 
 
 def _interval(low: float, high: float) -> str:
     return f"[{low:.4f}, {high:.4f}]"
 
 
-def _summary_table(family: Family, summary: dict[str, Any]) -> Any:
-    """metric, value, its interval as "[low, high]" (empty while intervals are off), meaning."""
+def _read(upload: str | None) -> Table | None:
+    if not upload:
+        return None
+    try:
+        return read_upload(upload)
+    except ValueError as problem:
+        raise _fail(problem) from None
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
+def _examples(count: int) -> str:
+    return _plural(count, "example")
+
+
+def options_line(family: Family, options: dict[str, Any]) -> str:
+    """The options a result was computed with, as the status line says them (in the CLI's words:
+    `view.option_text`)."""
+    parts = []
+    for option in family.options:
+        value = options[option.name]
+        if option.name == "confidence_level":
+            parts += [f"{INTERVAL_LEVEL:.0%} intervals"] if value else []
+            continue
+        value = keyword_options({option.name: value}).get(option.name, value) if option.name == "stemmer" else value
+        parts.append(option_text(option.name, None if option.name == "top_k" and value == "M" else value))
+    return " · ".join(parts)
+
+
+# --- the systems-by-metrics view, as the Spaces tabulate it ----------------------------------------
+
+
+def _cell(entry: Any, several: bool, alpha: float) -> str:
+    """A value as a Markdown cell: bold where it is the best of several systems, its interval
+    and its difference from the baseline (marked † where significant) on lines of their own."""
+    text = value_text(entry.value)
+    text = f"**{text}**" if entry.best and several else text
+    if entry.interval is not None:
+        text += "<br>" + _interval(*entry.interval).replace(" ", _NBSP)
+    if entry.difference is not None:
+        mark = f"{_NBSP}{MARKS.significant}" if entry.difference.significant(alpha) else ""
+        text += f"<br>{entry.difference.difference:+.4f}{mark}"
+    return text
+
+
+def _metric(block: Block, column: Any, family: str | None = None) -> str:
+    """A metric's cell: its full name and direction, its meaning in small print below."""
+    name = f"{block.title.split(': ', 1)[1]}: {column.name}" if ": " in block.title else column.name
+    arrow = MARKS.higher if column.higher_is_better else MARKS.lower
+    direction = "higher is better" if column.higher_is_better else "lower is better"
+    prefix = f"{family}: " if family else ""
+    return f"{prefix}{name}{_NBSP}{arrow}<br><small>{column.meaning} ({column.range}, {direction})</small>"
+
+
+def results_frame(
+    families: Sequence[str],
+    results: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    counts: Mapping[str, int],
+    differences: Mapping[str, Mapping[str, Mapping[str, Difference]]] | None = None,
+    baseline: str | None = None,
+    alpha: float = 0.05,
+) -> Any:
+    """The shared view with a column per system (a row per metric, so that full metric names fit
+    half a page): a first row with each system's examples, then per family and block (the aspect
+    score: one per aspect) each metric with its direction and meaning, each value with its
+    interval, bold where best, and its difference from the `baseline`. `results`: {system:
+    {family: result}}; one unnamed system ("") gets the column "value"."""
     import pandas as pd
 
-    values, intervals = split_intervals(summary)
-    columns: dict[str, list[Any]] = {"metric": list(values), "value": [round(value, 4) for value in values.values()]}
-    columns[INTERVAL_COLUMN] = [_interval(*intervals[key]) if key in intervals else "" for key in values]
-    columns["meaning"] = [meaning(family, key) for key in values]
-    return pd.DataFrame(columns)
+    systems = list(results)
+    several = len(systems) > 1
+    names = [(system or "value") + (" (baseline)" if system == baseline else "") for system in systems]
+    rows = [["examples", *(str(counts[system]) for system in systems)]]
+    for family in families:
+        by_system = {system: results[system][family] for system in systems if family in results[system]}
+        keys = list(dict.fromkeys(key for result in by_system.values() for key in result))
+        found = {system: (differences or {}).get(system, {}).get(family, {}) for system in systems}
+        for block in family_blocks(family, keys):
+            table = entries(block, by_system, found)
+            for index, column in enumerate(block.columns):
+                cells = [_cell(table[system][index], several, alpha) if system in table else "" for system in systems]
+                rows.append([_metric(block, column, family if len(families) > 1 else None), *cells])
+    return pd.DataFrame(rows, columns=["metric", *names])
+
+
+def frame_widths(frame: Any) -> list[str]:
+    """Column widths in pixels from each column's longest line (a cell's lines split at <br>,
+    its small print left to wrap): no header or value is ever cut."""
+    widths = []
+    for index, column in enumerate(frame.columns):
+        longest = len(str(column))
+        for value in frame[column]:
+            lines = re.sub(r"<small>.*?</small>", "", str(value)).replace("**", "").split("<br>")
+            longest = max(longest, *(len(line) for line in lines))
+        widths.append(f"{8 * longest + 32 + 40 * (index == 0)}px")
+    return widths
+
+
+def legend(several: bool, baseline: str | None, intervals: bool) -> str:
+    """What the results table's marks mean (its label)."""
+    parts = [f"{MARKS.higher} higher is better, {MARKS.lower} lower is better"]
+    parts += ["bold: the best system"] if several else []
+    parts += [f"[{INTERVAL_LEVEL:.0%} interval]"] if intervals else []
+    if baseline:
+        parts.append(f"+/- difference from {baseline}, {MARKS.significant} significant (see below)")
+    return "results: " + " · ".join(parts)
+
+
+# --- one family's Space ----------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """One computation of a family app: what the page shows, and each system's inputs (for
+    the per-example view and its explanation)."""
+
+    status: str
+    summary: Any
+    rows: Any
+    figure: Any
+    options: dict[str, Any]
+    systems: dict[str, tuple[Inputs, Table | None]] = field(default_factory=dict)
+    report: Any = None  # the significance report against the baseline (a frame), or None
+    notes: str = ""  # its notes, Markdown
+    label: str = "results"  # the results table's legend
+    baseline: str | None = None  # the system the others were compared with
 
 
 def _rows_table(per_example: dict[str, list], upload: Table | None) -> Any:
@@ -86,77 +202,60 @@ def _rows_table(per_example: dict[str, list], upload: Table | None) -> Any:
     return rows
 
 
-def _read(upload: str | None) -> Table | None:
-    if not upload:
-        return None
+def _read_systems(
+    name: str,
+    predictions: str,
+    references: str,
+    extra: str,
+    upload: str | Sequence[str] | None,
+    mapping: Mapping[str, str] | None = None,
+    prefix: str = PREDICTION_PREFIX,
+) -> Systems:
+    """`parsing.read_systems`, errors in the Space's words; several uploaded files are systems each
+    (named by their system column where it has one value, else by the file's name)."""
+    paths = [upload] if isinstance(upload, str) else list(upload or [])
+    tables = [_read(path) for path in paths] or [None]
+    inputs, given = FAMILIES[name].inputs, dict(mapping or {})
     try:
-        return read_upload(upload)
-    except ValueError as error:
-        raise _fail(error) from None
+        if len(tables) == 1:
+            return read_systems(name, inputs, predictions, references, extra, tables[0], given, prefix)
+        found = [read_systems(name, inputs, "", "", extra, table, given, prefix) for table in tables]
+    except ValueError as problem:
+        raise _fail(problem) from None
+    return _merged(found, [Path(path) for path in paths])
 
 
-@dataclass
-class Outcome:
-    """One computation of a family app: what the page shows, and each system's inputs (for
-    the per-example view and its explanation)."""
-
-    status: str
-    summary: Any
-    rows: Any
-    figure: Any
-    options: dict[str, Any]
-    systems: dict[str, tuple[Inputs, Table | None]] = field(default_factory=dict)
-
-
-def options_line(family: Family, options: dict[str, Any]) -> str:
-    """The options a result was computed with, as the status line says them."""
-    parts = []
-    for option in family.options:
-        value = options[option.name]
-        if option.name == "confidence_level":
-            parts += [f"{INTERVAL_LEVEL:.0%} intervals"] if value else []
-            continue
-        if option.kind == "model":
-            value = str(value).split("/")[-1]
-        elif isinstance(value, bool):
-            value = "on" if value else "off"
-        elif isinstance(value, float):
-            value = f"{value:g}"
-        parts.append(f"{option.name} {value}")
-    return " · ".join(parts)
+def _merged(files: Sequence[Systems], paths: Sequence[Path]) -> Systems:
+    """The systems of several files as one: a file of one system named by its system column (or
+    its file name); the files pair their examples by the same id column, else by position."""
+    ids = {systems.paired_by for systems in files}
+    if len(ids) > 1:
+        found = " and ".join(f"`{path.name}` by {systems.paired_by or 'position (no id column)'}"
+                             for path, systems in zip(paths, files))  # fmt: skip
+        raise _fail(ValueError(f"the files pair their examples differently: {found}; give both the same id column"))
+    inputs: dict[str, Inputs] = {}
+    parts: dict[str, Table | None] = {}
+    for path, systems in zip(paths, files):
+        for system, found in systems.inputs.items():
+            part = systems.parts[system]
+            column = system_column(part.columns) if part is not None else None
+            named = system or (str(part.columns[column][0]) if column and part.columns[column] else path.stem)
+            if named in inputs:
+                named = f"{path.stem}/{named}"
+            inputs[named], parts[named] = found, part
+    files_named = ", ".join(f"`{path.name}`" for path in paths)
+    described = f"the uploaded files {files_named}: {len(inputs)} systems"
+    return Systems(inputs, parts, described, "", files[0].paired_by)
 
 
-def _examples(count: int) -> str:
-    return f"{count} example{'s' * (count != 1)}"
-
-
-# "[system] keyword; keyword": a typed line of one system (every line must name its system).
-_SYSTEM_PREFIX = re.compile(r"^\s*\[([^\[\]]+)\]\s*")
-TYPED_SOURCE = "the text boxes"
-
-
-def typed_systems(name: str, predictions: str, references: str, extra: str) -> Table | None:
-    """The text boxes of family `name` as a table with a `system` column when every prediction
-    line starts with "[name] " (several systems typed in, one line per example of a system),
-    else None."""
-    from .parsing import lines, parse_keyword_lines, same_count, takes_scores
-
-    inputs = FAMILIES[name].inputs
-    found = lines(predictions, "predictions")
-    named = [_SYSTEM_PREFIX.match(line) for line in found]
-    if "aspects" in inputs or not found or not all(named):
-        return None
-    typed = "\n".join(_SYSTEM_PREFIX.sub("", line, count=1) for line in found)
-    keywords, scores = parse_keyword_lines(typed, "predictions", takes_scores(name))
-    columns: dict[str, list[Any]] = {"system": [match[1].strip() for match in named], "predictions": keywords}  # type: ignore[index]
-    if scores is not None:
-        columns["scores"] = scores
-    if "references" in inputs:
-        columns["references"] = parse_keyword_lines(references, "references", scored=False)[0]
-    if "texts" in inputs and lines(extra, "texts"):
-        columns["texts"] = lines(extra, "texts")
-    same_count(**columns)
-    return Table(Path(TYPED_SOURCE), columns, list(range(1, len(found) + 1)))
+def _status(systems: Systems, counts: Mapping[str, int], shown: str) -> str:
+    sizes = set(counts.values())
+    if len(sizes) == 1:
+        examples = _examples(next(iter(sizes))) + (" each" if systems.named else "")
+    else:
+        examples = "examples: " + ", ".join(f"{system} {count}" for system, count in counts.items())
+    columns = f" · columns: {systems.columns}" if systems.columns else ""
+    return f"Computed on {systems.described}: {examples} · {shown}{columns}"
 
 
 def _evaluate(
@@ -167,68 +266,54 @@ def _evaluate(
     upload: str | None,
     values: Sequence[Any],
     prediction_prefix: str = PREDICTION_PREFIX,
+    mapping: Mapping[str, str] | None = None,
+    baseline: str = NO_BASELINE,
 ) -> Outcome:
-    """Parse, compute, tabulate, plot: one system, or one row per system of an upload's
-    system column (the per-example table and the plot then show the first system)."""
-    import gradio as gr
-
+    """Parse, compute, tabulate, plot: one system, or a column per system (typed "[name]" lines,
+    a file's system column or side-by-side columns), with the differences from `baseline`."""
     family = FAMILIES[name]
     options = {option.name: value for option, value in zip(family.options, values)}
-    table = _read(upload)
-    if table is None:
+    systems = _read_systems(name, predictions, references, extra, upload, mapping, prediction_prefix)
+    results: dict[str, dict[str, Any]] = {}
+    per_examples: dict[str, dict[str, list]] = {}
+    for system, inputs in systems.inputs.items():
         try:
-            table = typed_systems(name, predictions, references, extra)
-        except ValueError as error:
-            raise _fail(error) from None
-    column = None if table is None else system_column(table.columns)
-    parts = {"": table} if table is None else split_systems(table)
-    results, systems = {}, {}
-    for system, part in parts.items():
-        inputs: Inputs | None = None
-        try:
-            inputs = collect_inputs(family.inputs, predictions, references, extra, part, prediction_prefix, name)
             summary, per_example = evaluate_family(name, inputs.data, options)
-            if not results:
-                figure = plot_for(name, inputs.data, options, summary, per_example)
-        except (ValueError, ImportError) as error:
-            message = space_message(error, inputs.where if inputs else lambda index: f"line {index + 1}")
-            raise gr.Error(f"system {system!r}: {message}" if column else message, print_exception=False) from None
+        except (ValueError, ImportError) as problem:
+            message = space_message(problem, inputs.where)
+            raise error(f"system {system!r}: {message}" if system else message) from None
         if not summary:
-            raise gr.Error("nothing to compute: no example has both predictions and something to compare them with")
-        results[system], systems[system] = (summary, per_example), (inputs, part)
-    shown = options_line(family, options)
+            raise error("nothing to compute: no example has both predictions and something to compare them with")
+        results[system], per_examples[system] = {name: summary}, per_example
+    if name == "aspect_sentiment_score" and len(results) == 1:  # one system: its aspects in the per-aspect table
+        for result in results.values():
+            result[name] = {key: value for key, value in result[name].items() if key.split("_ci_")[0] == "score"}
     first = next(iter(results))
-    count = len(systems[first][0].data["predictions"])
-    rows = _rows_table(results[first][1], systems[first][1])
-    if column is None:
-        status = f"Computed on {systems[first][0].source}: {_examples(count)} · {shown}"
-        return Outcome(status, _summary_table(family, results[first][0]), rows, figure, options, systems)
-    sizes = ", ".join(f"{system} {len(inputs.data['predictions'])}" for system, (inputs, _) in systems.items())
-    typed = table is not None and table.path.name == TYPED_SOURCE and not upload
-    where = (
-        f"{TYPED_SOURCE}: {len(systems)} systems named [like this]"
-        if typed
-        else (f"{systems[first][0].source}: {len(systems)} systems of its `{column}` column")
-    )
-    status = f"Computed on {where}, one row each (examples: {sizes}) · {shown}"
-    return Outcome(status, _systems_table(family, results), rows, figure, options, systems)
+    counts = {system: len(inputs.data["predictions"]) for system, inputs in systems.inputs.items()}
+    differences, report, notes = None, None, ""
+    chosen = baseline if baseline in results and len(results) > 1 else None
+    if chosen is not None:
+        differences, report, notes = _against_baseline(name, systems, chosen, options)
+    frame = results_frame([name], results, counts, differences, chosen)
+    if len(results) == 1:
+        inputs = systems.inputs[first]
+        figure = plot_for(name, inputs.data, options, results[first][name], per_examples[first])
+    else:
+        keys = _plotted(name, results)
+        figure = results_figure(results, keys=keys)  # a bar per system, the legend naming them
+    status = _status(systems, counts, options_line(family, options))
+    rows = _rows_table(per_examples[first], systems.parts[first])
+    parts = {system: (inputs, systems.parts[system]) for system, inputs in systems.inputs.items()}
+    label = legend(len(results) > 1, chosen, bool(options.get("confidence_level")))
+    return Outcome(status, frame, rows, figure, options, parts, report, notes, label, chosen)
 
 
-def _systems_table(family: Family, results: dict[str, tuple[dict[str, Any], dict]]) -> Any:
-    """One row per system: its examples' count is in the status line; a column per value
-    (and per interval, when intervals are on)."""
-    import pandas as pd
-
-    rows = []
-    for system, (summary, _) in results.items():
-        values, intervals = split_intervals(summary)
-        row: dict[str, Any] = {"system": system}
-        for key, value in values.items():
-            row[key] = round(value, 4)
-            if key in intervals:
-                row[f"{key} {INTERVAL_COLUMN}"] = _interval(*intervals[key])
-        rows.append(row)
-    return pd.DataFrame(rows)
+def _plotted(name: str, results: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str] | None:
+    """The keys drawn for several systems: all, or for the aspect score its score per aspect."""
+    if name != "aspect_sentiment_score":
+        return None
+    keys = next(iter(results.values()))[name]
+    return [key for key in keys if key == "score" or key.startswith("score_") and not key.endswith(("_low", "_high"))]
 
 
 def run(
@@ -239,12 +324,135 @@ def run(
     upload: str | None,
     *values: Any,
     prediction_prefix: str = PREDICTION_PREFIX,
+    mapping: Mapping[str, str] | None = None,
+    baseline: str = NO_BASELINE,
 ) -> tuple[str, Any, Any, Any]:
     """A family app's event handler: parse, compute, tabulate, plot. Returns the status
-    line, the results with meanings (one row per system when the upload has a system column),
-    the per-example (per-aspect) table and the plot."""
-    outcome = _evaluate(name, predictions, references, extra, upload, values, prediction_prefix)
+    line, the results (a column per system), the per-example (per-aspect) table of the first
+    system and the plot."""
+    outcome = _evaluate(name, predictions, references, extra, upload, values, prediction_prefix, mapping, baseline)
     return outcome.status, outcome.summary, outcome.rows, outcome.figure
+
+
+# --- against a baseline: pairing, the library's comparison, the report ------------------------------
+
+
+def _paired(systems: Systems, baseline: str, system: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The baseline's and `system`'s inputs, example i of one with example i of the other: typed
+    lines and side-by-side columns by position, a file's rows by its id column (else by position);
+    their references must agree."""
+    base, other = systems.inputs[baseline].data, systems.inputs[system].data
+    parts = systems.parts
+    column = systems.paired_by
+    if parts[baseline] is not None and parts[system] is not None and parts[baseline] is not parts[system]:
+        both = {
+            name: Rows(parts[name], list(range(len(systems.inputs[name].data["predictions"]))))
+            for name in (baseline, system)
+        }  # type: ignore[arg-type]
+        if column is not None and parts[baseline].columns.get(column) is not None:  # type: ignore[union-attr]
+            order = pair_rows(both, baseline, column, "system")[system]
+            other = {key: [value[i] for i in order] if isinstance(value, list) and len(value) == len(order) else value
+                     for key, value in other.items()}  # fmt: skip
+    count_a, count_b = len(base["predictions"]), len(other["predictions"])
+    if count_a != count_b:
+        raise ValueError(
+            f"cannot compare system {system!r} with {baseline!r}: {count_a} and {count_b} examples; "
+            f"{pairing(column, 'system')}"
+        )
+    texts_a, texts_b = base.get("texts"), other.get("texts")
+    if texts_a and texts_b and texts_a != texts_b:
+        index = next(i for i, (x, y) in enumerate(zip(texts_a, texts_b)) if x != y)
+        raise ValueError(
+            f"cannot compare system {system!r} with {baseline!r}: their texts differ at their example "
+            f"{index + 1}; the examples must be the same ({pairing(column, 'system')})"
+        )
+    gold_a, gold_b = base.get("references"), other.get("references")
+    if gold_a is not None and gold_b is not None and gold_a != gold_b:
+        index = next(i for i, (x, y) in enumerate(zip(gold_a, gold_b)) if x != y)
+        raise ValueError(
+            f"cannot compare system {system!r} with {baseline!r}: their references differ at their example "
+            f"{index + 1}; the examples must be the same ({pairing(column, 'system')})"
+        )
+    return base, other
+
+
+def _compared(name: str, options: Mapping[str, Any], base: dict[str, Any], other: dict[str, Any], **settings: Any):
+    """`compare_systems` with the family's options as the controls give them."""
+    from .. import compare_systems
+
+    library = keyword_options(dict(options))
+    level = float(settings.pop("confidence_level", INTERVAL_LEVEL))
+    library.pop("confidence_level", None)
+    if "presence" in library:
+        library.update(presence_texts(base, library))
+    elif "texts" in FAMILIES[name].inputs and base.get("texts"):
+        library["texts"] = base.get("texts")
+    if "model" in library:
+        library["model"] = families.MODELS.get(library["model"])
+    for integer in ("k", "min_rating", "max_rating"):
+        if integer in library:
+            library[integer] = whole_number(library[integer], integer)
+    if name == "weighted_keyword_prf":
+        if base.get("scores") is None or other.get("scores") is None:
+            raise ValueError('weighted metrics need a score per keyword: "keyword (0.8); other (0.3)"')
+        library.update(scores_a=base["scores"], scores_b=other["scores"])
+    if name == "aspect_sentiment_score":
+        library["aspects"] = base["aspects"]
+    references = base.get("references") if "references" in FAMILIES[name].inputs else None
+    if name == "sentiment_appropriateness" and not references:
+        references = None
+    try:
+        return compare_systems(
+            name, base["predictions"], other["predictions"], references, confidence_level=level, **library, **settings
+        )
+    finally:
+        families.clear_embedding_cache()
+
+
+def _against_baseline(
+    name: str,
+    systems: Systems,
+    baseline: str,
+    options: Mapping[str, Any],
+    versus: Sequence[str] | None = None,
+    method: str = "permutation",
+    level: float = INTERVAL_LEVEL,
+) -> tuple[dict[str, dict[str, dict[str, Difference]]], Any, str]:
+    """Each system (or those of `versus`) against `baseline`: {system: {family: {key: Difference}}}
+    with Holm's correction over them, the report's frame and its notes (Markdown)."""
+    import pandas as pd
+
+    compared, pairs, differing = {}, {}, {}
+    for system in versus or [name for name in systems.inputs if name != baseline]:
+        try:
+            base, other = _paired(systems, baseline, system)
+            compared[system] = _compared(name, options, base, other, method=method, confidence_level=level)
+        except (ValueError, ImportError) as problem:
+            raise _fail(problem, systems.inputs[system].where) from None
+        pairs[system] = len(base["predictions"])
+        differing[system] = differing_pairs(
+            base["predictions"], other["predictions"], base.get("scores"), other.get("scores")
+        )
+    found = significance(compared, method=method, n_resamples=DEFAULT_RESAMPLES, pairs=pairs, differing=differing)
+    alpha = round(1 - level, 10)
+    several = len(found) > 1
+    rows = []
+    for system, by_key in found.items():
+        for key, row in by_key.items():
+            output = output_for(name, key)
+            arrow = MARKS.lower if output is not None and not output.higher_is_better else MARKS.higher
+            significant = "yes" if row.significant(alpha) else "no"
+            p_values = [format_p(row.p_value, DEFAULT_RESAMPLES)] + (
+                [format_p(row.holm_p_value, DEFAULT_RESAMPLES)] if several else []
+            )
+            interval = f"[{row.low:+.4f}, {row.high:+.4f}]"
+            values = [value_text(row.baseline_value), value_text(row.value), f"{row.difference:+.4f}", interval]
+            rows.append([system, f"{key} {arrow}", *values, *p_values, significant])
+    headers = ["system", "metric", baseline, "value", "difference", f"{level:.0%} interval", "p"]
+    headers += ["p (Holm)"] if several else []
+    frame = pd.DataFrame(rows, columns=[*headers, "significant"])
+    notes = report_notes(found, baseline=baseline, method=method, level=level, n_resamples=DEFAULT_RESAMPLES)
+    return {system: {name: by_key} for system, by_key in found.items()}, frame, "\n".join(f"- {note}" for note in notes)
 
 
 def _pairs(matches: list[dict[str, Any]], detail: str = "") -> str:
@@ -324,180 +532,110 @@ def explanation_table(name: str, data: dict[str, Any], options: dict[str, Any], 
     return frame
 
 
+# --- the combined Space: every keyword family, and the comparison tab ------------------------------
+
+
 def compare_families(
-    predictions: str, references: str, texts: str, upload: str | None, confidence_level: bool = False
+    predictions: str,
+    references: str,
+    texts: str,
+    upload: str | None,
+    confidence_level: bool = False,
+    mapping: Mapping[str, str] | None = None,
 ) -> tuple[str, Any, Any]:
-    """Every family of keyword lists with its default options on one input (the upload read
-    once): the status line, one row per metric with its meaning (and its interval when
-    `confidence_level` is ticked), and a bar plot (with error bars)."""
-    import gradio as gr
-    import pandas as pd
+    """Every family of keyword lists with its default options on one input, for each system of it
+    (the upload read once): the status line, the shared view (a row per family and metric, a
+    column per system) and grouped bars (with error bars)."""
 
     table = _read(upload)
-    rows, intervals, skipped, source = [], [], [], ""
+    results: dict[str, dict[str, Any]] = {}
+    skipped: list[str] = []
+    systems: Systems | None = None
     for name in COMBINED:
         family = FAMILIES[name]
-        inputs: Inputs | None = None
         options = {o.name: o.default for o in family.options}
         options["confidence_level"] = confidence_level
         try:
-            inputs = collect_inputs(family.inputs, predictions, references, texts, table)
+            # one predictions box for every family: scores read unless a number cannot be one (a year)
+            systems = read_systems(None, family.inputs, predictions, references, texts, table, dict(mapping or {}))
+        except ValueError as problem:
+            raise _fail(ValueError(f"{name}: {problem}")) from None
+        for system, inputs in systems.inputs.items():
             if name == "weighted_keyword_prf" and inputs.data.get("scores") is None:
                 skipped.append(name)
-                continue
-            summary, _ = evaluate_family(name, inputs.data, options)
-        except (ValueError, ImportError) as error:
-            message = space_message(error, inputs.where if inputs else lambda index: f"line {index + 1}")
-            raise gr.Error(f"{name}: {message}", print_exception=False) from None
-        source = inputs.source
-        values, found = split_intervals(summary)
-        for key, value in values.items():
-            rows.append((name, key, round(value, 4), meaning(family, key)))
-            intervals.append(found.get(key))
-    count = len(inputs.data["predictions"]) if inputs is not None else 0
-    status = f"Computed on {source}: {_examples(count)} · every family with its default options"
+                break
+            try:
+                summary, _ = evaluate_family(name, inputs.data, options)
+            except (ValueError, ImportError) as problem:
+                where = f"{name}" + (f", system {system!r}" if system else "")
+                raise error(f"{where}: {space_message(problem, inputs.where)}") from None
+            results.setdefault(system, {})[name] = summary
+    assert systems is not None
+    counts = {system: len(inputs.data["predictions"]) for system, inputs in systems.inputs.items()}
+    shown = [name for name in COMBINED if name not in skipped]
+    status = _status(systems, counts, "every family with its default options")
     status += f" · {INTERVAL_LEVEL:.0%} intervals." if confidence_level else "."
     if skipped:
         status += " weighted_keyword_prf needs a score per keyword, as in `keyword (0.8)`: not shown."
-    frame = pd.DataFrame(rows, columns=["family", "metric", "value", "meaning"])
-    frame.insert(3, INTERVAL_COLUMN, [_interval(*interval) if interval else "" for interval in intervals])
-    return status, frame, plot_comparison([row[:3] for row in rows], intervals if confidence_level else None)
+    frame = results_frame(shown, results, counts)
+    title = "every keyword metric" + (f" of {_plural(len(results), 'system')}" if len(results) > 1 else "")
+    return status, frame, plot_systems(results, title)
 
 
 METHODS = ("permutation", "bootstrap")
 LEVELS = (0.9, 0.95, 0.99)
 
 
-def compare_two_systems(
+def compare_systems_tab(
     family: str,
-    predictions_a: str,
-    predictions_b: str,
+    predictions: str,
     references: str,
     texts: str,
     presence: str = "all",
     method: str = "permutation",
     confidence_level: float = INTERVAL_LEVEL,
     upload: str | Sequence[str] | None = None,
-) -> tuple[str, Any, Any]:
-    """Two systems' keywords on the same examples (paired by line, or as `_uploaded_systems`
-    pairs the rows of `upload`: one file with a system column, or two files), through
-    `opinion_metrics.compare_systems` with the family's default options: the status line, per
-    metric a, b, the difference b - a, its interval, the p-value and whether it is significant
-    at the level, and a plot of the differences with their intervals."""
-    import pandas as pd
-
-    from .. import compare_systems
-    from .parsing import lines, parse_keyword_lines, same_count, takes_scores
-
+    baseline: str = "",
+    versus: str = ALL_OTHERS,
+    mapping: Mapping[str, str] | None = None,
+) -> tuple[str, Any, str, Any, list[str], str]:
+    """Systems compared on the same examples, read as every Space reads them (typed "[name]" lines
+    or a file), with the family's default options: `baseline` (default: the first system) against
+    every other system or only `versus`. Returns the status line, the report (per system and
+    metric: both values, the difference, its interval, the p-value and Holm's adjusted one,
+    whether it is significant), its notes (Markdown), a plot of the differences, the systems
+    found and the baseline (for the selectors)."""
     shown = FAMILIES[family]
-    names, source = ("A", "B"), "the text boxes"
-    try:
-        paths = [upload] if isinstance(upload, (str, Path)) else list(upload or [])
-        if paths:
-            names, (a, scores_a), (b, scores_b), gold, reviews, paired_by = _uploaded_systems(paths)
-            source = ", ".join(f"`{Path(path).name}`" for path in paths)
-            gold = gold if "references" in shown.inputs else None
-        else:
-            a, scores_a = parse_keyword_lines(predictions_a, "predictions A", takes_scores(family))
-            b, scores_b = parse_keyword_lines(predictions_b, "predictions B", takes_scores(family))
-            typed_gold = "references" in shown.inputs and lines(references, "references")
-            gold = parse_keyword_lines(references, "references", scored=False)[0] if typed_gold else None
-            reviews = lines(texts, "texts") or None
-        same_count(**{"predictions A": a, "predictions B": b, "references": gold, "texts": reviews})
-        options = keyword_options({o.name: o.default for o in shown.options})
-        options.pop("confidence_level", None)
-        if "presence" in options:
-            options["presence"] = presence
-            options.update(families.presence_texts({"texts": reviews}, options))
-        elif "texts" in shown.inputs:
-            options["texts"] = reviews
-        if "model" in options:
-            options["model"] = families.MODELS.get(options["model"])
-        if family == "weighted_keyword_prf":
-            if scores_a is None or scores_b is None:
-                raise ValueError('weighted metrics need a score per keyword in A and B: "keyword (0.8); other (0.3)"')
-            options.update(scores_a=scores_a, scores_b=scores_b, k=int(options["k"]))
-        result = compare_systems(family, a, b, gold, method=method, confidence_level=float(confidence_level), **options)
-    except (ValueError, ImportError) as error:
-        raise _fail(error) from None
-    finally:
-        families.clear_embedding_cache()
-    alpha = 1 - float(confidence_level)
-    frame = pd.DataFrame(
-        {
-            "metric": list(result),
-            "a": [round(row["a"], 4) for row in result.values()],
-            "b": [round(row["b"], 4) for row in result.values()],
-            "difference b - a": [round(row["difference"], 4) for row in result.values()],
-            f"{float(confidence_level):.0%} interval": [
-                _interval(row["difference_ci_low"], row["difference_ci_high"]) for row in result.values()
-            ],
-            "p_value": [round(row["p_value"], 4) for row in result.values()],
-            "significant": ["yes" if row["p_value"] < alpha else "no" for row in result.values()],
-        }
-    )
-    defaults = inspect.signature(compare_systems).parameters
-    resampling = f"{defaults['n_resamples'].default} resamples, seed {defaults['random_state'].default}"
-    paired_by = "by line" if source == "the text boxes" else paired_by
-    status = (
-        f"Compared on {len(a)} examples paired {paired_by} of {source}, a = {names[0]}, b = {names[1]} "
-        f"({family}, {method}, {resampling}): significant where p < {alpha:.2g}."
-    )
-    differences = [(family, key, row["difference"]) for key, row in result.items()]
-    intervals = [(row["difference_ci_low"], row["difference_ci_high"]) for row in result.values()]
-    return status, frame, plot_differences(differences, intervals)
-
-
-def _uploaded_systems(paths: Sequence[str | Path]) -> tuple[tuple[str, str], Any, Any, Any, Any, str]:
-    """((name a, name b), (a, scores a), (b, scores b), references, texts, pairing) from one file
-    with a system column (its first two systems) or from two files. Examples are paired as
-    the CLI pairs them (`tables.pair_rows`): by a `review_id` / `id` column when there is one,
-    else by position (then differing review texts are refused)."""
-    tables = [read_upload(path) for path in paths]
-    if len(tables) == 1:
-        by_system = split_systems(tables[0])
-        if len(by_system) < 2:
-            raise ValueError(
-                "one file compares two systems through a `model` or `system` column with two values; "
-                "or upload two files, one per system"
+    systems = _read_systems(family, predictions, references, texts, upload, mapping)
+    names = list(systems.inputs)
+    if len(names) < 2:
+        raise _fail(
+            ValueError(
+                "compare needs at least two systems: start each predictions line with [its name] "
+                '("[tfidf] keyword; keyword"), or upload a file with a `model` (or `system`) column or columns '
+                "side by side such as keywords_tfidf, keywords_yake"
             )
-        names = tuple(list(by_system)[:2])
-        parts = [by_system[name] for name in names]
-        what, column = system_column(tables[0].columns) or "system", id_column(tables[0].columns)
-    elif len(tables) == 2:
-        names = tuple(f"`{table.path.name}`" for table in tables)
-        parts = tables
-        what, columns = "file", [id_column(table.columns) for table in tables]
-        if columns[0] != columns[1]:
-            found = " and ".join(
-                f"{name} by {named or 'position (no id column)'}" for name, named in zip(names, columns)
-            )
-            raise ValueError(f"the files pair their examples differently: {found}; give both the same id column")
-        column = columns[0]
-    else:
-        raise ValueError(f"upload one file with a system column, or two files; got {len(tables)} files")
-    everything = [Rows(part, list(range(len(next(iter(part.columns.values()), []))))) for part in parts]
-    paired = pair_rows(dict(zip(names, everything)), names[0], column, what)
-    systems = [Rows(part, paired[name]) for name, part in zip(names, parts)]
-    texts = next((name for name in ("texts", "review") if name in parts[0].columns), "review")
-    check_paired_texts(systems[0], systems[1], texts, names, what, column)
-
-    def picked(system: Rows, key: str) -> list[Any] | None:
-        values = system.table.columns.get(key)
-        return None if values is None else [values[row] for row in system.rows]
-
-    for name, part in zip(names, parts):
-        if "predictions" not in part.columns:
-            raise ValueError(f"{name}: the file needs a `predictions` column (found: {', '.join(part.columns)})")
-    gold = [picked(system, "references") for system in systems]
-    differ = [i for i, (x, y) in enumerate(zip(gold[0] or [], gold[1] or [])) if x != y][:1]
-    if differ:  # (different counts are named by the count check)
-        (a, row_a), (b, row_b) = ((system.table, system.rows[differ[0]]) for system in systems)
-        raise ValueError(
-            f"the systems' references differ at {b.location(row_b)} and {a.location(row_a)}: "
-            f"the examples must be the same; {pairing(column, what)}"
         )
-    predicted = [(picked(system, "predictions"), picked(system, "scores")) for system in systems]
-    reviews = picked(systems[0], "texts") or picked(systems[0], "review")
-    paired_by = f"by {column}" if column else "by position"
-    return names, predicted[0], predicted[1], gold[0] if gold[0] is not None else gold[1], reviews, paired_by  # type: ignore[return-value]
+    base = baseline if baseline in names else names[0]
+    others = [name for name in names if name != base]
+    chosen = others if versus in (None, "", ALL_OTHERS) or versus not in others else [versus]
+    options = {o.name: o.default for o in shown.options}
+    if "presence" in options:
+        options["presence"] = presence
+    options["confidence_level"] = False
+    level = float(confidence_level)
+    _, frame, notes = _against_baseline(family, systems, base, options, chosen, method, level)
+    paired = f"paired by {systems.paired_by}" if systems.paired_by else "paired by position"
+    status = (
+        f"Compared on {systems.described}: {base} against {', '.join(chosen)}, "
+        f"{_examples(len(systems.inputs[base].data['predictions']))} {paired} ({family}, {method} test, "
+        f"{DEFAULT_RESAMPLES:,} resamples, seed 0)"
+    )
+    alpha = 1 - level
+    rows = [(f"{row[0]}: {row[1]}", float(row[4]), row[-1] == "yes") for row in frame.itertuples(index=False)]
+    intervals = [
+        tuple(float(bound) for bound in row[5].strip("[]").split(", ")) for row in frame.itertuples(index=False)
+    ]
+    figure = plot_differences([(family, label, value) for label, value, _ in rows], intervals)
+    figure.axes[0].set_title(f"difference from {base} (significant at {alpha:.2g}: see the table)", fontsize=10)
+    return status, frame, notes, figure, names, base

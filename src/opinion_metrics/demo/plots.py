@@ -189,32 +189,8 @@ def plot_aspects(per_aspect: dict[str, list], score: float, interval: tuple[floa
     return figure
 
 
-def plot_comparison(
-    rows: Sequence[tuple[str, str, float]], intervals: Sequence[tuple[float, float] | None] | None = None
-) -> Any:
-    """One horizontal bar per (family, metric), values labelled, error bars for `intervals`; a
-    value where lower is better (self_similarity) says so in its label."""
-    from ..families import output_for
-
-    figure, axes = _figure(7.0, 0.9 + 0.28 * len(rows))
-    lower = {(f, m) for f, m, _ in rows if (output := output_for(f, m)) is not None and not output.higher_is_better}
-    labels = [
-        f"{family}: {metric}" + (" (lower is better)" if (family, metric) in lower else "")
-        for family, metric, _ in rows
-    ]
-    positions = range(len(rows))
-    values = [value for *_, value in rows]
-    bars = axes.barh(list(positions), values, xerr=_error(values, intervals), capsize=3, color=_BLUE)
-    axes.bar_label(bars, [f"{value:.3f}" for value in values], padding=2, fontsize=8)
-    axes.set_yticks(list(positions), labels, fontsize=8)
-    axes.invert_yaxis()
-    axes.set_xlim(0, 1.12)
-    axes.set_xlabel("value (higher is better, unless the label says lower)" if lower else "value (higher is better)")
-    return figure
-
-
 def plot_differences(rows: Sequence[tuple[str, str, float]], intervals: Sequence[tuple[float, float]]) -> Any:
-    """One horizontal bar per metric: the difference b - a, its interval as an error bar, and
+    """One horizontal bar per metric: the difference from the baseline, its interval as an error bar, and
     the line of no difference; a metric where lower is better (a negative difference is an
     improvement) says so."""
     figure, axes = _figure(7.0, 0.9 + 0.35 * len(rows))
@@ -230,7 +206,7 @@ def plot_differences(rows: Sequence[tuple[str, str, float]], intervals: Sequence
     axes.set_yticks(positions, labels, fontsize=8)
     axes.invert_yaxis()
     axes.set_xlim(-1.15, 1.15)
-    axes.set_xlabel("difference b - a (error bar: its interval)")
+    axes.set_xlabel("difference from the baseline (error bar: its interval)")
     return figure
 
 
@@ -251,3 +227,49 @@ def plot_for(name: str, data: dict[str, Any], options: dict[str, Any], summary: 
     if key not in per_example:
         key = next(iter(per_example), None)
     return plot_distribution(per_example.get(key, []), key or name, summary.get(key), intervals.get(key))
+
+
+def plot_systems(results: dict[str, dict[str, dict[str, Any]]], title: str = "") -> Any:
+    """Every system at once: a group of horizontal bars per (family, metric), a bar per system
+    (error bars where the results have intervals), values labelled, a metric where lower is
+    better said so, the systems in a legend."""
+    from ..families import output_for
+
+    systems = list(results)
+    rows = list(
+        dict.fromkeys(
+            (family, key)
+            for by_family in results.values()
+            for family, result in by_family.items()
+            for key in split_intervals(result)[0]
+        )
+    )
+    height = 0.8 / len(systems)
+    figure, axes = _figure(7.0, 0.9 + (0.22 + 0.12 * len(systems)) * len(rows))
+    palette = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
+    for number, system in enumerate(systems):
+        values, intervals = [], []
+        for family, key in rows:
+            found, bounds = split_intervals(results[system].get(family, {}))
+            values.append(found.get(key))
+            intervals.append(bounds.get(key))
+        positions = [index + number * height for index in range(len(rows))]
+        heights = [value if isinstance(value, (int, float)) else 0.0 for value in values]
+        errors = _error(values, intervals) if any(intervals) else None
+        bars = axes.barh(positions, heights, height, xerr=errors, capsize=2, color=palette[number % len(palette)],
+                         label=system or "value")  # fmt: skip
+        axes.bar_label(bars, [f"{v:.3f}" if isinstance(v, (int, float)) else "n/a" for v in values], padding=2,
+                       fontsize=7)  # fmt: skip
+    labels = [
+        f"{family}: {key}" + (" (lower is better)" if (o := output_for(family, key)) and not o.higher_is_better else "")
+        for family, key in rows
+    ]
+    axes.set_yticks([index + 0.4 - height / 2 for index in range(len(rows))], labels, fontsize=8)
+    axes.invert_yaxis()
+    axes.set_xlim(0, 1.15)
+    axes.set_xlabel("value (higher is better, unless the label says lower)")
+    if len(systems) > 1:
+        figure.legend(loc="outside right upper", frameon=False, fontsize=8)
+    if title:
+        axes.set_title(title, fontsize=10)
+    return figure

@@ -22,14 +22,18 @@ from .families import (
     evaluate_family,
 )
 from .handlers import (
+    ALL_OTHERS,
     LEVELS,
     METHODS,
+    NO_BASELINE,
+    ROLES,
     Outcome,
     _evaluate,
     _rows_table,
     compare_families,
-    compare_two_systems,
+    compare_systems_tab,
     explanation_table,
+    frame_widths,
 )
 from .parsing import (
     MAX_UPLOAD_MB,
@@ -37,22 +41,18 @@ from .parsing import (
     UPLOAD_LIMITS,
     UPLOAD_TYPES,
 )
-from .plots import plot_for
 
 _REPO = Path(__file__).resolve().parents[3]
 _PLACEHOLDERS = {
     "predictions": "one example per line; keywords separated by ';'; optional score: keyword (0.8); "
-    "several systems: start each line with [its name]",
-    "references": "one example per line; gold keywords separated by ';', most important first",
+    "several systems: start every line with [its name], one line per example and system",
+    "references": "one example per line, shared by every system; gold keywords separated by ';', most important first",
     "texts": "optional: the review of each example, one per line (needed by presence)",
     "aspects": "aspect names, comma-separated (default: the six tourism aspects)",
 }
 # A click while a computation runs is computed after it (Gradio's default drops it): the
 # user who turns intervals on and clicks again gets intervals, never the older result.
 LAST_CLICK_RUNS = "always_last"
-# Column widths of the results tables (the interval column stays, empty while intervals are off).
-_WIDTHS = ["25%", "11%", "22%", "42%"]
-_COMBINED_WIDTHS = ["18%", "17%", "8%", "15%", "42%"]
 # Tables show their rows without an inner scroll box up to this height (pixels).
 _TALL = 2400
 # Options shown next to Compute rather than in the options accordion.
@@ -137,10 +137,17 @@ def _upload_box() -> Any:
     )
 
 
-def _named(handler: Callable[..., Any], names: Sequence[str], slot: str = "compute") -> Callable[..., Any]:
-    """The handler with named parameters, for the Space's API page and gradio_client. It
-    remembers the session's outcome or error (shown by `_after` in the status line), and
-    model loading reports in the event's progress display."""
+def _named(
+    handler: Callable[..., Any],
+    names: Sequence[str],
+    slot: str = "compute",
+    defaults: dict[str, Any] | None = None,
+    shown: int | None = None,
+) -> Callable[..., Any]:
+    """The handler with named parameters, for the Space's API page and gradio_client (the trailing
+    ones with `defaults`, or the handler's own, are optional). It remembers the session's outcome
+    or error (shown by `_after` in the status line), model loading reports in the event's progress
+    display, and the first `shown` values of a tuple result are the event's outputs."""
     import gradio as gr
 
     count = len(names)
@@ -157,10 +164,10 @@ def _named(handler: Callable[..., Any], names: Sequence[str], slot: str = "compu
             _PROGRESS.reset(token)
         _remember(request, result, slot)
         if isinstance(result, Outcome):
-            return result.status, _styled(result.summary), _styled(result.rows), result.figure
-        return tuple(_styled(value) if hasattr(value, "style") else value for value in result)
+            return result.status, result.summary, _styled(result.rows), result.figure
+        return tuple(_styled(value) if hasattr(value, "style") else value for value in result[:shown])
 
-    defaults = {  # the handler's own defaults: optional API parameters (the trailing ones only)
+    defaults = defaults or {
         name: parameter.default
         for name, parameter in inspect.signature(handler).parameters.items()
         if parameter.default is not inspect.Parameter.empty
@@ -181,6 +188,40 @@ def _named(handler: Callable[..., Any], names: Sequence[str], slot: str = "compu
     named.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     named.__annotations__ = {"request": gr.Request}
     return named
+
+
+# The columns an upload's roles can be mapped to, as API parameters ("predictions_column", ...).
+COLUMN_NAMES = [f"{role}_column" for role in ROLES]
+
+
+def _mapping(values: dict[str, Any]) -> dict[str, str]:
+    return {role: values.get(f"{role}_column") or "" for role in ROLES}
+
+
+def _column_boxes(roles: Sequence[str] = ROLES) -> list[Any]:
+    """The column-mapping step of an upload: a box per role, empty to find the column by its usual
+    names (the status line says which were found)."""
+    import gradio as gr
+
+    from ..columns import NAMES
+
+    boxes = []
+    with gr.Accordion("columns of the file (empty: found by their usual names)", open=False), gr.Row():
+        for role in ROLES:
+            if role not in roles:
+                continue
+            usual = ", ".join(NAMES[role][:3])
+            pattern = "; or a pattern such as keywords_*" if role in ("predictions", "scores") else ""
+            boxes.append(gr.Textbox("", label=f"{role} column", placeholder=f"{usual}, ...{pattern}", min_width=140))
+    return boxes
+
+
+def _results_table(label: str = "results") -> Any:
+    import gradio as gr
+
+    return gr.Dataframe(
+        label=label, interactive=False, wrap=True, max_height=_TALL, datatype="markdown", elem_classes=["om-results"]
+    )
 
 
 # Readable tables (names never broken mid-word, no inner scroll box for short results) and
@@ -231,57 +272,67 @@ ASPECT_NOTE = (
 
 
 def _after(name: str) -> Callable[..., Any]:
-    """After a computation: an error stays in the status line (results cleared); a success
-    gets its explanation and the system selector."""
+    """After a computation: an error stays in the status line (results cleared); a success gets
+    its table widths and legend, its explanation, the system selector, the baseline selector and
+    the significance report."""
     import gradio as gr
+
+    extra = _explains(name)
 
     def after(request: gr.Request) -> tuple[Any, ...]:
         recalled = _recalled(request, "compute")
         hidden = gr.update(visible=False)
         if isinstance(recalled, str):  # the results of an earlier input are hidden, not shown as these
             selector = gr.update(choices=[], value=None, visible=False)
-            return (error_status(recalled), *([hidden] * (3 + _explains(name))), selector)
+            return (error_status(recalled), *([hidden] * (3 + extra)), selector, gr.skip(), hidden, hidden)
         if not isinstance(recalled, Outcome):
-            return (gr.skip(),) * (5 + _explains(name))
+            return (gr.skip(),) * (8 + extra)
         systems = list(recalled.systems)
-        selector = gr.update(choices=systems, value=systems[0], visible=len(systems) > 1)
-        widths = _WIDTHS if len(systems) == 1 else _fitted_widths(recalled.summary)
-        why = [gr.update(value=_styled(_explanation(name, recalled, systems[0])), visible=True)][: _explains(name)]
+        several = len(systems) > 1
+        selector = gr.update(choices=systems, value=systems[0], visible=several)
+        summary = gr.update(visible=True, column_widths=frame_widths(recalled.summary), label=recalled.label)
+        why = [gr.update(value=_styled(_explanation(name, recalled, systems[0])), visible=True)][:extra]
         shown = gr.update(visible=True)
-        return (gr.skip(), gr.update(visible=True, column_widths=widths), shown, shown, *why, selector)
+        baseline = gr.update(choices=[NO_BASELINE, *systems], value=recalled.baseline or NO_BASELINE, visible=several)
+        report = gr.update(value=recalled.report, visible=recalled.report is not None)
+        notes = gr.update(value=recalled.notes, visible=bool(recalled.notes))
+        return (gr.skip(), summary, shown, shown, *why, selector, baseline, report, notes)
 
     after.__annotations__ = {"request": gr.Request}  # a class, not a string: gradio passes the request
     return after
 
 
-def _error_shown(slot: str, count: int) -> Callable[..., Any]:
+def _error_shown(slot: str, count: int, selectors: int = 0) -> Callable[..., Any]:
     """After a computation of `slot` with `count` outputs: an error stays in the status line
-    (the first output), the others cleared; after a success nothing changes."""
+    (the first output), the others cleared; after a success the tables get their widths, and
+    `selectors` dropdowns (a baseline and the system compared) the systems found."""
     import gradio as gr
 
     def after(request: gr.Request) -> tuple[Any, ...]:
         recalled = _recalled(request, slot)
         if isinstance(recalled, str):  # the results of an earlier input are hidden, not shown as these
-            return (error_status(recalled), *([gr.update(visible=False)] * (count - 1)))
-        return (gr.skip(), *([gr.update(visible=True)] * (count - 1)))
+            return (error_status(recalled), *([gr.update(visible=False)] * (count - 1)), *[gr.skip()] * selectors)
+        if recalled is None:
+            return (gr.skip(),) * (count + selectors)
+        shown = [gr.update(visible=True, column_widths=frame_widths(value)) if hasattr(value, "columns")
+                 else gr.update(visible=True) for value in recalled[1:count]]  # fmt: skip
+        if not selectors:
+            return (gr.skip(), *shown)
+        names, base = recalled[-2:]
+        others = [name for name in names if name != base]
+        return (gr.skip(), *shown, gr.update(choices=names, value=base), gr.update(choices=[ALL_OTHERS, *others]))
 
     after.__annotations__ = {"request": gr.Request}
     return after
-
-
-def _fitted_widths(frame: Any) -> list[str]:
-    """Column widths in proportion to each column's longest text (header or 4-decimal value)."""
-    sizes = [max([len(str(column)), 6, *(len(str(value)) for value in frame[column])]) for column in frame.columns]
-    return [f"{100 * size / sum(sizes):.1f}%" for size in sizes]
 
 
 # The explanation table's column widths, per family (the line first).
 _WHY_WIDTHS = {
     "keyword_prf": ["6%", "40%", "24%", "30%"],
     "weighted_keyword_prf": ["6%", "40%", "24%", "30%"],
-    "semantic_keyword_prf": ["6%", "50%", "44%"],
+    "semantic_keyword_prf": ["6%", "34%", "30%", "30%"],
     "sentiment_appropriateness": ["6%", "28%", "10%", "28%", "12%", "16%"],
-    "keyword_diversity": ["6%", "94%"],
+    "keyword_diversity": ["6%", "47%", "47%"],
 }
 
 
@@ -306,18 +357,18 @@ def _explanation(name: str, outcome: Outcome, system: str) -> Any:
 
 
 def _select(name: str) -> Callable[..., Any]:
-    """The per-example table, the plot (and the explanation) of the system chosen in the selector."""
+    """The per-example table (and the explanation) of the system chosen in the selector; with one
+    system, its own plot (several: the plot compares them all)."""
     import gradio as gr
 
     def select(system: str, request: gr.Request) -> tuple[Any, ...]:
         recalled = _recalled(request, "compute")
         if not isinstance(recalled, Outcome) or system not in recalled.systems:
-            return (gr.skip(),) * (2 + _explains(name))
+            return (gr.skip(),) * (1 + _explains(name))
         inputs, part = recalled.systems[system]
-        summary, per_example = evaluate_family(name, inputs.data, recalled.options)
+        _, per_example = evaluate_family(name, inputs.data, recalled.options)
         rows = _styled(_rows_table(per_example, part))
-        figure = plot_for(name, inputs.data, recalled.options, summary, per_example)
-        return (rows, figure, _styled(_explanation(name, recalled, system)))[: 2 + _explains(name)]
+        return (rows, _styled(_explanation(name, recalled, system)))[: 1 + _explains(name)]
 
     select.__annotations__ = {"system": str, "request": gr.Request}
     return select
@@ -326,7 +377,7 @@ def _select(name: str) -> Callable[..., Any]:
 def build_app(name: str, card: str | Path | None = None) -> Any:
     """The Gradio app of one family (what spaces/<name>/app.py launches), with its metric
     card (`card`: the README.md path; default: the repository's spaces/<name>/README.md).
-    The prefilled example is computed when the page loads."""
+    The prefilled example is computed when the page loads, and again after each upload."""
     import gradio as gr
 
     family = FAMILIES[name]
@@ -368,14 +419,26 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
                         if ratings
                         else None
                     )
+                    mapping = _column_boxes(("system", "id") if ratings else ROLES)
             with gr.Column(scale=6):
                 status = gr.Markdown("Computing the example…", elem_classes=["om-status"])
-                summary = gr.Dataframe(
-                    label="results", interactive=False, wrap=True, column_widths=_WIDTHS, max_height=_TALL
+                summary = _results_table()
+                baseline = gr.Dropdown(
+                    [NO_BASELINE],
+                    value=NO_BASELINE,
+                    label="baseline",
+                    info="each system's difference from it, and whether it is significant",
+                    visible=False,
+                    interactive=True,
+                    allow_custom_value=True,  # the systems found; the API may name one before
                 )
                 figure = gr.Plot(label="plot")
+        report = gr.Dataframe(
+            label="significance: each system against the baseline", interactive=False, visible=False, wrap=True
+        )
+        notes = gr.Markdown("", visible=False)
         rows_label = "per aspect" if ratings else "per example (its line in the text boxes or the file)"
-        system = gr.Dropdown([], label="system shown per example and in the plot", visible=False, interactive=True)
+        system = gr.Dropdown([], label="system shown per example", visible=False, interactive=True)
         rows = gr.Dataframe(label=rows_label, interactive=False, wrap=True, max_height=_TALL)
         if ratings:
             gr.Markdown(ASPECT_NOTE)
@@ -394,8 +457,10 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
 
         extra_name = next((box for box in family.inputs if box in ("texts", "aspects")), None)
         prefixes = {"prediction_prefix": prefix} if prefix is not None else {}
-        inputs = [*boxes.values(), upload, *prefixes.values(), *controls]
-        names = [*boxes, "upload", *prefixes, *(option.name for option in family.options)]
+        roles = ("system", "id") if ratings else ROLES
+        columns = [f"{role}_column" for role in roles]
+        inputs = [*boxes.values(), upload, *prefixes.values(), *controls, baseline, *mapping]
+        names = [*boxes, "upload", *prefixes, *(option.name for option in family.options), "baseline", *columns]
 
         def handler(**values: Any) -> Outcome:
             return _evaluate(
@@ -406,17 +471,24 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
                 values["upload"],
                 [values[option.name] for option in family.options],
                 prediction_prefix=values.get("prediction_prefix", PREDICTION_PREFIX),
+                mapping=_mapping(values),
+                baseline=values.get("baseline") or NO_BASELINE,
             )
 
-        compute = _named(handler, names)
+        defaults = {"baseline": NO_BASELINE, **dict.fromkeys(columns, "")}
+        compute = _named(handler, names, defaults=defaults)
         outputs = [status, summary, rows, figure]
         after = _after(name)
-        # One queue for the page load and Compute: a slow load never lands after a later click.
-        queue = {"concurrency_id": f"{name}-compute"}
-        click = button.click(compute, inputs, outputs, api_name="compute", trigger_mode=LAST_CLICK_RUNS, **queue)
-        _follow(click, after, [*outputs, *why, system])
-        _follow(app.load(compute, inputs, outputs, api_visibility="private", **queue), after, [*outputs, *why, system])
-        system.input(_select(name), [system], [rows, figure, *why], api_visibility="private")
+        followed = [*outputs, *why, system, baseline, report, notes]
+        # One queue for the page load, Compute, an upload and a baseline: a slow one never lands after a later one.
+        queue = {"concurrency_id": f"{name}-compute", "trigger_mode": LAST_CLICK_RUNS}
+        click = button.click(compute, inputs, outputs, api_name="compute", **queue)
+        _follow(click, after, followed)
+        _follow(app.load(compute, inputs, outputs, api_visibility="private", concurrency_id=f"{name}-compute"), after,
+                followed)  # fmt: skip
+        for event in (upload.upload, upload.clear, baseline.input):
+            _follow(event(compute, inputs, outputs, api_visibility="private", **queue), after, followed)
+        system.input(_select(name), [system], [rows, *why], api_visibility="private")
     return app
 
 
@@ -447,23 +519,34 @@ def _combined_tab() -> tuple[Any, ...]:
             button = gr.Button("Compute", variant="primary")
             with gr.Accordion(f"or upload a file ({UPLOAD_LIMITS})", open=False):
                 upload = _upload_box()
+                mapping = _column_boxes()
         with gr.Column(scale=6):
             status = gr.Markdown("Computing the example…", elem_classes=["om-status"])
             figure = gr.Plot(label="plot")
-    table = gr.Dataframe(
-        label="results", interactive=False, wrap=True, column_widths=_COMBINED_WIDTHS, max_height=_TALL
-    )
-    compute = _named(compare_families, ["predictions", "references", "texts", "upload", "confidence_level"], "compare")
-    inputs, outputs = [predictions, references, texts, upload, intervals], [status, table, figure]
+    table = _results_table()
+    names = ["predictions", "references", "texts", "upload", "confidence_level", *COLUMN_NAMES]
+
+    def handler(**values: Any) -> Any:
+        return compare_families(
+            values["predictions"],
+            values["references"],
+            values["texts"],
+            values["upload"],
+            values.get("confidence_level", False),
+            mapping=_mapping(values),
+        )
+
+    compute = _named(handler, names, "compare", defaults={"confidence_level": False, **dict.fromkeys(COLUMN_NAMES, "")})
+    inputs, outputs = [predictions, references, texts, upload, intervals, *mapping], [status, table, figure]
     after = _error_shown("compare", len(outputs))
-    click = button.click(
-        compute, inputs, outputs, api_name="compare", concurrency_id="compare", trigger_mode=LAST_CLICK_RUNS
-    )
-    _follow(click, after, outputs)
+    queue = {"concurrency_id": "compare", "trigger_mode": LAST_CLICK_RUNS}
+    _follow(button.click(compute, inputs, outputs, api_name="compare", **queue), after, outputs)
+    for event in (upload.upload, upload.clear):
+        _follow(event(compute, inputs, outputs, api_visibility="private", **queue), after, outputs)
     return compute, inputs, outputs, after
 
 
-# The comparison tab's example: B finds the gold keywords of 8 films, A mostly generic words.
+# The comparison tab's example: three systems on 8 films; B finds most gold keywords, A generic words.
 _SYSTEM_A = (
     "movie; film; story\nfilm; comedy; acting\nmovie; scary; night\nfilm; money; plan\n"
     "movie; love; city\nfilm; war; history\nmovie; machine; story\nfilm; hero; action"
@@ -473,10 +556,19 @@ _SYSTEM_B = (
     "bank robbery; heist crew; vault\nromance; wedding; paris\nwar; french resistance; soldiers\n"
     "time travel; paradox; future\nsuperhero; villain; city"
 )
+_SYSTEM_C = (
+    "space; jedi; war\nsatire; film; comedy\nhorror; house; night\nheist; bank; money\n"
+    "romance; love; paris\nwar; soldiers; history\ntime; paradox; machine\nhero; villain; city"
+)
 _GOLD = (
     "space opera; jedi; empire\nsatire; class struggle; comedy\nhorror; haunted house; ghost\n"
     "heist; bank robbery; crew\nromance; wedding; paris\nwar; resistance; soldiers\n"
     "time travel; paradox; future\nsuperhero; villain; city"
+)
+_SYSTEMS = "\n".join(
+    f"[{name}] {line}"
+    for name, text in (("A", _SYSTEM_A), ("B", _SYSTEM_B), ("C", _SYSTEM_C))
+    for line in text.split("\n")
 )
 
 
@@ -484,24 +576,28 @@ def _comparison_tab() -> tuple[Any, ...]:
     import gradio as gr
 
     gr.Markdown(
-        "Is system B better than system A, or is the difference chance? The same examples, one per line in "
-        "each box (paired by line), or uploaded: one file with a `model` (or `system`) column, or two files, "
-        "rows paired by a `review_id` (or `id`) column, else in order. In the example, B finds most gold "
-        "keywords of eight films and A mostly generic words: every difference is significant."
+        "Is a system better than the baseline, or is the difference chance? Type each system's keywords on "
+        "lines that start with [its name], one line per example (the gold keywords once per example), or upload "
+        "a file with a `model` (or `system`) column, or columns side by side such as keywords_tfidf, keywords_yake; "
+        "rows pair by a `review_id` (or `id`) column, else in order. In the example, B finds most gold keywords of "
+        "eight films, C some, A mostly generic words."
     )
     with gr.Row(equal_height=False):
         with gr.Column(scale=5):
             family = gr.Dropdown(list(COMBINED), value="keyword_prf", label="metric family")
-            system_a = gr.Textbox(
-                label="system A", lines=3, max_lines=4, value=_SYSTEM_A, placeholder=_PLACEHOLDERS["predictions"]
-            )
-            system_b = gr.Textbox(
-                label="system B", lines=3, max_lines=4, value=_SYSTEM_B, placeholder=_PLACEHOLDERS["predictions"]
+            predictions = gr.Textbox(
+                label="predictions", lines=4, max_lines=8, value=_SYSTEMS, placeholder=_PLACEHOLDERS["predictions"]
             )
             gold = gr.Textbox(
-                label="gold keywords", lines=3, max_lines=4, value=_GOLD, placeholder=_PLACEHOLDERS["references"]
+                label="references", lines=3, max_lines=6, value=_GOLD, placeholder=_PLACEHOLDERS["references"]
             )
-            reviews = gr.Textbox(label="reviews", lines=2, placeholder=_PLACEHOLDERS["texts"])
+            reviews = gr.Textbox(label="texts", lines=2, placeholder=_PLACEHOLDERS["texts"])
+            with gr.Row():
+                # their choices: the systems found (any name is taken: the API may ask before they are known)
+                baseline = gr.Dropdown(["A"], value="A", label="baseline", interactive=True, allow_custom_value=True)
+                versus = gr.Dropdown(
+                    [ALL_OTHERS], value=ALL_OTHERS, label="compared with", interactive=True, allow_custom_value=True
+                )
             with gr.Row():
                 presence = gr.Dropdown(
                     ["all", "present", "absent"], value="all", label="presence", info="keyword families only"
@@ -510,7 +606,8 @@ def _comparison_tab() -> tuple[Any, ...]:
                     list(METHODS),
                     value="permutation",
                     label="method",
-                    info="approximate randomization, or paired bootstrap",
+                    info="permutation: p-value from random swaps, interval from the bootstrap; bootstrap: both from "
+                    "the same resamples",
                 )
                 level = gr.Dropdown(list(LEVELS), value=INTERVAL_LEVEL, label="confidence level")
             button = gr.Button("Compare", variant="primary")
@@ -521,40 +618,50 @@ def _comparison_tab() -> tuple[Any, ...]:
                     file_types=UPLOAD_TYPES,
                     file_count="multiple",
                     type="filepath",
+                    elem_classes=["om-upload"],
                 )
+                mapping = _column_boxes()
         with gr.Column(scale=6):
             status = gr.Markdown("Comparing the example…", elem_classes=["om-status"])
-            table = gr.Dataframe(
-                label="comparison",
-                interactive=False,
-                wrap=True,
-                column_widths=["16%", "9%", "9%", "17%", "22%", "12%", "15%"],
-                max_height=_TALL,
-            )
             figure = gr.Plot(label="differences")
-    names = ["family", "predictions_a", "predictions_b", "references", "texts", "presence", "method"]
-    compute = _named(compare_two_systems, [*names, "confidence_level", "upload"], "compare_systems")
-    inputs = [family, system_a, system_b, gold, reviews, presence, method, level, upload]
-    outputs = [status, table, figure]
-    after = _error_shown("compare_systems", len(outputs))
-    _follow(
-        button.click(
-            compute,
-            inputs,
-            outputs,
-            api_name="compare_systems",
-            concurrency_id="compare_systems",
-            trigger_mode=LAST_CLICK_RUNS,
-        ),
-        after,
-        outputs,
-    )
-    return compute, inputs, outputs, after
+            notes = gr.Markdown("")
+    table = gr.Dataframe(label="each system against the baseline", interactive=False, wrap=True, max_height=_TALL)
+    names = ["family", "predictions", "references", "texts", "presence", "method", "confidence_level", "upload"]
+    names += ["baseline", "versus", *COLUMN_NAMES]
+
+    def handler(**values: Any) -> Any:
+        return compare_systems_tab(
+            values["family"],
+            values["predictions"],
+            values["references"],
+            values["texts"],
+            values.get("presence", "all"),
+            values.get("method", "permutation"),
+            values.get("confidence_level", INTERVAL_LEVEL),
+            values.get("upload"),
+            values.get("baseline") or "",
+            values.get("versus") or ALL_OTHERS,
+            mapping=_mapping(values),
+        )
+
+    defaults = {"presence": "all", "method": "permutation", "confidence_level": INTERVAL_LEVEL, "upload": None}
+    defaults.update(baseline="", versus=ALL_OTHERS, **dict.fromkeys(COLUMN_NAMES, ""))
+    compute = _named(handler, names, "compare_systems", defaults=defaults, shown=4)
+    inputs = [family, predictions, gold, reviews, presence, method, level, upload, baseline, versus, *mapping]
+    outputs = [status, table, notes, figure]
+    after = _error_shown("compare_systems", len(outputs), selectors=2)
+    followed = [*outputs, baseline, versus]
+    queue = {"concurrency_id": "compare_systems", "trigger_mode": LAST_CLICK_RUNS}
+    _follow(button.click(compute, inputs, outputs, api_name="compare_systems", **queue), after, followed)
+    for event in (upload.upload, upload.clear, baseline.input, versus.input):
+        _follow(event(compute, inputs, outputs, api_visibility="private", **queue), after, followed)
+    return compute, inputs, followed, after
 
 
 def build_combined_app(card: str | Path | None = None) -> Any:
-    """Every family of keyword lists side by side on the same input, with their default
-    options; a second tab compares two systems (paired differences and p-values)."""
+    """Every family of keyword lists side by side on the same input, one column per system, with
+    their default options; a second tab compares systems with a baseline (paired differences,
+    p-values, Holm's correction)."""
     import gradio as gr
 
     families.MODELS.on_load = _loading_notice
@@ -562,16 +669,18 @@ def build_combined_app(card: str | Path | None = None) -> Any:
         gr.Markdown(
             "## opinion-metrics: every keyword metric on one input\n"
             "Each family with its default options. Scores in parentheses are confidences (used by the "
-            "weighted metrics only), never sentiments. "
+            "weighted metrics only), never sentiments. Several systems: start each predictions line with "
+            "[its name]. "
             f"[Definitions and worked examples]({DEFINITIONS_URL})"
         )
         with gr.Tabs():
             with gr.Tab("all metrics"):
                 every = _combined_tab()
-            with gr.Tab("compare two systems"):
+            with gr.Tab("compare systems"):
                 paired = _comparison_tab()
         gr.Markdown(metric_card("opinion_metrics", card))
         for (compute, inputs, outputs, after), queue in ((every, "compare"), (paired, "compare_systems")):
             # the prefilled examples when the page loads, in the queue of their button
-            _follow(app.load(compute, inputs, outputs, api_visibility="private", concurrency_id=queue), after, outputs)
+            shown = outputs[:4] if queue == "compare_systems" else outputs
+            _follow(app.load(compute, inputs, shown, api_visibility="private", concurrency_id=queue), after, outputs)
     return app
