@@ -220,3 +220,53 @@ def test_diversity_names_the_repeats_and_the_aspect_score_has_no_per_example_exp
         explain("aspect_sentiment_score", [[1]], [[1]])
     with pytest.raises(ValueError, match="did you mean 'match'"):
         explain("keyword_prf", [["a"]], [["a"]], mach="exact")
+
+
+# --- the "why" views are complete (issue 30 item 4) ------------------------------------------
+
+
+def test_diversity_names_the_repeated_tokens_that_unique_token_ratio_counts():
+    from collections import Counter
+
+    from opinion_metrics import normalize_keyword
+
+    keywords = ["Star Wars", "star wars!", "space opera", "space", "the force"]
+    record = explain("keyword_diversity", [keywords])[0]
+    tokens = Counter(token for keyword in keywords for token in normalize_keyword(keyword).split())
+    assert record["repeated_tokens"] == [{"token": t, "count": n} for t, n in tokens.items() if n > 1]
+    assert record["repeated_tokens"] == [{"token": "star", "count": 2}, {"token": "wars", "count": 2},
+                                         {"token": "space", "count": 2}]  # fmt: skip
+    assert record["values"]["unique_token_ratio"] == pytest.approx(len(tokens) / sum(tokens.values()))
+    assert record["normalized"] == {k: normalize_keyword(k) for k in keywords if normalize_keyword(k) != k}
+
+
+def test_a_match_shows_the_normalized_forms_that_decided_it():
+    from opinion_metrics import normalize_keyword
+
+    record = explain("keyword_prf", [["Star Wars!", "pizza"]], [["star wars", "JEDI"]])[0]
+    assert normalize_keyword("Star Wars!") == "star wars" == normalize_keyword("star wars")
+    assert record["matches"] == [
+        {"prediction": "Star Wars!", "reference": "star wars", "prediction_normalized": "star wars"}
+    ]
+    assert record["unmatched_predictions"] == ["pizza"] and record["unmatched_references"] == ["JEDI"]
+    assert record["normalized"] == {"Star Wars!": "star wars", "JEDI": "jedi"}
+
+
+def test_the_semantic_explanation_names_the_gold_keywords_recall_misses_with_their_best_cosine():
+    pytest.importorskip("sentence_transformers")
+    from opinion_metrics.semantic import load_model
+
+    predictions, references = [["scary movie", "pizza"]], [["horror film", "family drama", "war"]]
+    record = explain("semantic_keyword_prf", predictions, references)[0]
+    model = load_model("sentence-transformers/all-MiniLM-L6-v2")
+    vectors = model.encode(["scary movie", "pizza", "horror film", "family drama", "war"], normalize_embeddings=True)
+    cosines = vectors[:2] @ vectors[2:].T  # predictions x gold keywords
+    reached = {j for j in range(3) if cosines[:, j].max() >= record["threshold"]}
+    assert reached == {0}  # only horror film: scary movie reaches it
+    unmatched = record["unmatched_references"]
+    assert [pair["reference"] for pair in unmatched] == ["family drama", "war"]
+    for pair, j in zip(unmatched, (1, 2)):
+        best = int(cosines[:, j].argmax())
+        assert pair["prediction"] == predictions[0][best]
+        assert pair["similarity"] == pytest.approx(float(cosines[best, j]), abs=1e-5)
+    assert record["values"]["semantic_recall"] == pytest.approx(1 / 3)

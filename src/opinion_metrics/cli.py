@@ -506,7 +506,7 @@ def per_example_records(evaluation: Evaluation, args: argparse.Namespace) -> Ite
 
 def _flat(value: Any) -> Any:
     """A detail as one CSV cell: pairs as "prediction -> gold (cosine)", keywords with their
-    sentiment, lists joined by "; "."""
+    sentiment, tokens with their count, keywords with their normalized form, lists joined by "; "."""
     if isinstance(value, list):
         return "; ".join(str(_flat(item)) for item in value)
     if isinstance(value, dict):
@@ -515,6 +515,9 @@ def _flat(value: Any) -> Any:
             return f"{value['prediction']} -> {value['reference']}" + (f" ({', '.join(extra)})" if extra else "")
         if "keyword" in value:
             return f"{value['keyword']} ({value['sentiment']:.4f})"
+        if "token" in value:
+            return f"{value['token']} x{value['count']}"
+        return "; ".join(f"{raw} -> {form}" for raw, form in value.items())  # keywords and their normalized forms
     if isinstance(value, (list, tuple)):
         return " = ".join(map(str, value))
     return value

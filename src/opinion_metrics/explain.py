@@ -9,6 +9,7 @@ made here, a matching of the size (and weight) that the metric counts.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,6 +21,12 @@ from .preparation import PreparedCorpus, Vocabulary, apply_top_k, cutoff_lengths
 from .presence import select_presence
 from .validation import check_top_k
 
+# How to read a sentiment of the sentiment family, and what VADER cannot see.
+SENTIMENT_SCALE = (
+    "Sentiments run from 0 (negative) through 0.5 (neutral) to 1 (positive). VADER scores words from a "
+    "lexicon of general English: short keywords without opinion words score 0.5, and it misses sarcasm, "
+    'negation over long spans and domain words ("dark", "slow" can be praise in a film review).'
+)
 # Options that shape a value but not its explanation (intervals) or that only the values take.
 _NOT_EXPLAINED = INTERVAL_OPTIONS | {RETURN_PER_EXAMPLE.name}
 
@@ -77,12 +84,20 @@ def _lexical(family: str, corpus: PreparedCorpus, options: dict[str, Any]) -> li
             pairs = maximum_matching_pairs(example, order)
         else:
             pairs = [(i, j) for i, js in enumerate(example) for j in js]
+        forms = _forms(corpus, index, cut)
         record: dict[str, Any] = {
             "predictions": list(predicted),
             "references": list(gold),
             "matches": [{"prediction": predicted[i], "reference": gold[j]} for i, j in pairs],
         }
+        for match, (i, j) in zip(record["matches"], pairs):
+            _add_forms(match, forms, i, j)
         matched = sorted({i for i, _ in pairs})
+        record["unmatched_predictions"] = [keyword for i, keyword in enumerate(predicted) if i not in set(matched)]
+        record["unmatched_references"] = [keyword for j, keyword in enumerate(gold) if j not in {j for _, j in pairs}]
+        if forms[0] or forms[1]:  # each keyword as written, with the form that was compared
+            record["normalized"] = {**{predicted[i]: form for i, form in forms[0].items()},
+                                    **{gold[j]: form for j, form in forms[1].items()}}  # fmt: skip
         record["matched_predictions"] = len(matched)
         record["matched_references"] = len({j for _, j in pairs})
         if scores is not None:
@@ -92,6 +107,26 @@ def _lexical(family: str, corpus: PreparedCorpus, options: dict[str, Any]) -> li
             record["matched_score"] = math.fsum(scores[i] for i in matched)
         records.append(record)
     return records
+
+
+def _forms(corpus: PreparedCorpus, index: int, cut: int | None = None) -> tuple[dict[int, str], dict[int, str]]:
+    """The normalized form of each kept prediction (up to `cut`) and gold keyword of example
+    `index` where it differs from the keyword as written: what decided the match."""
+    found: tuple[dict[int, str], dict[int, str]] = ({}, {})
+    for side, forms in zip((corpus.predictions, corpus.references), found):
+        ids, originals = side.ids[index], side.originals[index]
+        limit = cut if side is corpus.predictions else None
+        for position, (keyword_id, raw) in enumerate(list(zip(ids, originals))[:limit]):
+            if corpus.strings[keyword_id] != raw:
+                forms[position] = corpus.strings[keyword_id]
+    return found
+
+
+def _add_forms(match: dict[str, Any], forms: tuple[dict[int, str], dict[int, str]], i: int, j: int) -> None:
+    if i in forms[0]:
+        match["prediction_normalized"] = forms[0][i]
+    if j in forms[1]:
+        match["reference_normalized"] = forms[1][j]
 
 
 def _pair(prediction: str, reference: str, similarity: float) -> dict[str, Any]:
@@ -137,7 +172,12 @@ def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str,
             pairs = [(i, int(np.argmax(similarity[i]))) for i in range(len(above)) if above[i]]
         record["matches"] = [_pair(predicted[i], gold[j], similarity[i, j]) for i, j in pairs]
         record["matched_predictions"] = len(pairs)
-        record["matched_references"] = len(pairs) if one_to_one else int((similarity >= threshold).any(axis=0).sum())
+        reached = {j for _, j in pairs} if one_to_one else set(np.flatnonzero((similarity >= threshold).any(axis=0)))
+        record["matched_references"] = len(reached)
+        # what recall misses: each gold keyword no prediction reached, with its closest prediction and cosine
+        record["unmatched_references"] = [
+            pair for j, pair in enumerate(record["closest_predictions"]) if j not in reached
+        ]
         records.append(record)
     return records
 
@@ -188,7 +228,14 @@ def _diversity(predictions: Any, options: dict[str, Any]) -> list[dict[str, Any]
             if keyword_id is not None and keyword_id >= 0:
                 forms.setdefault(keyword_id, []).append(keyword)
         repeated = [written for written in forms.values() if len(written) > 1]
-        records.append({"predictions": list(keywords), "repeated": repeated})
+        # unique_token_ratio counts the white-space tokens of the normalized keywords, repeats included
+        counts = Counter(token for keyword_id, written in forms.items() for _ in written
+                         for token in vocabulary.strings[keyword_id].split())  # fmt: skip
+        tokens = [{"token": token, "count": count} for token, count in counts.items() if count > 1]
+        normalized = {raw: vocabulary.strings[i] for i, written in forms.items() for raw in written
+                      if vocabulary.strings[i] != raw}  # fmt: skip
+        record = {"predictions": list(keywords), "repeated": repeated, "repeated_tokens": tokens}
+        records.append({**record, "normalized": normalized} if normalized else record)
     return records
 
 
@@ -207,12 +254,19 @@ def explain(
 
     - keyword_prf, weighted_keyword_prf: the kept `predictions` and `references` (after
       presence and top_k), the `matches` (prediction -> gold keyword; with its `score` for the
-      weighted family), `matched_predictions`, `matched_references` (`matched_score`);
-    - semantic_keyword_prf: the cosine of each matched pair, the `threshold`, and for each
+      weighted family, and the normalized forms that matched where they differ from the keywords
+      as written: `prediction_normalized`, `reference_normalized`), `matched_predictions`,
+      `matched_references` (`matched_score`), `unmatched_predictions`, `unmatched_references`;
+    - semantic_keyword_prf: the cosine of each matched pair, the `threshold`, for each
       prediction (gold keyword) its most similar gold keyword (prediction) with their cosine
-      (`closest_references`, `closest_predictions`: what the soft scores average);
-    - sentiment_appropriateness: each keyword's sentiment, their means and the review's;
-    - keyword_diversity: the keywords written differently that normalize alike (`repeated`).
+      (`closest_references`, `closest_predictions`: what the soft scores average), and the gold
+      keywords no prediction reached with their closest one (`unmatched_references`: what
+      recall misses);
+    - sentiment_appropriateness: each keyword's sentiment, their means and the review's
+      (0 negative, 0.5 neutral, 1 positive: `SENTIMENT_SCALE`);
+    - keyword_diversity: the keywords written differently that normalize alike (`repeated`),
+      the tokens used more than once (`repeated_tokens`: what lowers unique_token_ratio) and
+      each keyword's normalized form where it differs (`normalized`).
 
     `options` are the family's options (as its function takes them); `prediction_sentiments`
     the sentiment family's optional input. `per_example`: the family's `per_example` on the

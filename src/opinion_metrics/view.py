@@ -320,6 +320,10 @@ def legend(family: str, keys: Sequence[str], width: int | None = None) -> list[s
             direction = "higher is better" if output.higher_is_better else "lower is better"
             text = f"  {key.ljust(size)}  {output.range}, {direction}: {output.meaning}"
             lines += wrapped(text, width, " " * (size + 4))
+    if family == "sentiment_appropriateness":
+        from .explain import SENTIMENT_SCALE
+
+        lines += wrapped("  " + SENTIMENT_SCALE, width, "  ")
     return lines
 
 

@@ -455,11 +455,17 @@ def _against_baseline(
     return {system: {name: by_key} for system, by_key in found.items()}, frame, "\n".join(f"- {note}" for note in notes)
 
 
+def _written(keyword: str, normalized: str | None) -> str:
+    """A keyword as written, and the form that was compared where normalization changed it."""
+    return keyword if normalized is None else f"{keyword} [{normalized}]"
+
+
 def _pairs(matches: list[dict[str, Any]], detail: str = "") -> str:
     shown = []
     for match in matches:
         extra = f" ({match[detail]:.4f})" if detail in match else ""
-        shown.append(f"{match['prediction']} → {match['reference']}{extra}")
+        prediction = _written(match["prediction"], match.get("prediction_normalized"))
+        shown.append(f"{prediction} → {_written(match['reference'], match.get('reference_normalized'))}{extra}")
     return "; ".join(shown) or "none"
 
 
@@ -504,10 +510,10 @@ def explanation_table(name: str, data: dict[str, Any], options: dict[str, Any], 
             _pairs(r["matches"], "score") for r in records
         ]
         frame["unmatched predictions"] = [
-            "; ".join(p for p in r["predictions"] if p not in {m["prediction"] for m in r["matches"]}) for r in records
+            "; ".join(_written(p, r.get("normalized", {}).get(p)) for p in r["unmatched_predictions"]) for r in records
         ]
         frame["unmatched gold keywords"] = [
-            "; ".join(g for g in r["references"] if g not in {m["reference"] for m in r["matches"]}) for r in records
+            "; ".join(_written(g, r.get("normalized", {}).get(g)) for g in r["unmatched_references"]) for r in records
         ]
     elif name == "semantic_keyword_prf":
         threshold = records[0]["threshold"] if records else library.get("threshold")
@@ -518,16 +524,28 @@ def explanation_table(name: str, data: dict[str, Any], options: dict[str, Any], 
             closest.append(
                 _pairs([p for p in record["closest_references"] if p["prediction"] not in matched], "similarity")
             )
-        frame[f"unmatched: closest gold keyword (cosine < {threshold:g})"] = closest
+        frame[f"unmatched predictions: closest gold keyword (cosine < {threshold:g})"] = closest
+        frame["unmatched gold keywords (what recall misses): closest prediction"] = [
+            "; ".join(
+                f"{p['reference']} ← {p['prediction']} ({p['similarity']:.4f})" for p in r["unmatched_references"]
+            )
+            or "none"
+            for r in records
+        ]
     elif name == "sentiment_appropriateness":
-        frame["predicted keywords (sentiment)"] = [_sentiments(r["predictions"]) for r in records]
+        frame["predicted keywords (sentiment: 0 negative, 0.5 neutral, 1 positive)"] = [
+            _sentiments(r["predictions"]) for r in records
+        ]
         frame["their mean"] = [_number(r["prediction_sentiment"]) for r in records]
         frame["gold keywords (sentiment)"] = [_sentiments(r["references"]) for r in records]
         frame["gold mean"] = [_number(r["reference_sentiment"]) for r in records]
         frame["review sentiment"] = [_number(r["text_sentiment"]) for r in records]
     else:
-        frame["written differently, normalized alike (repeats)"] = [
+        frame["repeated keywords (written differently, normalized alike)"] = [
             "; ".join(" = ".join(group) for group in r["repeated"]) or "none" for r in records
+        ]
+        frame["repeated tokens (what lowers unique_token_ratio)"] = [
+            "; ".join(f"{item['token']} ×{item['count']}" for item in r["repeated_tokens"]) or "none" for r in records
         ]
     return frame
 

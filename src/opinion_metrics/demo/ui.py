@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import DEFINITIONS_URL
+from ..explain import SENTIMENT_SCALE
 from . import families
 from .families import (
     COMBINED,
@@ -330,10 +331,12 @@ def _error_shown(slot: str, count: int, selectors: int = 0) -> Callable[..., Any
 _WHY_WIDTHS = {
     "keyword_prf": ["6%", "40%", "24%", "30%"],
     "weighted_keyword_prf": ["6%", "40%", "24%", "30%"],
-    "semantic_keyword_prf": ["6%", "34%", "30%", "30%"],
+    "semantic_keyword_prf": ["6%", "32%", "31%", "31%"],
     "sentiment_appropriateness": ["6%", "28%", "10%", "28%", "12%", "16%"],
     "keyword_diversity": ["6%", "47%", "47%"],
 }
+# Under a family's explanation: how to read it.
+_WHY_NOTES = {"sentiment_appropriateness": SENTIMENT_SCALE}
 
 
 def _follow(event: Any, after: Callable[..., Any], outputs: Sequence[Any]) -> None:
@@ -453,6 +456,8 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
                     column_widths=_WHY_WIDTHS[name],
                 )
             ]
+            if name in _WHY_NOTES:
+                gr.Markdown(_WHY_NOTES[name])
         gr.Markdown(metric_card(name, card))
 
         extra_name = next((box for box in family.inputs if box in ("texts", "aspects")), None)
