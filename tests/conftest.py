@@ -98,7 +98,7 @@ def space_results(result, system=None):
     column = 1 if system is None else names.index(system)
     found = {}
     for row in rows:
-        name = re.split(r"[\u00a0 ][↑↓]", row[0].split("<br>")[0])[0]
+        name = re.split(r"[\u00a0 ][↑↓]", row[0].split("<br>")[0])[0].replace("\u00a0", " ")
         if name == "examples":
             continue
         lines = str(row[column]).replace("**", "").split("<br>")

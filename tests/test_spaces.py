@@ -292,14 +292,14 @@ def test_each_space_in_headless_chromium_explains_itself(browser, name, tmp_path
         # Intervals on: a [low, high] next to each value.
         page.get_by_label("confidence intervals (95%)").first.check()
         button.click()
-        expect(results).to_contain_text(re.compile(r"\[-?\d\.\d{4}, -?\d\.\d{4}\]"), timeout=120_000)
+        expect(results).to_contain_text(re.compile(r"\[-?\d\.\d{4},\s-?\d\.\d{4}\]"), timeout=120_000)
         page.wait_for_timeout(1000)  # let the updated outputs fade in before the screenshot
         page.screenshot(path=str(tmp_path / f"{name}-intervals.png"))
-        if combined:  # the two-system comparison tab, prefilled with a clearly better B
-            page.get_by_role("tab", name="compare two systems").click()
+        if combined:  # the comparison tab, prefilled with three systems, B clearly better than A
+            page.get_by_role("tab", name="compare systems").click()
             page.get_by_role("button", name="Compare", exact=True).click()
-            expect(page.get_by_text("Compared on 8 examples")).to_be_visible(timeout=120_000)
-            comparison = page.locator("div.table-wrap").filter(has_text="p_value")
+            expect(page.get_by_text("A against B, C, 8 examples")).to_be_visible(timeout=120_000)
+            comparison = page.locator("div.table-wrap").filter(has_text="p (Holm)")
             expect(comparison).to_contain_text("yes")
             page.evaluate("window.scrollTo(0, 0)")
             page.wait_for_timeout(1000)
@@ -340,7 +340,7 @@ def test_a_click_while_a_computation_runs_is_computed_after_it_not_dropped(brows
         page.get_by_label("confidence intervals (95%)").first.check()
         button.click()
         results = page.locator("div.table-wrap").first
-        expect(results).to_contain_text(re.compile(r"\[-?\d\.\d{4}, -?\d\.\d{4}\]"), timeout=60_000)
+        expect(results).to_contain_text(re.compile(r"\[-?\d\.\d{4},\s-?\d\.\d{4}\]"), timeout=60_000)
     finally:
         page.close()
         app.close()

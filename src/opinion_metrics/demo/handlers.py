@@ -106,7 +106,7 @@ def _metric(block: Block, column: Any, family: str | None = None) -> str:
     name = f"{block.title.split(': ', 1)[1]}: {column.name}" if ": " in block.title else column.name
     arrow = MARKS.higher if column.higher_is_better else MARKS.lower
     direction = "higher is better" if column.higher_is_better else "lower is better"
-    prefix = f"{family}: " if family else ""
+    prefix = f"{family}:{_NBSP}" if family else ""  # one line: the combined table is full-width
     return f"{prefix}{name}{_NBSP}{arrow}<br><small>{column.meaning} ({column.range}, {direction})</small>"
 
 
@@ -142,15 +142,17 @@ def results_frame(
 
 
 def frame_widths(frame: Any) -> list[str]:
-    """Column widths in pixels from each column's longest line (a cell's lines split at <br>,
-    its small print left to wrap): no header or value is ever cut."""
+    """Column widths in pixels from each column's longest unbreakable run of text (a line of a
+    cell split at <br>, its words at spaces; intervals and marks are held together by no-break
+    spaces; small print wraps): no header or value is ever cut, and no column wider than needed."""
     widths = []
-    for index, column in enumerate(frame.columns):
-        longest = len(str(column))
-        for value in frame[column]:
-            lines = re.sub(r"<small>.*?</small>", "", str(value)).replace("**", "").split("<br>")
-            longest = max(longest, *(len(line) for line in lines))
-        widths.append(f"{8 * longest + 32 + 40 * (index == 0)}px")
+    for column in frame.columns:
+        longest = 0
+        for text in [str(column), *map(str, frame[column])]:
+            text = re.sub(r"<small>.*?</small>", "", text).replace("**", "")
+            words = [word for line in text.split("<br>") for word in line.split(" ")]
+            longest = max(longest, *(len(word) for word in words))
+        widths.append(f"{round(7.6 * longest) + 36}px")
     return widths
 
 

@@ -616,7 +616,9 @@ def _comparison_tab() -> tuple[Any, ...]:
                 )
                 level = gr.Dropdown(list(LEVELS), value=INTERVAL_LEVEL, label="confidence level")
             button = gr.Button("Compare", variant="primary")
-            with gr.Accordion(f"or upload: one file with a model column, or two files ({UPLOAD_LIMITS})", open=False):
+            with gr.Accordion(
+                f"or upload: one file with a model column, or a file per system ({UPLOAD_LIMITS})", open=False
+            ):
                 upload = gr.File(
                     label=f"CSV / TSV / JSONL / JSON / Parquet, optionally .gz ({UPLOAD_LIMITS}): predictions "
                     "(scores for the weighted family), references, texts; replaces the text boxes",
