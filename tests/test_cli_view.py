@@ -87,6 +87,7 @@ def test_the_table_marks_the_best_value_and_the_direction_of_each_metric(tmp_pat
             assert cell == f"{values[system][key]:.4f}" + ("*" if round(values[system][key], 4) == best else "")
     assert lines[6] == "↑ higher is better · * best in its column"
     assert lines[7] == "examples per model: 8"
+    assert "· top_k M ·" in " ".join(lines[8:10])  # as the Spaces write it (M: all predictions)
 
 
 def test_the_aspect_family_gets_one_block_per_aspect(tmp_path, capsys, monkeypatch):

@@ -1222,6 +1222,8 @@ def test_the_comparison_tab_gives_compare_systems_values_with_holm_over_the_syst
     assert status.startswith(
         "Compared on the text boxes: 3 systems named [like this]: A against B, C, 8 examples paired by position"
     )
+    assert status.endswith(f"({'keyword_prf'}, {method} test, 1,000 resamples, seed 0)")  # no internal names
+    assert "None" not in status and "not given" not in status
     assert result["headers"] == [
         "system", "metric", "A", "value", "difference", "95% interval", "p", "p (Holm)", "significant"
     ]  # fmt: skip
