@@ -328,6 +328,26 @@ def test_the_movie_files_columns_side_by_side_are_systems_with_a_baseline(tmp_pa
     assert "60 pairs" in outcome.notes and "Holm's correction for the 2 systems compared with base" in outcome.notes
 
 
+def test_the_movie_files_without_gold_say_where_gold_comes_from():
+    import gradio
+    from conftest import MOVIE_REVIEWS, require_shared
+
+    upload = str(require_shared(MOVIE_REVIEWS) / "SW_Episode4.jsonl.gz")
+    with pytest.raises(gradio.Error) as raised:
+        run("keyword_prf", "", "", "", upload, *_defaults("keyword_prf"))
+    message = raised.value.message
+    assert message.startswith("no column of gold keywords in SW_Episode4.jsonl.gz: looked for references, gold")
+    assert "`keywords_base`" in message and "`predictions`" not in message  # the file's own columns only
+    assert "joined by the CLI: --gold FILE" in message
+
+
+def test_the_differences_plot_is_drawn_on_the_differences_own_scale():
+    from opinion_metrics.demo.plots import plot_differences
+
+    axes = plot_differences([("keyword_prf", "recall", 0.001)], [(0.0005, 0.002)]).axes[0]
+    assert axes.get_xlim() == pytest.approx((-0.0026, 0.0026))  # a difference of 0.001 is visible
+
+
 def test_plots_say_where_lower_is_better():
     from opinion_metrics.demo.plots import plot_differences, plot_systems
 

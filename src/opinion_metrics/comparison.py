@@ -346,7 +346,8 @@ def report_notes(
             if row.smallest_p_value > 0
             else f"p below {1 / n_resamples:.2g} shows as <{1 / n_resamples:.2g}"
         )
-        notes.append(f"{system} vs {baseline}: {row.pairs:,} pairs, {row.differing:,} answered differently; {floor}")
+        answered = f"{row.differing:,} answered differently (other keywords, order or scores)"
+        notes.append(f"{system} vs {baseline}: {row.pairs:,} pairs, {answered}; {floor}")
         if row.pairs < MIN_PAIRS:
             notes.append(
                 f"warning: {system} vs {baseline} has only {row.pairs} pairs, too few for a reliable comparison "

@@ -223,7 +223,8 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
         if "model" not in options and _semantic_installed():
             options["model"] = DEFAULT_MODEL
         return {"predictions": predictions, "options": options}
-    references = _take(_column(table, args.references, "--references"), rows)
+    hint = "--references" if args.gold else "--references, or join a file of gold lists with --gold FILE"
+    references = _take(_column(table, args.references, hint), rows)
     scores = None  # only the weighted family reads scores (pooling checks them)
     if family == "weighted_keyword_prf":
         if score_column not in table.columns:

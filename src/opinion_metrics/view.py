@@ -230,7 +230,8 @@ def wrapped_items(prefix: str, items: Sequence[str], width: int | None, separato
     lines = [prefix + (items[0] if items else "")]
     for item in items[1:]:
         if width is not None and len(lines[-1]) + len(separator) + len(item) > width:
-            lines.append("  " + item)
+            lead = separator.lstrip() if separator.strip() == "·" else ""  # no two options read as one
+            lines.append("  " + lead + item)
         else:
             lines[-1] += separator + item
     return lines

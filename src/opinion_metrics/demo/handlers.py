@@ -224,10 +224,12 @@ def _read_systems(
         found = [read_systems(name, inputs, "", "", extra, table, given, prefix) for table in tables]
     except ValueError as problem:
         raise _fail(problem) from None
-    return _merged(found, [Path(path) for path in paths])
+    return _merged(
+        found, [Path(path) for path in paths], bool((predictions or "").strip() or (references or "").strip())
+    )
 
 
-def _merged(files: Sequence[Systems], paths: Sequence[Path]) -> Systems:
+def _merged(files: Sequence[Systems], paths: Sequence[Path], typed_boxes: bool = False) -> Systems:
     """The systems of several files as one: a file of one system named by its system column (or
     its file name); the files pair their examples by the same id column, else by position."""
     ids = {systems.paired_by for systems in files}
@@ -246,7 +248,8 @@ def _merged(files: Sequence[Systems], paths: Sequence[Path]) -> Systems:
                 named = f"{path.stem}/{named}"
             inputs[named], parts[named] = found, part
     files_named = ", ".join(f"`{path.name}`" for path in paths)
-    described = f"the uploaded files {files_named}: {len(inputs)} systems"
+    typed = " (the text boxes are not used while files are uploaded)" if typed_boxes else ""
+    described = f"the uploaded files {files_named}{typed}: {len(inputs)} systems"
     return Systems(inputs, parts, described, "", files[0].paired_by)
 
 

@@ -518,6 +518,17 @@ def _file_systems(
         if column != "none" and "*" not in column and column not in upload.columns:
             raise ValueError(f"no column `{column}` for {role} in the file (found: {_code(upload.columns) or 'none'})")
     roles = {role: found[role] for role in ("predictions", "references", "scores", "texts") if found[role]}
+    from ..columns import NAMES, WHAT
+
+    for role in ("predictions", "references"):
+        if role in inputs and "aspects" not in inputs and found[role] is None:
+            join = " (gold lists in a file of their own, one per movie, are joined by the CLI: --gold FILE)"
+            raise ValueError(
+                f"no column of {WHAT[role]} in {upload.path.name}: looked for {', '.join(NAMES[role])}"
+                f"{' and patterns such as keywords_*' if role == 'predictions' else ''} (found: "
+                f"{_code(upload.columns) or 'none'}); name it under 'columns of the file'"
+                f"{join if role == 'references' else ''}"
+            )
     parts: dict[str, Table]
     pattern = found["predictions"] if found["predictions"] and "*" in found["predictions"] else None
     if pattern and "aspects" not in inputs:

@@ -205,7 +205,8 @@ def plot_differences(rows: Sequence[tuple[str, str, float]], intervals: Sequence
     labels = [f"{metric} (lower is better)" if flag else metric for (_, metric, _), flag in zip(rows, lower)]
     axes.set_yticks(positions, labels, fontsize=8)
     axes.invert_yaxis()
-    axes.set_xlim(-1.15, 1.15)
+    reach = max([abs(bound) for interval in intervals for bound in interval] + [abs(value) for value in values])
+    axes.set_xlim(-1.3 * (reach or 1.0), 1.3 * (reach or 1.0))  # the differences' own scale, 0 in the middle
     axes.set_xlabel("difference from the baseline (error bar: its interval)")
     return figure
 
