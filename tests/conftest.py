@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -111,3 +112,40 @@ def space_results(result, system=None):
 def space_values(result, system=None):
     """{metric: value} of `space_results`."""
     return {name: value for name, (value, _) in space_results(result, system).items()}
+
+
+# --- the Spaces in headless Chromium ---------------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+VIEWPORT = {"width": 1400, "height": 1000}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright (skipped where it is not installed; CI installs it)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail("CI installs Debian's chromium; /usr/bin/chromium is missing")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )  # fmt: skip
+        yield browser
+        browser.close()
+
+
+def launch_space(app) -> str:
+    """Launch a Space's app on a free local port; its URL."""
+    _, url, _ = app.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    return url
+
+
+def keep_screenshots(shots: Path) -> None:
+    """Copy the screenshots of `shots` to $OPINION_METRICS_SCREENSHOTS when it is set."""
+    if os.environ.get("OPINION_METRICS_SCREENSHOTS"):
+        for shot in shots.glob("*.png"):
+            shutil.copy(shot, os.environ["OPINION_METRICS_SCREENSHOTS"])

@@ -8,10 +8,9 @@ import re
 import shutil
 import sys
 import time
-from pathlib import Path
 
 import pytest
-from conftest import REPO, space_results, space_values
+from conftest import REPO, VIEWPORT, space_results, space_values
 from packaging.version import Version
 
 gradio = pytest.importorskip("gradio")
@@ -215,34 +214,6 @@ def test_combined_app_shows_every_keyword_family(clients):
     }
     f1 = values["keyword_prf", "f1"]
     assert f1 == round(keyword_prf([["great acting", "moving story"]], [["masterpiece", "moving story"]])["f1"], 4)
-
-
-CHROMIUM = Path("/usr/bin/chromium")
-VIEWPORT = {"width": 1400, "height": 1000}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail("CI installs Debian's chromium; /usr/bin/chromium is missing")
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=[
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        yield browser
-        browser.close()
 
 
 @pytest.mark.slow

@@ -7,36 +7,17 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import MOVIE_REVIEWS, require_shared
+from conftest import MOVIE_REVIEWS, VIEWPORT, keep_screenshots, launch_space, require_shared
 
 pytest.importorskip("gradio")
 
 from opinion_metrics.demo import build_app, build_combined_app  # noqa: E402
 
-CHROMIUM = Path("/usr/bin/chromium")
-VIEWPORT = {"width": 1400, "height": 1000}
 SYSTEMS = {"base": "tfidf", "sentiment": "yake", "metadata": "keybert"}  # the data's models, renamed
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail("CI installs Debian's chromium; /usr/bin/chromium is missing")
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
-        )
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -57,17 +38,6 @@ def three_systems(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("three") / "three_systems.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
-
-
-def _launch(app) -> str:
-    _, url, _ = app.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
-    return url
-
-
-def _keep(shots: Path) -> None:
-    if os.environ.get("OPINION_METRICS_SCREENSHOTS"):
-        for shot in shots.glob("*.png"):
-            shutil.copy(shot, os.environ["OPINION_METRICS_SCREENSHOTS"])
 
 
 # The cells (headers included) whose text is wider than the cell shows, or broken inside a word.
@@ -91,7 +61,7 @@ def test_three_systems_with_intervals_and_a_baseline_read_whole_in_chromium(brow
     app = build_app(name)
     page = browser.new_page(viewport=VIEWPORT)
     try:
-        page.goto(_launch(app))
+        page.goto(launch_space(app))
         status = page.locator('[data-testid="markdown"].om-status')
         expect(status).to_contain_text("Computed on the text boxes", timeout=60_000)
         page.get_by_label("confidence intervals (95%)").first.check()
@@ -124,7 +94,7 @@ def test_three_systems_with_intervals_and_a_baseline_read_whole_in_chromium(brow
     finally:
         page.close()
         app.close()
-    _keep(tmp_path)
+    keep_screenshots(tmp_path)
 
 
 @pytest.mark.slow
@@ -134,7 +104,7 @@ def test_the_aspect_space_scores_typed_systems_one_block_per_aspect(browser, tmp
     app = build_app("aspect_sentiment_score")
     page = browser.new_page(viewport=VIEWPORT)
     try:
-        page.goto(_launch(app))
+        page.goto(launch_space(app))
         status = page.locator('[data-testid="markdown"].om-status')
         expect(status).to_contain_text("Computed on the text boxes", timeout=60_000)
         typed = [f"[{system}] {line}" for system, lines in (("A", ["0, 4, 0, 5, 0, 0", "3, 0, 0, 4, 2, 0"]),
@@ -154,7 +124,7 @@ def test_the_aspect_space_scores_typed_systems_one_block_per_aspect(browser, tmp
     finally:
         page.close()
         app.close()
-    _keep(tmp_path)
+    keep_screenshots(tmp_path)
 
 
 @pytest.mark.slow
@@ -164,7 +134,7 @@ def test_an_error_stays_in_the_status_line_with_no_toast_over_it(browser, tmp_pa
     app = build_app("keyword_prf")
     page = browser.new_page(viewport=VIEWPORT)
     try:
-        page.goto(_launch(app))
+        page.goto(launch_space(app))
         status = page.locator('[data-testid="markdown"].om-status')
         expect(status).to_contain_text("Computed on the text boxes", timeout=60_000)
         page.get_by_label("predictions").fill("[tfidf] satire\nsatire")  # a line without its system
@@ -178,7 +148,7 @@ def test_an_error_stays_in_the_status_line_with_no_toast_over_it(browser, tmp_pa
     finally:
         page.close()
         app.close()
-    _keep(tmp_path)
+    keep_screenshots(tmp_path)
 
 
 @pytest.mark.slow
@@ -192,7 +162,7 @@ def test_the_combined_space_shows_three_typed_systems_and_compares_them_with_a_b
     app = build_combined_app()
     page = browser.new_page(viewport=VIEWPORT)
     try:
-        page.goto(_launch(app))
+        page.goto(launch_space(app))
         status = page.locator('[data-testid="markdown"].om-status').first
         expect(status).to_contain_text("Computed on the text boxes", timeout=120_000)
         page.get_by_label("predictions").first.fill(_SYSTEMS)
@@ -220,4 +190,4 @@ def test_the_combined_space_shows_three_typed_systems_and_compares_them_with_a_b
     finally:
         page.close()
         app.close()
-    _keep(tmp_path)
+    keep_screenshots(tmp_path)

@@ -5,13 +5,11 @@ screenshots (kept in $OPINION_METRICS_SCREENSHOTS when set)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import space_values
+from conftest import VIEWPORT, keep_screenshots, launch_space, space_values
 
 from opinion_metrics import compare_systems, keyword_prf, weighted_keyword_prf
 from opinion_metrics.demo import FAMILIES, build_app, build_combined_app, compare_systems_tab, run, ui
@@ -370,35 +368,7 @@ def test_the_comparison_tab_refuses_a_file_without_two_systems(tmp_path):
 
 # --- in Chromium ------------------------------------------------------------------------
 
-CHROMIUM = Path("/usr/bin/chromium")
-VIEWPORT = {"width": 1400, "height": 1000}
 FOUR_DECIMALS = re.compile(r"^-?\d\.\d{4}$")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail("CI installs Debian's chromium; /usr/bin/chromium is missing")
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
-        )
-        yield browser
-        browser.close()
-
-
-def _launch(app) -> str:
-    _, url, _ = app.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
-    return url
-
-
-def _keep(shots: Path) -> None:
-    if os.environ.get("OPINION_METRICS_SCREENSHOTS"):
-        for shot in shots.glob("*.png"):
-            shutil.copy(shot, os.environ["OPINION_METRICS_SCREENSHOTS"])
 
 
 def _unbroken(locator) -> bool:
@@ -442,7 +412,7 @@ def test_each_space_opens_with_its_example_computed_and_readable(browser, name, 
     app = build_combined_app() if combined else build_app(name)
     page = browser.new_page(viewport=VIEWPORT)
     try:
-        page.goto(_launch(app))
+        page.goto(launch_space(app))
         # no click: the example is computed when the page loads
         expect(page.get_by_text("Computed on the text boxes").first).to_be_visible(timeout=120_000)
         expect(page.get_by_text(re.compile(r"\d+ examples? · "))).to_be_visible()
@@ -474,7 +444,7 @@ def test_each_space_opens_with_its_example_computed_and_readable(browser, name, 
     finally:
         page.close()
         app.close()
-    _keep(tmp_path)
+    keep_screenshots(tmp_path)
 
 
 @pytest.mark.slow
@@ -484,7 +454,7 @@ def test_an_error_stays_in_the_status_line_and_two_systems_get_a_column_each_and
     app = build_app("keyword_prf")
     page = browser.new_page(viewport=VIEWPORT)
     try:
-        page.goto(_launch(app))
+        page.goto(launch_space(app))
         expect(page.get_by_text("Computed on the text boxes")).to_be_visible(timeout=60_000)
         why = page.locator("div.table-wrap").nth(2)
         expect(why).to_contain_text("social satire → satire; dark comedy → comedy")
@@ -519,4 +489,4 @@ def test_an_error_stays_in_the_status_line_and_two_systems_get_a_column_each_and
     finally:
         page.close()
         app.close()
-    _keep(tmp_path)
+    keep_screenshots(tmp_path)

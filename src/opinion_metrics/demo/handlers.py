@@ -364,20 +364,14 @@ def _paired(systems: Systems, baseline: str, system: str) -> tuple[dict[str, Any
             f"cannot compare system {system!r} with {baseline!r}: {count_a} and {count_b} examples; "
             f"{pairing(column, 'system')}"
         )
-    texts_a, texts_b = base.get("texts"), other.get("texts")
-    if texts_a and texts_b and texts_a != texts_b:
-        index = next(i for i, (x, y) in enumerate(zip(texts_a, texts_b)) if x != y)
-        raise ValueError(
-            f"cannot compare system {system!r} with {baseline!r}: their texts differ at their example "
-            f"{index + 1}; the examples must be the same ({pairing(column, 'system')})"
-        )
-    gold_a, gold_b = base.get("references"), other.get("references")
-    if gold_a is not None and gold_b is not None and gold_a != gold_b:
-        index = next(i for i, (x, y) in enumerate(zip(gold_a, gold_b)) if x != y)
-        raise ValueError(
-            f"cannot compare system {system!r} with {baseline!r}: their references differ at their example "
-            f"{index + 1}; the examples must be the same ({pairing(column, 'system')})"
-        )
+    for side in ("texts", "references"):  # the same examples: the same reviews and gold keywords
+        found_a, found_b = base.get(side), other.get(side)
+        if found_a and found_b and found_a != found_b:
+            index = next(i for i, (x, y) in enumerate(zip(found_a, found_b)) if x != y)
+            raise ValueError(
+                f"cannot compare system {system!r} with {baseline!r}: their {side} differ at their example "
+                f"{index + 1}; the examples must be the same ({pairing(column, 'system')})"
+            )
     return base, other
 
 
