@@ -209,8 +209,9 @@ def test_spaces_upload_shows_the_error_in_the_ui(family, inputs, options, messag
     with pytest.raises(gradio.Error) as error:
         demo.run(family, "", "", "", str(path), *defaults)
     text = error.value.message
-    if not inputs["predictions"]:  # an empty file
-        assert "the file needs a" in text
+    if not inputs["predictions"]:  # an empty file: no column at all
+        assert text.startswith(("no column of predicted keywords in upload.jsonl", "the file needs a"))
+        assert "(found: none)" in text
     else:
         assert all(mention in text for mention in mentions)
 
