@@ -673,3 +673,19 @@ def test_sentiment_runs_one_vader_per_engine_worker_with_a_process_cache(monkeyp
     monkeypatch.setattr(sentiment, "vader_sentiment", lambda mapping: unavailable)
     again = sentiment.sentiment_appropriateness([["boring"], ["great"]], texts=texts[::-1], workers=1)
     assert again["sas_from_text"] == first["sas_from_text"]
+
+
+def test_model_actors_leave_a_cpu_for_reading():
+    """The embedding stage: one actor per GPU where the cluster has GPUs; else CPU actors
+    sharing every CPU but one (for their torch threads), never all of them."""
+    pytest.importorskip("pyarrow")
+    from opinion_metrics.ray import model_actors
+
+    assert model_actors({"CPU": 2.0}, None, None) == (1, 0, 1)
+    assert model_actors({"CPU": 16.0}, None, None) == (1, 0, 15)
+    assert model_actors({"CPU": 16.0}, 4, None) == (4, 0, 3)
+    assert model_actors({"CPU": 2.0}, 3, None) == (1, 0, 1)
+    assert model_actors({"CPU": 1.0}, None, None) == (1, 0, 0)
+    assert model_actors({"CPU": 16.0, "GPU": 4.0}, None, None) == (4, 1, 1)
+    assert model_actors({"CPU": 16.0, "GPU": 4.0}, None, 0.5) == (8, 0.5, 1)
+    assert model_actors({"CPU": 16.0, "GPU": 4.0}, 2, None) == (2, 1, 1)

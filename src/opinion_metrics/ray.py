@@ -173,6 +173,23 @@ def _vocabulary_table(*tables: Any) -> Any:
     return vector_table(tables)
 
 
+def model_actors(
+    resources: dict[str, float], model_workers: int | None, num_gpus: float | None
+) -> tuple[int, float, float]:
+    """(actors, GPUs each, CPUs each) of the embedding stage on a cluster of `resources`: one
+    actor per GPU where there are GPUs (one CPU each); else CPU actors sharing every CPU but
+    one, which reading and the vocabulary's tasks need (a pool holding every CPU starves
+    them: Ray Data starts the pool first); on a single CPU the actor reserves none."""
+    gpus, cpus = float(resources.get("GPU", 0)), int(resources.get("CPU", 1))
+    num_gpus = (1 if gpus else 0) if num_gpus is None else num_gpus
+    if num_gpus:
+        return model_workers or max(int(gpus // num_gpus), 1), num_gpus, 1
+    if cpus <= 1:
+        return 1, 0, 0
+    workers = min(model_workers or 1, cpus - 1)
+    return workers, 0, (cpus - 1) // workers
+
+
 def _embeddings(dataset: Any, request: Request, model_workers: int | None, num_gpus: float | None) -> _SharedVectors:
     """Embed the distinct normalized keywords once (model actors); the vectors become one
     object in the object store (concatenated by a task: the driver holds only its reference)."""
@@ -180,15 +197,7 @@ def _embeddings(dataset: Any, request: Request, model_workers: int | None, num_g
 
     from .semantic import DEFAULT_MODEL
 
-    resources = ray.cluster_resources()
-    gpus, cpus = int(resources.get("GPU", 0)), max(int(resources.get("CPU", 1)), 1)
-    num_gpus = (1 if gpus else 0) if num_gpus is None else num_gpus
-    workers = model_workers or (max(int(gpus // num_gpus), 1) if num_gpus else 1)
-    # Every CPU but one for the actors (reading and the vocabulary's tasks need one: a pool
-    # holding all of them starves the reads), at least one CPU each; GPU actors take one CPU.
-    actor_cpus = 1 if num_gpus else max((cpus - 1) // workers, 1)
-    if not num_gpus and cpus > 1:
-        workers = min(workers, cpus - 1)
+    workers, num_gpus, actor_cpus = model_actors(ray.cluster_resources(), model_workers, num_gpus)
     options = request.options
     model = options.get("model", DEFAULT_MODEL)
     vocabulary = dataset.map_batches(distinct_keywords, batch_format="pyarrow", batch_size=None, fn_args=(request,))
@@ -200,7 +209,7 @@ def _embeddings(dataset: Any, request: Request, model_workers: int | None, num_g
         compute=ray.data.ActorPoolStrategy(size=workers),
         num_gpus=num_gpus,
         num_cpus=actor_cpus,
-        fn_constructor_args=(model, options.get("device"), options.get("batch_size", 256), actor_cpus),
+        fn_constructor_args=(model, options.get("device"), options.get("batch_size", 256), max(actor_cpus, 1)),
     )
     blocks = embeddings.to_arrow_refs()  # stay in the object store
     reference = ray.remote(_vocabulary_table).options(num_cpus=0).remote(*blocks)
