@@ -689,3 +689,20 @@ def test_model_actors_leave_a_cpu_for_reading():
     assert model_actors({"CPU": 16.0, "GPU": 4.0}, None, None) == (4, 1, 1)
     assert model_actors({"CPU": 16.0, "GPU": 4.0}, None, 0.5) == (8, 0.5, 1)
     assert model_actors({"CPU": 16.0, "GPU": 4.0}, 2, None) == (2, 1, 1)
+
+
+def test_a_keyword_the_vocabulary_pass_missed_is_embedded_where_it_is_met():
+    """A dataset whose rows differ between the two passes (`limit`, sampling) gives the
+    statistics keywords the vocabulary never saw: they are embedded there, by the model."""
+    from opinion_metrics.engine_support import VectorLookup, embed_keywords, vector_table
+
+    encoder = hash_encoder()
+    keywords = ["jedi", "dark side", "the force", "droid", "wookiee"]
+    known = embed_keywords(pa.table({"keyword": keywords[:2]}), encoder, "cpu", 8)
+    every = embed_keywords(pa.table({"keyword": keywords}), encoder, "cpu", 8)
+    lookup = VectorLookup(vector_table([known]), "toy", fallback=(encoder, "cpu", 8))
+    order = ["droid", "jedi", "wookiee", "droid", "dark side", "the force"]
+    expected = np.stack([every.column("vector")[keywords.index(word)].values.to_numpy() for word in order])
+    assert np.array_equal(lookup.encode(order), expected)
+    with pytest.raises(ValueError, match="no precomputed embedding for the keyword 'droid'"):
+        VectorLookup(vector_table([known]), "toy").encode(["jedi", "droid"])

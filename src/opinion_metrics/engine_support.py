@@ -440,37 +440,47 @@ class VectorLookup:
     (keyword, vector) rows (`embed_keywords`' output, concatenated): the vectors are read in
     place (zero-copy from Ray's object store, or from a broadcast buffer), only a keyword ->
     row index is built, once per process. Named as states name `model`, so that every
-    worker's states merge with each other and with states made with `model` itself."""
+    worker's states merge with each other and with states made with `model` itself.
 
-    def __init__(self, table: Any, name: str) -> None:
-        self.table, self.canonical_name = table, name
+    A keyword the table lacks is embedded here by `fallback` ((model, device, batch size), as
+    `embed_keywords` takes them): a dataset whose rows differ from one pass to the next
+    (`limit`, sampling) gives the statistics keywords the vocabulary pass never saw."""
+
+    def __init__(self, table: Any, name: str, fallback: tuple[Any, str | None, int] | None = None) -> None:
+        self.table, self.canonical_name, self.fallback = table, name, fallback
         self._rows: dict[str, int] | None = None
         self._matrix: np.ndarray | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"table": self.table, "canonical_name": self.canonical_name, "_rows": None, "_matrix": None}
+        self._extra: dict[str, np.ndarray] = {}  # keywords embedded here
 
     def _build(self) -> None:
         table = self.table.combine_chunks() if self.table.num_rows else self.table
-        column = table.column("vector")
         width = table.schema.field("vector").type.list_size
         self._matrix = (
-            column.chunk(0).flatten().to_numpy(zero_copy_only=False).reshape(-1, width)
+            table.column("vector").chunk(0).flatten().to_numpy(zero_copy_only=False).reshape(-1, width)
             if table.num_rows
             else np.zeros((0, width), np.float32)
         )
         self._rows = {keyword: row for row, keyword in enumerate(python_values(table.column("keyword")))}
 
     def encode(self, texts: Any, **_: Any) -> np.ndarray:
+        import pyarrow as pa
+
         if self._rows is None:
             self._build()
-        rows = self._rows
-        missing = [text for text in texts if text not in rows]
+        rows, extra = self._rows, self._extra
+        missing = list(dict.fromkeys(text for text in texts if text not in rows and text not in extra))
         if missing:
-            raise ValueError(f"no precomputed embedding for the keyword {missing[0]!r} ({len(missing)} missing)")
+            if self.fallback is None:
+                raise ValueError(f"no precomputed embedding for the keyword {missing[0]!r} ({len(missing)} missing)")
+            embedded = embed_keywords(pa.table({"keyword": pa.array(missing, pa.string())}), *self.fallback)
+            width = embedded.schema.field("vector").type.list_size
+            vectors = embedded.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, width)
+            extra.update(zip(missing, vectors.astype(np.float32)))
         if not len(texts):
             return np.zeros((0, self._matrix.shape[1]), dtype=np.float32)
-        return self._matrix[[rows[text] for text in texts]]
+        if not extra:
+            return self._matrix[[rows[text] for text in texts]]
+        return np.stack([self._matrix[rows[text]] if text in rows else extra[text] for text in texts])
 
 
 def vector_table(tables: Iterable[Any]) -> Any:

@@ -137,8 +137,8 @@ class _SharedVectors:
 
     _lookups: dict[str, VectorLookup] = {}  # per worker process
 
-    def __init__(self, reference: Any, name: str) -> None:
-        self.reference, self.canonical_name = reference, name
+    def __init__(self, reference: Any, name: str, fallback: tuple[Any, str | None, int]) -> None:
+        self.reference, self.canonical_name, self.fallback = reference, name, fallback
 
     def encode(self, texts: Any, **arguments: Any) -> Any:
         import ray
@@ -147,7 +147,8 @@ class _SharedVectors:
         lookup = self._lookups.get(key)
         if lookup is None:
             self._lookups.clear()  # another evaluation's vectors: let them go
-            lookup = self._lookups[key] = VectorLookup(ray.get(self.reference), self.canonical_name)
+            lookup = VectorLookup(ray.get(self.reference), self.canonical_name, self.fallback)
+            self._lookups[key] = lookup
         return lookup.encode(texts, **arguments)
 
 
@@ -202,6 +203,7 @@ def _embeddings(dataset: Any, request: Request, model_workers: int | None, num_g
     model = options.get("model", DEFAULT_MODEL)
     vocabulary = dataset.map_batches(distinct_keywords, batch_format="pyarrow", batch_size=None, fn_args=(request,))
     vocabulary = vocabulary.groupby("keyword").count().select_columns(["keyword"])
+    embedding = (model, options.get("device"), options.get("batch_size", 256))
     embeddings = vocabulary.map_batches(
         _Embedder,
         batch_format="pyarrow",
@@ -209,8 +211,10 @@ def _embeddings(dataset: Any, request: Request, model_workers: int | None, num_g
         compute=ray.data.ActorPoolStrategy(size=workers),
         num_gpus=num_gpus,
         num_cpus=actor_cpus,
-        fn_constructor_args=(model, options.get("device"), options.get("batch_size", 256), max(actor_cpus, 1)),
+        fn_constructor_args=(*embedding, max(actor_cpus, 1)),
     )
     blocks = embeddings.to_arrow_refs()  # stay in the object store
     reference = ray.remote(_vocabulary_table).options(num_cpus=0).remote(*blocks)
-    return _SharedVectors(reference, model_name(model))
+    # the statistics' rows may differ from the vocabulary's (`limit`, sampling): a keyword
+    # missed there is embedded where it is met, on CPU
+    return _SharedVectors(reference, model_name(model), (model, "cpu", embedding[2]))

@@ -225,10 +225,11 @@ class _BroadcastVectors:
 
     _lookups: dict[str, VectorLookup] = {}  # per executor process
 
-    def __init__(self, broadcast: Any, name: str) -> None:
+    def __init__(self, broadcast: Any, name: str, fallback: tuple[Any, str | None, int]) -> None:
         import uuid
 
-        self.broadcast, self.canonical_name, self.token = broadcast, name, uuid.uuid4().hex
+        self.broadcast, self.canonical_name, self.fallback = broadcast, name, fallback
+        self.token = uuid.uuid4().hex
 
     def encode(self, texts: Any, **arguments: Any) -> Any:
         lookup = self._lookups.get(self.token)
@@ -237,7 +238,8 @@ class _BroadcastVectors:
 
             self._lookups.clear()
             table = pa.ipc.open_stream(pa.py_buffer(self.broadcast.value)).read_all()
-            lookup = self._lookups[self.token] = VectorLookup(_fixed_width(table), self.canonical_name)
+            lookup = VectorLookup(_fixed_width(table), self.canonical_name, self.fallback)
+            self._lookups[self.token] = lookup
         return lookup.encode(texts, **arguments)
 
 
@@ -264,7 +266,17 @@ def _broadcast(dataframe: Any, embedded: Any, request: Request) -> _BroadcastVec
     buffer = sink.getvalue().to_pybytes()
     del table
     broadcast = dataframe.sparkSession.sparkContext.broadcast(buffer)
-    return _BroadcastVectors(broadcast, model_name(request.options.get("model", DEFAULT_MODEL)))
+    model = request.options.get("model", DEFAULT_MODEL)
+    return _BroadcastVectors(broadcast, model_name(model), _fallback(request))
+
+
+def _fallback(request: Request) -> tuple[Any, str | None, int]:
+    """How a keyword the vocabulary pass missed is embedded where it is met (a frame whose rows
+    differ between two passes: `limit`, `sample`): the model on CPU."""
+    from .semantic import DEFAULT_MODEL
+
+    options = request.options
+    return options.get("model", DEFAULT_MODEL), "cpu", options.get("batch_size", 256)
 
 
 def _joined_states(dataframe: Any, embedded: Any, request: Request, schema: str) -> Any:
@@ -276,7 +288,7 @@ def _joined_states(dataframe: Any, embedded: Any, request: Request, schema: str)
     from .semantic import DEFAULT_MODEL
 
     buckets = dataframe.rdd.getNumPartitions()
-    name = model_name(request.options.get("model", DEFAULT_MODEL))
+    name, fallback = model_name(request.options.get("model", DEFAULT_MODEL)), _fallback(request)
     value_type = dataframe.schema[request.by].dataType if request.by is not None else None
     bucketed = dataframe.withColumn(_BUCKET, F.pmod(F.xxhash64(*request.needed), F.lit(buckets)).cast("int"))
 
@@ -293,7 +305,7 @@ def _joined_states(dataframe: Any, embedded: Any, request: Request, schema: str)
     pairs = bucketed.mapInArrow(needed, f"{_BUCKET} int, keyword string").distinct().join(embedded, "keyword")
 
     def bucket_states(rows: Any, vectors: Any) -> Any:
-        lookup = VectorLookup(_fixed_width(vectors.select(["keyword", "vector"])), name)
+        lookup = VectorLookup(_fixed_width(vectors.select(["keyword", "vector"])), name, fallback)
         states = block_state_objects(rows.drop_columns([_BUCKET]), _with_model(request, lookup))
         return serialized_states(states, _value_arrow_type(value_type))
 
