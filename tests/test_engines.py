@@ -706,3 +706,30 @@ def test_a_keyword_the_vocabulary_pass_missed_is_embedded_where_it_is_met():
     assert np.array_equal(lookup.encode(order), expected)
     with pytest.raises(ValueError, match="no precomputed embedding for the keyword 'droid'"):
         VectorLookup(vector_table([known]), "toy").encode(["jedi", "droid"])
+
+
+@pytest.mark.slow
+def test_grouped_intervals_agree_across_surfaces(ray_data, spark, corpus, tmp_path):
+    """--group on the command line and groups= on Ray and Spark: the same pooled examples,
+    each keyed by its group value, so the same Poisson intervals (1e-12)."""
+    from opinion_metrics import cli
+
+    rows = corpus.select(["review_id", "predictions", "references", "scores", "movie"])
+    lines = tmp_path / "rows.jsonl"
+    lines.write_text("".join(json.dumps(row) + "\n" for row in rows.to_pylist()))  # review_id order: pooled alike
+    for family, columns, options in GROUPED:
+        flags = ["--ci", "0.9", "--n-resamples", "200", "--random-state", "3", "--bootstrap", "poisson"]
+        flags += ["--top-k", "3"] if "top_k" in options else ["--k", "4", "--scores", "scores", "--clip-scores"]
+        output = tmp_path / f"{family}.json"
+        assert (
+            cli.main([str(lines), "--group", "movie", "--metrics", family, *flags, "--quiet", "--output", str(output)])
+            == 0
+        )
+        found = json.loads(output.read_text())["all"][family]
+        arguments = {"key": "review_id", "groups": "movie", **columns, **options}
+        if family == "weighted_keyword_prf":
+            arguments["clip_scores"] = True
+        assert_same(
+            ray_engine().evaluate(ray_data.from_arrow(random_slices(rows, 4, seed=6)), family, **arguments), found
+        )
+        assert_same(spark_engine().evaluate(spark_frame(spark, rows, 3), family, **arguments), found)
