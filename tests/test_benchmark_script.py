@@ -72,3 +72,17 @@ def test_keyphrase_shape_run_passes_its_own_checks(helper):
     run = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     assert 'keyword_prf(match="token")' in run.stdout and "1,000 documents" in run.stdout
+
+
+@pytest.mark.slow
+def test_real_shaped_run_passes_its_own_checks(tmp_path):
+    """One copy of the movie rows (33,384) in the real-shaped layout: the CLI on the file and
+    the folder, with --gold, and the Dask recipe give the same values per model (asserted)."""
+    require_shared(MOVIE_REVIEWS)
+    command = [sys.executable, str(SCRIPT), "--data", str(MOVIE_REVIEWS), "--families", "realshaped"]
+    command += ["--replicas", "1", "--engine-data", str(tmp_path), "--real-runs", "cli-file", "cli-folder-workers"]
+    command += ["cli-folder-gold-workers", "dask"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "33,384 rows" in run.stdout and "Equal results" in run.stdout
+    assert len(list((tmp_path / "folder").glob("*.parquet"))) == 24

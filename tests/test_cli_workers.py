@@ -123,23 +123,29 @@ def test_chunks_merge_with_a_function_option(corpus, small_chunks, intervals):
     same(result, expected)
 
 
-def test_a_parquet_file_is_converted_by_the_workers_not_the_parent(corpus, small_chunks, tmp_path, monkeypatch):
-    """With --workers, the keyword columns of a Parquet file stay Arrow in the parent (read
-    lazily, `ArrowColumn`); each worker converts its own chunk; the results are one process's."""
+def test_a_parquet_file_is_converted_by_the_workers_not_the_parent(corpus, tmp_path, monkeypatch):
+    """With --workers, the parent reads no row of a Parquet file (`tables.batch_values` is
+    never called there): each worker reads and converts its own chunks of row groups; the
+    results are one process's, which streams the file a batch at a time."""
+    import os
+
     import pyarrow.parquet as pq
 
-    from opinion_metrics.columnar import ArrowColumn
+    from opinion_metrics import tables
 
     data = tmp_path / "corpus.parquet"
-    pq.write_table(corpus.select(["predictions", "references", "scores", "movie"]), data)
-    converted = []  # in this (the parent) process only: the workers' conversions are not seen here
-    original = ArrowColumn.to_pylist
+    pq.write_table(corpus.select(["predictions", "references", "scores", "movie"]), data, row_group_size=30)
+    monkeypatch.setattr(tables, "CHUNK_ROWS", 60)
+    monkeypatch.setattr(tables, "BATCH_ROWS", 16)
+    parent, converted = os.getpid(), []  # the workers' conversions happen in their own copies of this list
+    original = tables.batch_values
 
-    def spied(self):
-        converted.append(len(self))
-        return original(self)
+    def spied(*arguments, **keywords):
+        if os.getpid() == parent:
+            converted.append(arguments[1].num_rows)
+        return original(*arguments, **keywords)
 
-    monkeypatch.setattr(ArrowColumn, "to_pylist", spied)
+    monkeypatch.setattr(tables, "batch_values", spied)
     outputs = []
     for workers in (["--workers", "2"], []):
         output = tmp_path / f"out{len(workers)}.json"
@@ -149,8 +155,8 @@ def test_a_parquet_file_is_converted_by_the_workers_not_the_parent(corpus, small
         )
         outputs.append(json.loads(output.read_text())["all"])
         if workers:
-            assert converted == [] and len(small_chunks[-1]) == 8
-    assert converted  # one process: converted where the library reads them
+            assert converted == []
+    assert sum(converted) == 2 * corpus.num_rows and max(converted) <= 16  # one process: a batch at a time
     for family in outputs[1]:
         same(outputs[0][family], outputs[1][family])
         same(

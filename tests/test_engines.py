@@ -9,10 +9,13 @@ per module (module-scoped fixtures) bound the time.
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import math
 import os
 import shutil
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -256,6 +259,65 @@ def test_ray_semantic_with_the_packaged_minilm(ray_data, corpus):
     assert_same(result, family_result(small, "semantic_keyword_prf", {}, {"device": "cpu"}), tolerance=1e-5)
 
 
+FRESH_CLUSTER = """
+import json, sys
+sys.path.insert(0, {tests!r})
+import ray
+from test_engines import family_result, hash_encoder
+import pyarrow.parquet as pq
+from opinion_metrics import ray as om_ray
+
+options = {options!r}
+if "model" not in options:
+    options["model"] = hash_encoder()
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+try:
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    dataset = ray.data.read_parquet({folder!r})
+    result = om_ray.evaluate(dataset, "semantic_keyword_prf", **options)
+finally:
+    ray.shutdown()
+table = pq.read_table({folder!r})
+print(json.dumps({{"result": result, "expected": family_result(table, "semantic_keyword_prf", {{}}, options)}}))
+"""
+
+
+@pytest.mark.slow
+def test_ray_semantic_path_finishes_on_read_parquet_in_a_fresh_cluster(corpus, tmp_path):
+    """On a fresh `ray.init(num_cpus=2)`, a statistics actor pool took every CPU and
+    `read_parquet`'s tasks never got one (it hung for minutes); the statistics now run as
+    tasks fused with the reading, and the model actors leave a CPU free. Run in a process of
+    its own with a time limit (a hang fails the test instead of stalling CI)."""
+    import signal
+    import subprocess
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    pytest.importorskip("ray")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for part, piece in enumerate(random_slices(corpus.select(["predictions", "references"]), 6, seed=4)):
+        pq.write_table(piece, folder / f"part-{part}.parquet")
+    semantic = importlib.util.find_spec("sentence_transformers") is not None
+    options = {"device": "cpu"} if semantic else {}  # the packaged model when installed
+    script = tmp_path / "fresh_cluster.py"
+    tests = str(Path(__file__).parent)
+    script.write_text(FRESH_CLUSTER.format(tests=tests, options=options, folder=str(folder)))
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([*sys.path])}
+    process = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, env=environment,
+    )  # fmt: skip
+    try:
+        output, errors = process.communicate(timeout=420)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # the driver and the cluster it started
+        process.communicate()
+        pytest.fail("the semantic path on read_parquet did not finish in 7 minutes (a hang)")
+    assert process.returncode == 0, errors[-3000:]
+    found = json.loads(output.splitlines()[-1])
+    assert_same(found["result"], found["expected"], tolerance=1e-5 if semantic else 1e-12)
+
+
 def test_engines_refuse_what_they_cannot_do_exactly():
     """Checked before the dataset is touched (no engine needed)."""
     from opinion_metrics import ray as om_ray
@@ -372,29 +434,302 @@ def test_spark_pools_groups_like_pool_by_group(spark, corpus, family, columns, o
         assert_same(result, truth)
 
 
-# --- Dask: the recipe of the README ---
+# --- Dask: the recipe of docs/scaling.md ---
 
 
-@pytest.mark.slow
-def test_dask_recipe(corpus, tmp_path):
-    """The README's recipe: one serialized state per partition, merged on the client."""
-    dd = pytest.importorskip("dask.dataframe")
-    import pandas as pd
+def file_states(path, options: dict) -> dict:
+    """The recipe's task: one state per model of one Parquet file, a batch at a time; only
+    the states' bytes leave the worker (never rows)."""
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from opinion_metrics import MetricState
 
-    for part, piece in enumerate(random_slices(corpus, 4, seed=5)):
-        pq.write_table(piece.select(["review_id", "predictions", "references"]), tmp_path / f"part-{part}.parquet")
+    states = {}
+    with pq.ParquetFile(path) as file:
+        for batch in file.iter_batches(batch_size=50, columns=["review_id", "model", "predictions", "references"]):
+            for model in pc.unique(batch.column("model")).to_pylist():
+                rows = batch.filter(pc.equal(batch.column("model"), model))
+                state = states.setdefault(model, MetricState("keyword_prf", **options))
+                state.update(rows, predictions="predictions", references="references", keys="review_id")
+    return {model: state.to_bytes() for model, state in states.items()}
+
+
+@pytest.mark.slow
+def test_dask_recipe(corpus, tmp_path):
+    """The documented recipe: a task per file (the processes scheduler: only states travel
+    through the client), one state per model, merged per model on the client; equal to each
+    model's rows evaluated alone."""
+    dask = pytest.importorskip("dask")
+    import pyarrow.parquet as pq
+
+    from opinion_metrics import MetricState
+
+    table = corpus.append_column("model", pa.array(["a" if i % 3 else "b" for i in range(corpus.num_rows)]))
+    for part, piece in enumerate(random_slices(table, 4, seed=5)):
+        pq.write_table(piece, tmp_path / f"part-{part}.parquet")
     options = {"average": "micro", "bootstrap": "poisson", **POISSON}
+    files = sorted(tmp_path.glob("*.parquet"))
+    parts = dask.compute(*[dask.delayed(file_states)(path, options) for path in files], scheduler="processes")
+    merged: dict = {}
+    for part in parts:
+        for model, data in part.items():
+            state = MetricState.from_bytes(data)
+            merged[model] = merged[model].merge(state) if model in merged else state
+    results = [{"model": model, **state.compute()} for model, state in sorted(merged.items())]
+    assert_rows(results, by_truth(table, "keyword_prf", {}, options, "model", "review_id"))
 
-    def partition_state(partition: pd.DataFrame) -> pd.Series:
+
+# --- One pass for many systems (by=), a gold table joined by key, only the columns needed ---
+
+
+def by_truth(table: pa.Table, family: str, columns: dict, options: dict, by: str, key: str | None) -> list[dict]:
+    """Each value's rows evaluated alone (a state keyed by `key`), one row per value, sorted."""
+    from opinion_metrics import MetricState
+
+    names = {"predictions": "predictions", "references": "references", **columns}
+    rows = []
+    for value in sorted(set(table.column(by).to_pylist())):
+        part = table.filter(pa.compute.equal(table.column(by), value))
+        state = MetricState(family, **options)
+        given = {name: column for name, column in names.items() if column is not None}
+        state.update(part, keys=key, **given)
+        rows.append({by: value, **state.compute()})
+    return rows
+
+
+BY_CASES = [
+    ("keyword_prf", {}, {"top_k": 3, "bootstrap": "poisson", **POISSON}),
+    ("weighted_keyword_prf", {"scores": "scores"}, {}),
+    ("semantic_keyword_prf", {}, {"threshold": 0.6, "bootstrap": "poisson", **POISSON}),
+    ("sentiment_appropriateness", {"texts": "texts"}, {}),
+]
+
+
+def assert_rows(actual: list[dict], expected: list[dict]) -> None:
+    assert [row[next(iter(row))] for row in actual] == [row[next(iter(row))] for row in expected]
+    for found, wanted in zip(actual, expected):
+        by = next(iter(wanted))
+        assert found[by] == wanted[by]
+        assert_same({k: v for k, v in found.items() if k != by}, {k: v for k, v in wanted.items() if k != by})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("family", "columns", "options"), BY_CASES, ids=str)
+def test_ray_by_gives_every_value_in_one_pass(ray_data, corpus, family, columns, options):
+    options = with_model(family, options)
+    dataset = ray_data.from_arrow(random_slices(corpus, 5, seed=9))
+    key = "review_id" if options.get("bootstrap") == "poisson" else None
+    result = ray_engine().evaluate(dataset, family, by="movie", key=key, **columns, **options)
+    assert_rows(result, by_truth(corpus, family, columns, options, "movie", key))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("family", "columns", "options"), BY_CASES[:3], ids=str)
+def test_spark_by_gives_every_value_in_one_pass(spark, corpus, family, columns, options):
+    options = with_model(family, options)
+    key = "review_id" if options.get("bootstrap") == "poisson" else None
+    result = spark_engine().evaluate(spark_frame(spark, corpus, 3), family, by="movie", key=key, **columns, **options)
+    assert_rows(result, by_truth(corpus, family, columns, options, "movie", key))
+
+
+def gold_corpus(corpus: pa.Table) -> tuple[pa.Table, dict]:
+    """The corpus without its gold column and a gold list per movie, and the corpus with
+    each row's movie's list (the truth)."""
+    movies = sorted(set(corpus.column("movie").to_pylist()))
+    gold = {movie: PHRASES[i : i + 3 + i % 4] for i, movie in enumerate(movies)}
+    joined = corpus.set_column(
+        corpus.column_names.index("references"), "references",
+        pa.array([gold[movie] for movie in corpus.column("movie").to_pylist()], pa.list_(pa.string())),
+    )  # fmt: skip
+    return joined, gold
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["keyword_prf", "semantic_keyword_prf"])
+def test_ray_joins_a_gold_table_by_key(ray_data, corpus, family, tmp_path):
+    joined, gold = gold_corpus(corpus)
+    rows = joined.drop_columns(["references"])
+    options = with_model(family, {})
+    expected = family_result(joined, family, {}, options)
+    path = tmp_path / "gold.jsonl"
+    path.write_text("".join(json.dumps({"movie": movie, "keywords": list(k)}) + "\n" for movie, k in gold.items()))
+    tables = [gold, pa.table({"movie": list(gold), "keywords": list(gold.values())}), path]
+    for table in tables if family == "keyword_prf" else tables[:1]:
+        dataset = ray_data.from_arrow(random_slices(rows, 4, seed=3))
+        column = "keywords" if not isinstance(table, dict) else "references"
+        result = ray_engine().evaluate(
+            dataset, family, references=table, gold_key="movie", gold_column=column, **options
+        )
+        assert_same(result, expected)
+
+
+@pytest.mark.slow
+def test_spark_joins_a_gold_table_by_key(spark, corpus):
+    joined, gold = gold_corpus(corpus)
+    frame = spark_frame(spark, joined.drop_columns(["references"]), 3)
+    for family in ("keyword_prf", "semantic_keyword_prf"):
+        options = with_model(family, {})
+        result = spark_engine().evaluate(frame, family, references=gold, gold_key="movie", **options)
+        assert_same(result, family_result(joined, family, {}, options))
+
+
+@pytest.mark.slow
+def test_pooled_groups_by_value_with_a_gold_table(ray_data, spark, corpus):
+    """groups= within each value of by=, the references joined from a gold table: each
+    (value, group) pooled alone, keyed by the group."""
+    from opinion_metrics import MetricState
+
+    joined, gold = gold_corpus(corpus)
+    table = joined.append_column("model", pa.array(["a" if i % 3 else "b" for i in range(joined.num_rows)]))
+    options = {"top_k": 3, "bootstrap": "poisson", **POISSON}
+    expected = []
+    for model in ("a", "b"):
+        part = table.filter(pa.compute.equal(table.column("model"), model))
+        columns = [part.column(name).to_pylist() for name in ("predictions", "references", "movie")]
+        pooled = pool_by_group(*columns)
         state = MetricState("keyword_prf", **options)
-        state.update(partition, predictions="predictions", references="references", keys="review_id")
-        return pd.Series([state.to_bytes()])
+        state.update(predictions=pooled.predictions, references=pooled.references, keys=pooled.groups)
+        expected.append({"model": model, **state.compute()})
+    rows = table.drop_columns(["references"])
+    arguments = {"references": gold, "gold_key": "movie", "by": "model", "groups": "movie", "key": "review_id"}
+    found = ray_engine().evaluate(
+        ray_data.from_arrow(random_slices(rows, 4, seed=1)), "keyword_prf", **arguments, **options
+    )
+    assert_rows(found, expected)
+    found = spark_engine().evaluate(spark_frame(spark, rows, 3), "keyword_prf", **arguments, **options)
+    assert_rows(found, expected)
 
-    frame = dd.read_parquet(tmp_path, dtype_backend="pyarrow")
-    states = frame.map_partitions(partition_state, meta=(None, "object")).compute()
-    assert len(states) == frame.npartitions > 1
-    result = sum(MetricState.from_bytes(data) for data in states).compute()
-    assert_same(result, family_result(corpus, "keyword_prf", {}, options))
+
+@pytest.mark.slow
+def test_spark_semantic_vectors_joined_not_gathered(spark, corpus):
+    """Past broadcast_limit (0 here) the vectors are cogrouped with each bucket's rows, never
+    collected: the same values as broadcasting them (and as the family function)."""
+    options = with_model("semantic_keyword_prf", {"threshold": 0.6, "bootstrap": "poisson", **POISSON})
+    frame = spark_frame(spark, corpus, 3)
+    expected = family_result(corpus, "semantic_keyword_prf", {}, options)
+    for limit in (0, 2**40):
+        assert_same(spark_engine().evaluate(frame, "semantic_keyword_prf", key="review_id", broadcast_limit=limit,
+                                            **options), expected)  # fmt: skip
+    found = spark_engine().evaluate(
+        frame, "semantic_keyword_prf", by="movie", broadcast_limit=0, **with_model("semantic_keyword_prf", {})
+    )
+    assert_rows(
+        found, by_truth(corpus, "semantic_keyword_prf", {}, with_model("semantic_keyword_prf", {}), "movie", None)
+    )
+
+
+class _Projection(Exception):
+    pass
+
+
+class _Recorder:
+    """A stand-in dataset: records the columns selected, then stops the evaluation."""
+
+    def __init__(self) -> None:
+        self.selected = None
+
+    def select_columns(self, names):  # Ray Data
+        self.selected = list(names)
+        raise _Projection
+
+    def select(self, *names):  # Spark
+        self.selected = list(names)
+        raise _Projection
+
+
+@pytest.mark.parametrize("engine", ["ray", "spark"])
+def test_only_the_needed_columns_are_read(engine):
+    """The first thing each engine does is select the columns the family reads (pushed down
+    into the reading), before any shuffle for partitions= or groups=."""
+    pytest.importorskip("pyarrow")
+    module = ray_engine() if engine == "ray" else spark_engine()
+    cases = [
+        ({"predictions": "keywords", "references": "gold"}, ["keywords", "gold"]),
+        ({"predictions": "keywords", "scores": "s", "key": "id", "by": "model", "groups": "movie",
+          "references": {"m": ["a"]}, "gold_key": "movie"}, ["keywords", "s", "id", "model", "movie"]),
+    ]  # fmt: skip
+    for family, (arguments, expected) in zip(["keyword_prf", "weighted_keyword_prf"], cases):
+        recorder = _Recorder()
+        with pytest.raises(_Projection):
+            module.evaluate(recorder, family, partitions=8, **arguments)
+        assert recorder.selected == expected
+
+
+def test_sentiment_runs_one_vader_per_engine_worker_with_a_process_cache(monkeypatch):
+    """Engines run VADER in their own worker (no processes forked inside it); each process
+    keeps one cache of VADER's scores, so a review is scored once, not once per block."""
+    from opinion_metrics import sentiment
+    from opinion_metrics.engine_support import check_request
+
+    request = check_request("sentiment_appropriateness", {"predictions": "p", "texts": "t"}, None, None, {})
+    assert request.options["workers"] == 1
+    texts = ["a wonderful film.", "a terrible plot."]
+    first = sentiment.sentiment_appropriateness([["great"], ["boring"]], texts=texts, workers=1)
+
+    def unavailable(*_):
+        raise AssertionError("VADER ran again on strings this process has scored")
+
+    monkeypatch.setattr(sentiment, "vader_sentiment", lambda mapping: unavailable)
+    again = sentiment.sentiment_appropriateness([["boring"], ["great"]], texts=texts[::-1], workers=1)
+    assert again["sas_from_text"] == first["sas_from_text"]
+
+
+def test_model_actors_leave_a_cpu_for_reading():
+    """The embedding stage: one actor per GPU where the cluster has GPUs; else CPU actors
+    sharing every CPU but one (for their torch threads), never all of them."""
+    pytest.importorskip("pyarrow")
+    from opinion_metrics.ray import model_actors
+
+    assert model_actors({"CPU": 2.0}, None, None) == (1, 0, 1)
+    assert model_actors({"CPU": 16.0}, None, None) == (1, 0, 15)
+    assert model_actors({"CPU": 16.0}, 4, None) == (4, 0, 3)
+    assert model_actors({"CPU": 2.0}, 3, None) == (1, 0, 1)
+    assert model_actors({"CPU": 1.0}, None, None) == (1, 0, 0)
+    assert model_actors({"CPU": 16.0, "GPU": 4.0}, None, None) == (4, 1, 1)
+    assert model_actors({"CPU": 16.0, "GPU": 4.0}, None, 0.5) == (8, 0.5, 1)
+    assert model_actors({"CPU": 16.0, "GPU": 4.0}, 2, None) == (2, 1, 1)
+
+
+def test_a_keyword_the_vocabulary_pass_missed_is_embedded_where_it_is_met():
+    """A dataset whose rows differ between the two passes (`limit`, sampling) gives the
+    statistics keywords the vocabulary never saw: they are embedded there, by the model."""
+    from opinion_metrics.engine_support import VectorLookup, embed_keywords, vector_table
+
+    encoder = hash_encoder()
+    keywords = ["jedi", "dark side", "the force", "droid", "wookiee"]
+    known = embed_keywords(pa.table({"keyword": keywords[:2]}), encoder, "cpu", 8)
+    every = embed_keywords(pa.table({"keyword": keywords}), encoder, "cpu", 8)
+    lookup = VectorLookup(vector_table([known]), "toy", fallback=(encoder, "cpu", 8))
+    order = ["droid", "jedi", "wookiee", "droid", "dark side", "the force"]
+    expected = np.stack([every.column("vector")[keywords.index(word)].values.to_numpy() for word in order])
+    assert np.array_equal(lookup.encode(order), expected)
+    with pytest.raises(ValueError, match="no precomputed embedding for the keyword 'droid'"):
+        VectorLookup(vector_table([known]), "toy").encode(["jedi", "droid"])
+
+
+@pytest.mark.slow
+def test_grouped_intervals_agree_across_surfaces(ray_data, spark, corpus, tmp_path):
+    """--group on the command line and groups= on Ray and Spark: the same pooled examples,
+    each keyed by its group value, so the same Poisson intervals (1e-12)."""
+    from opinion_metrics import cli
+
+    rows = corpus.select(["review_id", "predictions", "references", "scores", "movie"])
+    lines = tmp_path / "rows.jsonl"
+    lines.write_text("".join(json.dumps(row) + "\n" for row in rows.to_pylist()))  # review_id order: pooled alike
+    for family, columns, options in GROUPED:
+        flags = ["--ci", "0.9", "--n-resamples", "200", "--random-state", "3", "--bootstrap", "poisson"]
+        flags += ["--top-k", "3"] if "top_k" in options else ["--k", "4", "--scores", "scores", "--clip-scores"]
+        output = tmp_path / f"{family}.json"
+        assert (
+            cli.main([str(lines), "--group", "movie", "--metrics", family, *flags, "--quiet", "--output", str(output)])
+            == 0
+        )
+        found = json.loads(output.read_text())["all"][family]
+        arguments = {"key": "review_id", "groups": "movie", **columns, **options}
+        if family == "weighted_keyword_prf":
+            arguments["clip_scores"] = True
+        assert_same(
+            ray_engine().evaluate(ray_data.from_arrow(random_slices(rows, 4, seed=6)), family, **arguments), found
+        )
+        assert_same(spark_engine().evaluate(spark_frame(spark, rows, 3), family, **arguments), found)

@@ -3,6 +3,7 @@
 
 import gzip
 import json
+from pathlib import Path
 
 import pytest
 
@@ -105,7 +106,10 @@ def test_paths_that_are_the_wrong_kind_are_usage_errors(tmp_path, capsys):
     (folder / "notes.txt").write_text("x")
     other = _write(tmp_path / "data.txt", ROW)
     for path, expected in [
-        (folder, "folder: a folder, but not a datasets folder saved with save_to_disk"),
+        (
+            folder,
+            "folder: a folder, but neither a folder of Parquet files nor a datasets folder saved with save_to_disk",
+        ),
         (other, "data.txt: unsupported kind of file; use .jsonl"),
         (tmp_path / "missing.jsonl", "missing.jsonl: no such file or folder"),
     ]:
@@ -281,9 +285,9 @@ def test_arrow_columns_share_repeated_strings_and_restore_the_garbage_collector(
 
 
 @pytest.mark.parametrize("lazy", [False, True])
-def test_a_parquet_text_that_is_not_utf8_is_named_when_read_lazily_too(tmp_path, lazy):
-    """Read lazily (the CLI: columns converted later, in workers), invalid UTF-8 is still
-    refused when the file is read, with the same message, never deep inside a metric."""
+def test_a_parquet_text_that_is_not_utf8_is_named_when_read_lazily_too(tmp_path, lazy, capsys):
+    """Read lazily (the CLI: streamed a batch at a time, in workers), invalid UTF-8 is refused
+    when the rows are read, with the same message, never deep inside a metric."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -292,6 +296,18 @@ def test_a_parquet_text_that_is_not_utf8_is_named_when_read_lazily_too(tmp_path,
     texts = pa.Array.from_buffers(pa.string(), 2, [None, offsets, pa.py_buffer(b"war\xffjedi")])  # unchecked bytes
     keywords = pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), texts)
     pq.write_table(pa.table({"predictions": keywords, "references": keywords}), tmp_path / "bad.parquet")
-    with pytest.raises(TableError, match=r"^bad\.parquet: a text column holds bytes that are not UTF-8"):
-        read_table(tmp_path / "bad.parquet", lazy=lazy)
+    message = r"^bad\.parquet: a text column holds bytes that are not UTF-8"
+    with pytest.raises(TableError, match=message):
+        table = read_table(tmp_path / "bad.parquet", lazy=lazy)
+        table.columns["predictions"].to_pylist()
     assert main([str(tmp_path / "bad.parquet"), "--workers", "2"]) == 1
+    assert "bad.parquet: a text column holds bytes that are not UTF-8" in capsys.readouterr().err
+
+
+def test_a_table_error_survives_pickling():
+    """A worker's `TableError` (a streamed chunk's) reaches the parent whole."""
+    import pickle
+
+    error = TableError(Path("x.parquet"), "a text column holds bytes that are not UTF-8", line=3, usage=True)
+    copy = pickle.loads(pickle.dumps(error))
+    assert (str(copy), copy.path, copy.line, copy.usage) == (str(error), error.path, 3, True)

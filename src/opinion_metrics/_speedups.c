@@ -94,18 +94,21 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The size of an exact list or tuple, and its item k (borrowed; NULL with IndexError when k
- * is past its end): the limited API's calls for PySequence_Fast_GET_SIZE / _ITEMS. */
+/* The limited API's calls for PySequence_Fast_GET_SIZE / _ITEMS: the size of an exact list
+ * or tuple, and the function that gives its item k (borrowed; NULL with IndexError when k is
+ * past its end), looked up once per sequence and called per item. */
+typedef PyObject *(*GetItem)(PyObject *, Py_ssize_t);
+
 static Py_ssize_t
 length_of(PyObject *sequence)
 {
     return PyList_CheckExact(sequence) ? PyList_Size(sequence) : PyTuple_Size(sequence);
 }
 
-static PyObject *
-item_of(PyObject *sequence, Py_ssize_t k)
+static GetItem
+getter_of(PyObject *sequence)
 {
-    return PyList_CheckExact(sequence) ? PyList_GetItem(sequence, k) : PyTuple_GetItem(sequence, k);
+    return PyList_CheckExact(sequence) ? PyList_GetItem : PyTuple_GetItem;
 }
 
 /* The rows of `lists` (a new reference, or NULL with an exception) and, in `*sizes`, the
@@ -120,8 +123,9 @@ row_sizes(PyObject *lists, PyObject **sizes, Py_ssize_t *total)
     if (rows == NULL)
         return NULL;
     Py_ssize_t n = length_of(rows);
+    GetItem row_of = getter_of(rows);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = item_of(rows, i);
+        PyObject *row = row_of(rows, i);
         if (!PyList_CheckExact(row) && !PyTuple_CheckExact(row))
             return rows;
     }
@@ -132,7 +136,7 @@ row_sizes(PyObject *lists, PyObject **sizes, Py_ssize_t *total)
     }
     int64_t *size_of = (int64_t *)PyBytes_AsString(*sizes);
     for (Py_ssize_t i = 0; i < n; i++) {
-        size_of[i] = length_of(item_of(rows, i));
+        size_of[i] = length_of(row_of(rows, i));
         if (size_of[i] > PY_SSIZE_T_MAX / 8 - *total) { /* the items' bytes would overflow */
             Py_CLEAR(*sizes);
             Py_DECREF(rows);
@@ -156,10 +160,11 @@ number_strings(PyObject *module, PyObject *args)
     if ((codes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint32_t))) == NULL)
         return NULL;
     uint32_t *code_of = (uint32_t *)PyBytes_AsString(codes);
+    GetItem string_of = getter_of(strings);
     /* Each string is held while it is looked up: a table whose keys are not exact str could
      * run Python code that changes `strings` (then an IndexError, never a freed string). */
     for (Py_ssize_t j = 0; j < n; j++) {
-        PyObject *string = item_of(strings, j);
+        PyObject *string = string_of(strings, j);
         if (string == NULL)
             goto fail;
         if (!PyUnicode_CheckExact(string))
@@ -199,6 +204,9 @@ typedef struct {
     Py_hash_t hash;
     uint32_t code;
 } Slot;
+
+/* str's own hash function (the cached hash), called without PyObject_Hash's indirection. */
+static hashfunc str_hash;
 
 /* The slot of `key` in `slots` (a power-of-2 `mask + 1` of them, never full): its own, or
  * the empty one where it goes; NULL with an exception if comparing failed. */
@@ -251,23 +259,25 @@ distinct_codes(PyObject *module, PyObject *lists)
     uint32_t *code_of = (uint32_t *)PyBytes_AsString(codes);
     const int64_t *size_of = (const int64_t *)PyBytes_AsString(sizes);
     Py_ssize_t n = length_of(rows);
+    GetItem row_of = getter_of(rows);
     /* Only `distinct` grows below, and it holds exact str: no garbage collection, no Python
      * code (exact str hash and compare run in C), so no row changes meanwhile (checked). */
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = item_of(rows, i);
+        PyObject *row = row_of(rows, i);
         Py_ssize_t m = length_of(row);
+        GetItem keyword_of = getter_of(row);
         if (m != size_of[i]) {
             PyErr_SetString(PyExc_RuntimeError, "a row changed size while it was read");
             goto done;
         }
         for (Py_ssize_t j = 0; j < m; j++) {
-            PyObject *keyword = item_of(row, j);
+            PyObject *keyword = keyword_of(row, j);
             if (!PyUnicode_CheckExact(keyword)) {
                 result = Py_None;
                 Py_INCREF(result);
                 goto done;
             }
-            Py_hash_t hash = PyObject_Hash(keyword);
+            Py_hash_t hash = str_hash(keyword);
             if (hash == -1)
                 goto done;
             Slot *slot = find_slot(slots, mask, keyword, hash);
@@ -331,11 +341,13 @@ encode_floats(PyObject *module, PyObject *lists)
     }
     double *value_of = (double *)PyBytes_AsString(values);
     Py_ssize_t n = length_of(rows);
+    GetItem row_of = getter_of(rows);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = item_of(rows, i);
+        PyObject *row = row_of(rows, i);
         Py_ssize_t m = length_of(row);
+        GetItem value_of_item = getter_of(row);
         for (Py_ssize_t j = 0; j < m; j++) {
-            PyObject *value = item_of(row, j);
+            PyObject *value = value_of_item(row, j);
             if (!PyFloat_CheckExact(value))
                 goto not_plain;
             *value_of++ = PyFloat_AsDouble(value);
@@ -765,6 +777,7 @@ build_automaton(Automaton *a, const char *const *data, const Py_ssize_t *size, c
 static int
 utf8_items(PyObject *sequence, Py_ssize_t n, const char **data, Py_ssize_t *size, int *plain)
 {
+    GetItem item_of = getter_of(sequence);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = item_of(sequence, i);
         if (item == NULL || !PyUnicode_CheckExact(item) || (data[i] = PyUnicode_AsUTF8AndSize(item, &size[i])) == NULL) {
@@ -1112,6 +1125,7 @@ snapshot_rows(PyObject *module, PyObject *args)
             Py_DECREF(sizes);
             Py_RETURN_NONE;
         }
+        GetItem item_of = getter_of(row);
         for (Py_ssize_t k = 0; k < size_of[r]; k++) {
             PyObject *item = item_of(row, k);
             Py_INCREF(item);
@@ -1135,14 +1149,16 @@ rows_unchanged(PyObject *module, PyObject *args)
         Py_RETURN_FALSE;
     const int64_t *size_of = (const int64_t *)PyBytes_AsString(sizes);
     Py_ssize_t at = 0, total = PyTuple_Size(items);
+    GetItem row_of = getter_of(rows);
     for (Py_ssize_t r = 0; r < n; r++) {
-        PyObject *row = item_of(rows, r);
+        PyObject *row = row_of(rows, r);
         if (row != PyTuple_GetItem(kept, r) || (!PyList_CheckExact(row) && !PyTuple_CheckExact(row)))
             Py_RETURN_FALSE;
         if (size_of[r] < 0)
             continue;
         if (length_of(row) != size_of[r] || size_of[r] > total - at)
             Py_RETURN_FALSE;
+        GetItem item_of = getter_of(row);
         for (Py_ssize_t k = 0; k < size_of[r]; k++)
             if (item_of(row, k) != PyTuple_GetItem(items, at++))
                 Py_RETURN_FALSE;
@@ -1186,6 +1202,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_speedups", NULL, -1
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
+    str_hash = (hashfunc)PyType_GetSlot(&PyUnicode_Type, Py_tp_hash);
     PyObject *created = PyModule_Create(&module);
     if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 3) < 0)
         Py_CLEAR(created);

@@ -286,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "file",
         type=Path,
-        help=".jsonl (.ndjson), .json, .csv, .tsv (or .gz), .parquet, .arrow / .feather, or a datasets folder",
+        help=".jsonl (.ndjson), .json, .csv, .tsv (or .gz), .parquet or a folder of Parquet files (streamed by row "
+        "group), .arrow / .feather, or a datasets folder",
     )
     parser.add_argument(
         "--metrics",

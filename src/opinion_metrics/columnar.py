@@ -68,16 +68,22 @@ class ArrowColumn(Sequence):
         return list(map(self.to_pylist().__getitem__, rows))
 
 
+def _textual(kind: Any) -> bool:
+    """A string type, or strings dictionary-encoded (as Parquet's `read_dictionary` reads them)."""
+    import pyarrow.types as types
+
+    if types.is_dictionary(kind):
+        kind = kind.value_type
+    return types.is_string(kind) or types.is_large_string(kind)
+
+
 def _chunk_values(chunk: Any) -> list[Any]:
     import pyarrow.types as types
 
-    def textual(kind: Any) -> bool:
-        return types.is_string(kind) or types.is_large_string(kind)
-
     kind = chunk.type
-    if textual(kind):
+    if _textual(kind):
         return _shared_strings(chunk)
-    if not ((types.is_list(kind) or types.is_large_list(kind)) and textual(kind.value_type)) or not len(chunk):
+    if not ((types.is_list(kind) or types.is_large_list(kind)) and _textual(kind.value_type)) or not len(chunk):
         return chunk.to_pylist()
     offsets = _integers(chunk.offsets)  # of a slice: into the whole `values`
     first = int(offsets[0])
@@ -88,10 +94,37 @@ def _chunk_values(chunk: Any) -> list[Any]:
     return lists if valid is None else [cell if ok else None for cell, ok in zip(lists, valid.tolist())]
 
 
+def shared_lists(array: Any) -> list[Any]:
+    """A list<string> array (its strings dictionary-encoded or not) as `python_values` gives
+    it, rows of equal contents (within a chunk) as one shared list object: a gold list
+    repeated on every row of a movie is built once, and prepared once by the library (which
+    recognizes repeated rows by identity first)."""
+    import pyarrow as pa
+
+    values = python_values(array)
+    row = 0
+    for chunk in array.chunks if isinstance(array, pa.ChunkedArray) else [array]:
+        if not pa.types.is_list(chunk.type) or len(chunk) < 2:
+            row += len(chunk)
+            continue
+        element = chunk.values  # the whole child array: the offsets of a slice point into it
+        codes = element.indices if pa.types.is_dictionary(element.type) else element.dictionary_encode().indices
+        data = memoryview(np.ascontiguousarray(_integers(codes), dtype=np.int64)).cast("B")
+        offsets = _integers(chunk.offsets).tolist()
+        shared: dict[bytes, list[Any]] = {}
+        for start, stop in zip(offsets, offsets[1:]):
+            if values[row] is not None:
+                values[row] = shared.setdefault(data[8 * start : 8 * stop].tobytes(), values[row])
+            row += 1
+    return values
+
+
 def _shared_strings(values: Any) -> list[str | None]:
     """A string array's values, each distinct one decoded once (its copies are one object):
     less memory and time than one Python string per cell when values repeat."""
-    encoded = values.dictionary_encode()
+    import pyarrow.types as types
+
+    encoded = values if types.is_dictionary(values.type) else values.dictionary_encode()
     if 2 * len(encoded.dictionary) > len(values):  # mostly distinct: nothing to share
         return values.to_pylist()
     distinct = np.array([*encoded.dictionary.to_pylist(), None], dtype=object)

@@ -1,18 +1,22 @@
-"""What the Ray and Spark engines share: option checks, one `MetricState` per Arrow batch,
-pooling a group's rows, and the semantic family's precomputed embeddings.
+"""What the Ray and Spark engines (and the Dask recipe) share: the request checked once, one
+`MetricState` per Arrow block (and per value of `by`), pooling a group's rows, a gold table
+joined by key, and the semantic family's keyword vectors.
 
 Only serialized states (`MetricState.to_bytes`) travel from the workers to the driver; the
-driver merges them as they arrive and computes once.
+driver merges them as they arrive (per value of `by`) and computes once.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .columnar import python_values
+from .columnar import python_values, shared_lists
 from .families import get_family
 from .grouping import pool_by_group
 from .preparation import make_normalizer
@@ -23,21 +27,154 @@ INPUT_COLUMNS = ("predictions", "references", "texts", "scores", "prediction_sen
 # Families whose model turns keywords into vectors (the semantic two-stage pipeline).
 EMBEDDING_FAMILIES = ("semantic_keyword_prf",)
 STATE_COLUMN = "state"
+VALUE_COLUMN = "value"  # a state's value of `by` (null without `by`)
+GOLD_COLUMN = "__gold__"  # the joined gold lists, once pooled
+
+
+class Gold:
+    """A gold table joined to the rows by key, as the CLI's --gold: one gold list per value of
+    `key`. `table` is an Arrow table, a pandas DataFrame, a mapping {key: gold list} or a
+    `pathlib.Path` to a file the CLI reads (JSON Lines, CSV, Parquet, ...). Small (one row per
+    movie, say): it travels to every worker, where each list is built once and shared by its rows."""
+
+    def __init__(self, table: Any, key: str, column: str) -> None:
+        import pyarrow as pa
+
+        if not isinstance(key, str) or not isinstance(column, str):
+            raise ValueError(f"gold_key and gold_column must name columns (str), got {key!r} and {column!r}")
+        if isinstance(table, Mapping):
+            keys, lists = list(table), list(table.values())
+        elif isinstance(table, (Path, os.PathLike)):
+            from .tables import read_table
+
+            columns = read_table(Path(table), [column]).columns
+            keys, lists = (
+                columns[name] if name in columns else _missing(name, columns, table) for name in (key, column)
+            )
+        else:
+            if not isinstance(table, (pa.Table, pa.RecordBatch)):
+                if not hasattr(table, "iloc"):
+                    raise ValueError(
+                        "references= is a column name (str) or a gold table: an Arrow table, a pandas DataFrame, "
+                        f"a mapping {{key: gold list}} or a pathlib.Path, got {type(table).__name__}"
+                    )
+                table = pa.Table.from_pandas(table, preserve_index=False)
+            keys, lists = (
+                python_values(table.column(name))
+                if name in table.column_names
+                else _missing(name, table.column_names, "the gold table")
+                for name in (key, column)
+            )
+        self.key, self.column = key, column
+        self.keys, self.lists = list(keys), [list(gold) if isinstance(gold, (list, tuple)) else gold for gold in lists]
+        rows: dict[Any, int] = {}
+        for row, value in enumerate(self.keys):
+            if isinstance(value, bool) or not isinstance(value, (str, int)):
+                message = f"row {row + 1} of the gold table must be a string or an integer, got {value!r}"
+                raise ValueError(f"gold_key {key}: {message}")
+            if rows.setdefault(value, row) != row:
+                twice = f"{value!r} has two gold lists (rows {rows[value] + 1} and {row + 1})"
+                raise ValueError(f"gold_key {key}: {twice}; keep one")
+        self._rows: dict[Any, int] | None = rows
+
+    @property
+    def rows(self) -> dict[Any, int]:
+        """{key: its row} (rebuilt once per process: not pickled)."""
+        if self._rows is None:
+            self._rows = {value: row for row, value in enumerate(self.keys)}
+        return self._rows
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_rows": None}
+
+    def references(self, keys: Any) -> list[Any]:
+        """The gold list of each row's key (an Arrow column or a list): one list object per key."""
+        values = python_values(keys) if not isinstance(keys, list) else keys
+        rows, lists = self.rows, self.lists
+        try:
+            return [lists[rows[value]] for value in values]
+        except (KeyError, TypeError):
+            missing = next(value for value in values if not _hashable(value) or value not in rows)
+            raise ValueError(f"no gold list in the gold table for {self.key} {missing!r}") from None
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _missing(name: str, columns: Iterable[str], where: Any) -> Any:
+    raise ValueError(f"no column {name!r} in {where} (its columns: {', '.join(columns)})")
+
+
+@dataclass
+class Request:
+    """What every block's work needs: the family, its options, the input columns (name ->
+    column), the key, `by`, `groups` and the gold table (whose lists are the references)."""
+
+    family: str
+    options: dict[str, Any]
+    columns: dict[str, str]
+    key: str | None = None
+    by: str | None = None
+    groups: str | None = None
+    gold: Gold | None = None
+    model: Any = field(default=None, repr=False)  # the semantic family's keyword vectors, once embedded
+
+    @property
+    def needed(self) -> list[str]:
+        """The dataset's columns the work reads (projected before the first stage)."""
+        names = [*self.columns.values(), self.key, self.by, self.groups, self.gold.key if self.gold else None]
+        return list(dict.fromkeys(name for name in names if name is not None))
+
+    @property
+    def state_options(self) -> dict[str, Any]:
+        return self.options if self.model is None else {**self.options, "model": self.model}
+
+    def pooled(self) -> Request:
+        """The request on the pooled rows (`pool_table`'s output): the group is the key, the gold joined."""
+        columns = dict(self.columns)
+        if self.gold is not None:
+            columns["references"] = GOLD_COLUMN
+        return replace(self, columns=columns, key=self.groups, groups=None, gold=None)
 
 
 def check_request(
-    family: str, columns: Mapping[str, str | None], key: str | None, groups: str | None, options: Mapping[str, Any]
-) -> dict[str, str]:
-    """The input columns given (name -> column), after checking them against the family.
+    family: str,
+    columns: Mapping[str, Any],
+    key: str | None,
+    groups: str | None,
+    options: Mapping[str, Any],
+    by: str | None = None,
+    gold_key: str | None = None,
+    gold_column: str = "references",
+) -> Request:
+    """The request, checked before any data is read.
 
     Raises `ValueError` for an input the family does not take, a column name that is not a
     str, intervals without `bootstrap="poisson"` (multinomial resampling needs every example
     in one place) or Poisson intervals without a `key` or `groups` column (positions are not
-    global on an engine)."""
+    global on an engine). `columns["references"]` may be a gold table (`Gold`) joined on
+    `gold_key`. Sentiment runs one VADER per worker (`workers=1` unless given)."""
     declaration = get_family(family)
     taken = {item.name for item in declaration.inputs}
+    columns = dict(columns)
+    gold = None
+    references = columns.get("references")
+    if references is not None and not isinstance(references, str):
+        if gold_key is None:
+            raise ValueError("references= is a gold table: name the column that joins it to the rows with gold_key=")
+        if "references" not in taken:
+            raise ValueError(f"{family} takes no references; its inputs: {', '.join(sorted(taken))}")
+        gold = Gold(references, gold_key, gold_column)
+        columns.pop("references")
+    elif gold_key is not None:
+        raise ValueError("gold_key= joins a gold table: give it as references= (a table, a mapping or a Path)")
     given = {}
-    for name, column in {**columns, "key": key, "groups": groups}.items():
+    for name, column in {**columns, "key": key, "groups": groups, "by": by}.items():
         if column is None:
             continue
         if not isinstance(column, str):
@@ -62,17 +199,81 @@ def check_request(
         raise ValueError(f"groups pools keyword lists: {family} cannot be pooled")
     if groups is not None and ("texts" in given or options.get("presence", "all") != "all"):
         raise ValueError("texts and presence are per review: they cannot be pooled with groups")
+    options = dict(options)
+    if family == "sentiment_appropriateness":
+        options.setdefault("workers", 1)  # one VADER per engine worker: no processes forked inside it
     MetricState(family, **options)  # checks every option before any work
-    return given
+    inputs = {name: column for name, column in given.items() if name in INPUT_COLUMNS}
+    return Request(family, options, inputs, key=key, by=by, groups=groups, gold=gold)
 
 
-def state_bytes(
-    table: Any, family: str, options: Mapping[str, Any], columns: Mapping[str, str], key: str | None
-) -> bytes:
-    """The serialized state of one Arrow batch or table."""
-    state = MetricState(family, **options)
-    state.update_arrow(table, key=key, **columns)
-    return state.to_bytes()
+def block_columns(table: Any, request: Request) -> dict[str, Any]:
+    """The family's inputs of an Arrow block as the state takes them (`MetricState.update_arrow`'s
+    conversions; equal gold lists as one object; the gold table's lists joined by key)."""
+    from .evaluate_support import arrow_to_ratings
+
+    kinds = {item.name: item.kind for item in get_family(request.family).inputs}
+    values: dict[str, Any] = {}
+    for name, column in request.columns.items():
+        data = table.column(column)
+        if kinds[name] == "ratings":
+            values[name] = arrow_to_ratings(data)
+        elif kinds[name] == "texts":
+            values[name] = data.to_pylist()
+        elif name == "references":
+            values[name] = shared_lists(data)
+        else:
+            values[name] = python_values(data)
+    if request.gold is not None:
+        values["references"] = request.gold.references(table.column(request.gold.key))
+    return values
+
+
+def block_state_objects(table: Any, request: Request) -> dict[Any, MetricState]:
+    """The states of one Arrow block: {value of `request.by`: its state}, else {None: the state}."""
+    if table.num_rows == 0:
+        return {}
+    options = request.state_options
+    columns = block_columns(table, request)
+    keys = python_values(table.column(request.key)) if request.key else None
+    if request.by is None:
+        return {None: MetricState(request.family, **options).update(**columns, keys=keys)}
+    parts: dict[Any, list[int]] = {}
+    for row, value in enumerate(python_values(table.column(request.by))):
+        parts.setdefault(value, []).append(row)
+    states = {}
+    for value, rows in parts.items():
+        chosen = {name: _rows(column, rows) for name, column in columns.items()}
+        state = MetricState(request.family, **options)
+        states[value] = state.update(**chosen, keys=None if keys is None else [keys[row] for row in rows])
+    return states
+
+
+def serialized_states(states: Mapping[Any, MetricState], kind: Any) -> Any:
+    """(value, state bytes) rows as an Arrow table (`VALUE_COLUMN` of Arrow type `kind`)."""
+    import pyarrow as pa
+
+    return pa.table(
+        {
+            VALUE_COLUMN: pa.array(list(states), kind),
+            STATE_COLUMN: pa.array([state.to_bytes() for state in states.values()], pa.binary()),
+        }
+    )
+
+
+def block_states(table: Any, request: Request) -> Any:
+    """The serialized states of one Arrow block: one per value of `request.by` (in the
+    `VALUE_COLUMN`), else one (its value null)."""
+    import pyarrow as pa
+
+    kind = table.schema.field(request.by).type if request.by else pa.null()
+    return serialized_states(block_state_objects(table, request), kind)
+
+
+def _rows(column: Any, rows: list[int]) -> Any:
+    if isinstance(column, np.ndarray):
+        return column[rows]
+    return [column[row] for row in rows]
 
 
 def merge_options(family: str, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -92,72 +293,119 @@ def merge_serialized(family: str, options: Mapping[str, Any], serialized: Iterab
     return MetricState(family, **options) if total is None else total
 
 
-def merged_bytes(family: str, options: Mapping[str, Any], numbered: Iterable[tuple[Any, bytes]]) -> bytes:
-    """Numbered serialized states merged in the order of their numbers, serialized (one node
-    of an engine's merge tree: the same sums whatever order the engine delivers them in)."""
-    ordered = (data for _, data in sorted(numbered, key=lambda item: item[0]))
-    return merge_serialized(family, options, ordered).to_bytes()
+def merge_by_value(
+    family: str, options: Mapping[str, Any], pairs: Iterable[tuple[Any, bytes]]
+) -> dict[Any, MetricState]:
+    """{value: merged state} of (value, serialized state) pairs, merged as they arrive."""
+    merged: dict[Any, MetricState] = {}
+    objects = unnamed_objects(merge_options(family, options))
+    for value, data in pairs:
+        state = MetricState.from_bytes(data, **objects)
+        merged[value] = state if value not in merged else merged[value].merge(state)
+    return merged
 
 
-def pool_table(table: Any, columns: Mapping[str, str], groups: str, key: str | None, options: Mapping[str, Any]) -> Any:
+def merged_bytes(
+    family: str, options: Mapping[str, Any], numbered: Iterable[tuple[Any, tuple[Any, bytes]]]
+) -> list[tuple[Any, bytes]]:
+    """Numbered (value, state) pairs merged per value in the order of their numbers,
+    serialized, in the order of each value's first number (one node of an engine's merge
+    tree: the same sums whatever order the engine delivers them in)."""
+    ordered = [pair for _, pair in sorted(numbered, key=lambda item: item[0])]
+    merged = merge_by_value(family, options, ordered)
+    return [(value, state.to_bytes()) for value, state in merged.items()]
+
+
+def results_by_value(states: Mapping[Any, MetricState], by: str) -> list[dict[str, Any]]:
+    """One row per value of `by`, sorted: {by: value, **its result} (a table for pandas'
+    `DataFrame(rows)`, `ray.data.from_items(rows)` or Spark's `createDataFrame(rows)`)."""
+    ordered = sorted(states.items(), key=lambda item: (item[0] is None, str(type(item[0])), item[0]))
+    return [{by: value, **state.compute()} for value, state in ordered]
+
+
+def pool_table(table: Any, request: Request) -> Any:
     """The rows of one group (an Arrow table) pooled into one row (`pool_by_group`).
 
     Rows are pooled in `key` order when a key is given (so the pooled ranking does not
     depend on the engine's shuffle), else in the order the engine hands them over. The
-    pooled row keeps the input column names; its group value is its Poisson key."""
+    pooled row keeps the input column names (the joined gold lists as `GOLD_COLUMN`) and the
+    value of `by`; its group value is its Poisson key."""
     import pyarrow as pa
 
+    schema = pooled_schema(table.schema, request)
     if table.num_rows == 0:
-        return table.select([columns[name] for name in ("predictions", "references", "scores") if name in columns])
-    if key is not None:
-        table = table.sort_by(key)
-    scores = columns.get("scores")
-    pooled = pool_by_group(
-        python_values(table.column(columns["predictions"])),
-        python_values(table.column(columns["references"])),
-        python_values(table.column(groups)),
-        scores=python_values(table.column(scores)) if scores else None,
-        **{name: options[name] for name in ("normalize", "stemmer", "clip_scores") if name in options},
-    )
-    arrays = {
-        groups: pa.array(pooled.groups, type=table.schema.field(groups).type),
-        columns["predictions"]: pa.array(pooled.predictions, pa.list_(pa.string())),
-        columns["references"]: pa.array(pooled.references, pa.list_(pa.string())),
+        return schema.empty_table()
+    if request.key is not None:
+        table = table.sort_by(request.key)
+    columns = block_columns(table, request)
+    groups = python_values(table.column(request.groups))
+    rows_of: dict[Any, list[int]] = {}
+    if request.by is not None:  # a group is pooled within each value of `by`
+        for row, value in enumerate(python_values(table.column(request.by))):
+            rows_of.setdefault(value, []).append(row)
+    else:
+        rows_of[None] = list(range(table.num_rows))
+    arrays: dict[str, list[Any]] = {name: [] for name in schema.names}
+    scores_column = request.columns.get("scores")
+    options = {
+        name: request.options[name] for name in ("normalize", "stemmer", "clip_scores") if name in request.options
     }
-    if scores:
-        arrays[scores] = pa.array(pooled.scores, pa.list_(pa.float64()))
-    return pa.table(arrays)
+    for value, rows in rows_of.items():
+        pooled = pool_by_group(
+            _rows(columns["predictions"], rows),
+            _rows(columns["references"], rows),
+            [groups[row] for row in rows],
+            scores=_rows(columns["scores"], rows) if scores_column else None,
+            **options,
+        )
+        arrays[request.groups] += pooled.groups
+        arrays[request.columns["predictions"]] += pooled.predictions
+        arrays[request.pooled().columns["references"]] += pooled.references
+        if scores_column:
+            arrays[scores_column] += pooled.scores
+        if request.by is not None:
+            arrays[request.by] += [value] * len(pooled.groups)
+    return pa.table({name: pa.array(arrays[name], schema.field(name).type) for name in schema.names})
 
 
-def pooled_schema(schema: Any, columns: Mapping[str, str], groups: str) -> Any:
+def pooled_schema(schema: Any, request: Request) -> Any:
     """The Arrow schema of `pool_table`'s output, from the input schema."""
     import pyarrow as pa
 
+    pooled = request.pooled()
     fields = [
-        pa.field(groups, schema.field(groups).type),
-        pa.field(columns["predictions"], pa.list_(pa.string())),
-        pa.field(columns["references"], pa.list_(pa.string())),
+        pa.field(request.groups, schema.field(request.groups).type),
+        pa.field(pooled.columns["predictions"], pa.list_(pa.string())),
+        pa.field(pooled.columns["references"], pa.list_(pa.string())),
     ]
-    if "scores" in columns:
-        fields.append(pa.field(columns["scores"], pa.list_(pa.float64())))
+    if "scores" in pooled.columns:
+        fields.append(pa.field(pooled.columns["scores"], pa.list_(pa.float64())))
+    if request.by is not None and request.by != request.groups:
+        fields.append(pa.field(request.by, schema.field(request.by).type))
     return pa.schema(fields)
 
 
-def distinct_keywords(table: Any, columns: Mapping[str, str], options: Mapping[str, Any]) -> Any:
-    """The distinct normalized keywords (what the semantic family embeds) of an Arrow batch."""
+def distinct_keywords(table: Any, request: Request) -> Any:
+    """The distinct normalized keywords (what the semantic family embeds) of an Arrow batch,
+    the gold table's lists of its rows included."""
     import pyarrow as pa
 
+    keyword_columns = {name: request.columns[name] for name in ("predictions", "references") if name in request.columns}
+    columns = block_columns(table, replace(request, columns=keyword_columns))
+    lists = [columns[name] for name in ("predictions", "references") if name in columns]
+    return pa.table({"keyword": pa.array(_normalized(lists, request.options), pa.string())})
+
+
+def _normalized(lists: list[list[Any]], options: Mapping[str, Any]) -> list[str]:
     normalizer = make_normalizer(options.get("normalize", "default"), options.get("stemmer"))
     seen: dict[str, None] = {}
-    for name in ("predictions", "references"):
-        if name not in columns:
-            continue
-        for keywords in python_values(table.column(columns[name])):
+    for column in lists:
+        for keywords in {id(keywords): keywords for keywords in column}.values():  # a shared gold list once
             for keyword in keywords or ():
                 if isinstance(keyword, str):
                     seen[normalizer(keyword)] = None
     seen.pop("", None)
-    return pa.table({"keyword": pa.array(list(seen), pa.string())})
+    return list(seen)
 
 
 def embed_keywords(table: Any, model: Any, device: str | None, batch_size: int) -> Any:
@@ -187,20 +435,64 @@ def embed_keywords(table: Any, model: Any, device: str | None, batch_size: int) 
     return pa.table({"keyword": table.column("keyword"), "vector": pa.FixedSizeListArray.from_arrays(flat, width)})
 
 
-def precomputed_encoder(tables: Iterable[Any], model: Any) -> Any:
-    """A `PrecomputedEncoder` of the (keyword, vector) Arrow tables of `embed_keywords`, named
-    as states name `model`, so that every worker's states merge with each other and with
-    states made with `model` itself."""
-    from .semantic import PrecomputedEncoder
+class VectorLookup:
+    """A model object (for `model=`) that looks the keywords' vectors up in one Arrow table of
+    (keyword, vector) rows (`embed_keywords`' output, concatenated): the vectors are read in
+    place (zero-copy from Ray's object store, or from a broadcast buffer), only a keyword ->
+    row index is built, once per process. Named as states name `model`, so that every
+    worker's states merge with each other and with states made with `model` itself.
 
-    vectors: dict[str, np.ndarray] = {}
-    for table in tables:
-        if table.num_rows == 0:
-            continue
+    A keyword the table lacks is embedded here by `fallback` ((model, device, batch size), as
+    `embed_keywords` takes them): a dataset whose rows differ from one pass to the next
+    (`limit`, sampling) gives the statistics keywords the vocabulary pass never saw."""
+
+    def __init__(self, table: Any, name: str, fallback: tuple[Any, str | None, int] | None = None) -> None:
+        self.table, self.canonical_name, self.fallback = table, name, fallback
+        self._rows: dict[str, int] | None = None
+        self._matrix: np.ndarray | None = None
+        self._extra: dict[str, np.ndarray] = {}  # keywords embedded here
+
+    def _build(self) -> None:
+        table = self.table.combine_chunks() if self.table.num_rows else self.table
         width = table.schema.field("vector").type.list_size
-        matrix = table.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, width)
-        vectors.update(zip(python_values(table.column("keyword")), matrix))
-    return PrecomputedEncoder(vectors, name=model_name(model))
+        self._matrix = (
+            table.column("vector").chunk(0).flatten().to_numpy(zero_copy_only=False).reshape(-1, width)
+            if table.num_rows
+            else np.zeros((0, width), np.float32)
+        )
+        self._rows = {keyword: row for row, keyword in enumerate(python_values(table.column("keyword")))}
+
+    def encode(self, texts: Any, **_: Any) -> np.ndarray:
+        import pyarrow as pa
+
+        if self._rows is None:
+            self._build()
+        rows, extra = self._rows, self._extra
+        missing = list(dict.fromkeys(text for text in texts if text not in rows and text not in extra))
+        if missing:
+            if self.fallback is None:
+                raise ValueError(f"no precomputed embedding for the keyword {missing[0]!r} ({len(missing)} missing)")
+            embedded = embed_keywords(pa.table({"keyword": pa.array(missing, pa.string())}), *self.fallback)
+            width = embedded.schema.field("vector").type.list_size
+            vectors = embedded.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, width)
+            extra.update(zip(missing, vectors.astype(np.float32)))
+        if not len(texts):
+            return np.zeros((0, self._matrix.shape[1]), dtype=np.float32)
+        if not extra:
+            return self._matrix[[rows[text] for text in texts]]
+        return np.stack([self._matrix[rows[text]] if text in rows else extra[text] for text in texts])
+
+
+def vector_table(tables: Iterable[Any]) -> Any:
+    """One (keyword, vector float32 x width) Arrow table of `embed_keywords`' tables."""
+    import pyarrow as pa
+
+    found = [table for table in tables if table.num_rows]
+    if not found:
+        return pa.table({"keyword": pa.array([], pa.string()), "vector": pa.array([], pa.list_(pa.float32(), 1))})
+    width = found[0].schema.field("vector").type.list_size
+    kind = pa.schema([("keyword", pa.string()), ("vector", pa.list_(pa.float32(), width))])
+    return pa.concat_tables([table.select(["keyword", "vector"]).cast(kind) for table in found]).combine_chunks()
 
 
 def model_name(model: Any) -> str:

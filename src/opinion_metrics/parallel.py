@@ -16,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 from tqdm.auto import tqdm
 
 from .state import MetricState, unnamed_objects
@@ -52,17 +53,36 @@ def compute(
     *,
     scores: Sequence[Any] | None = None,
     workers: int,
+    keys: Sequence[Any] | None = None,
     **options: Any,
 ) -> dict[str, Any]:
-    """The family's result on the corpus, computed in `workers` processes (see module doc)."""
+    """The family's result on the corpus, computed in `workers` processes (see module doc).
+
+    `keys` (one per example, e.g. the groups of pooled examples) are the Poisson bootstrap's
+    keys; without them an example's key is its position. Columns of a Parquet file or folder
+    (`tables.SourceColumn`) are streamed a batch at a time (`BATCH_ROWS` rows), in this
+    process or, with workers, each worker reading its own chunks of row groups: the rows are
+    never all in memory."""
     columns = {"predictions": predictions, "references": references, "scores": scores}
     columns.update({name: options.pop(name) for name in PER_EXAMPLE if name in options})
     columns = {name: column for name, column in columns.items() if column is not None}
+    if family == "sentiment_appropriateness" and (workers > 1 or _source(columns) is not None):
+        options.setdefault("workers", 1)  # one VADER per process (never forks inside a worker or per batch)
     state = MetricState(family, **options)  # checks the options here, before forking
-    bounds = chunk_bounds(len(predictions), workers)
+    source = _source(columns)
+    bounds = (
+        _streamed_chunks(columns, source, workers) if source is not None else chunk_bounds(len(predictions), workers)
+    )
     processes = min(workers, len(bounds), available_cpus())  # a pool forks all its processes at once
     if processes < 2 or family in ONE_PROCESS:
-        return state.merge(_chunk_state(family, options, columns, 0, len(predictions))).compute()
+        chunks = bounds if source is not None else [(0, len(predictions))]
+        with tqdm(
+            total=len(predictions), desc=family, unit="example", leave=False, disable=None if source else True
+        ) as progress:
+            for chunk in chunks:
+                state = state.merge(_chunk_state(family, options, columns, keys, *chunk))
+                progress.update(chunk[1] - chunk[0])
+        return state.compute()
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     shared = context.get_start_method() == "fork"
     # Forked workers keep the parent's rows out of their garbage collections (their pages stay shared).
@@ -70,16 +90,16 @@ def compute(
     progress = tqdm(
         total=len(predictions), desc=f"{family}, {processes} processes", unit="example", leave=False, disable=None
     )
-    _work.update(family=family, options=options, columns=columns)
+    _work.update(family=family, options=options, columns=columns, keys=keys)
     try:
         with pool, progress:
             futures = []
-            for start, stop in bounds:
-                future = (
-                    pool.submit(_forked_chunk, start, stop)
-                    if shared
-                    else pool.submit(_chunk_bytes, family, options, _sliced(columns, start, stop), start)
-                )
+            for chunk in bounds:
+                start, stop = chunk[:2]
+                if shared:
+                    future = pool.submit(_forked_chunk, *chunk)
+                else:
+                    future = pool.submit(_chunk_bytes, family, options, *_sliced(columns, keys, *chunk))
                 future.add_done_callback(lambda _, size=stop - start: progress.update(size))
                 futures.append(future)
             for future in futures:  # chunk order (multinomial statistics concatenate in order), as they finish
@@ -89,8 +109,47 @@ def compute(
     return state.compute()
 
 
-def _sliced(columns: dict[str, Sequence[Any]], start: int, stop: int) -> dict[str, Sequence[Any]]:
-    return {name: column[start:stop] for name, column in columns.items()}
+def _source(columns: dict[str, Sequence[Any]]) -> Any:
+    """The Parquet source the columns stream from (its columns of the same rows, in file
+    order), or None: the columns are then sequences in memory."""
+    from .tables import SourceColumn, streamed
+
+    found = [column for column in columns.values() if isinstance(column, SourceColumn)]
+    if not found or not all(map(streamed, found)):
+        return None
+    first = found[0]
+    same = all(
+        column.source is first.source
+        and (column.rows is first.rows or np.array_equal(column.row_numbers(), first.row_numbers()))
+        for column in found
+    )
+    return first.source if same else None
+
+
+def _selection(columns: dict[str, Sequence[Any]]) -> np.ndarray | None:
+    from .tables import SourceColumn
+
+    return next(column.rows for column in columns.values() if isinstance(column, SourceColumn))
+
+
+def _streamed_chunks(columns: dict[str, Sequence[Any]], source: Any, workers: int) -> list[tuple[int, int, int, int]]:
+    """(first example, stop example, first row, stop row) per chunk of the source's row groups
+    holding some of the examples (`ParquetSource.chunks`)."""
+    rows = _selection(columns)
+    chunks = []
+    for low, high in source.chunks(max(1, min(workers, available_cpus()))):
+        start, stop = (low, high) if rows is None else map(int, np.searchsorted(rows, [low, high]))
+        if stop > start:
+            chunks.append((start, stop, low, high))
+    return chunks
+
+
+def _sliced(
+    columns: dict[str, Sequence[Any]], keys: Sequence[Any] | None, start: int, stop: int, *rows: int
+) -> tuple[dict[str, Sequence[Any]], Sequence[Any] | None, int, int, int, int]:
+    """A chunk's columns and keys, to send to a spawned worker (streamed columns stay unread)."""
+    sliced = {name: column if hasattr(column, "source") else column[start:stop] for name, column in columns.items()}
+    return sliced, None if keys is None else keys[start:stop], start, stop, *rows
 
 
 _EXAMPLE = re.compile(r"\bexample (\d+)")
@@ -110,21 +169,69 @@ def _named_in_corpus(start: int) -> Iterator[None]:
 
 
 def _chunk_state(
-    family: str, options: dict[str, Any], columns: dict[str, Sequence[Any]], start: int, stop: int
+    family: str,
+    options: dict[str, Any],
+    columns: dict[str, Sequence[Any]],
+    keys: Sequence[Any] | None,
+    start: int,
+    stop: int,
+    first_row: int | None = None,
+    stop_row: int | None = None,
+    offset: int = 0,
 ) -> MetricState:
+    """The state of examples [start, stop): columns in memory are indexed from `offset` (a
+    spawned worker's slice); streamed columns are read from rows [first_row, stop_row) of
+    their file, a batch at a time."""
+    from .tables import batch_values, selected
+
     state = MetricState(family, **options)
-    with _named_in_corpus(start):
-        state.update(**_sliced(columns, start, stop), keys=range(start, stop))
+    streamed = {name: column for name, column in columns.items() if hasattr(column, "source")}
+    if not streamed:
+        with _named_in_corpus(start):
+            state.update(**_slices(columns, start - offset, stop - offset), keys=_keys(keys, start, stop, offset))
+        return state
+    source, rows = next(iter(streamed.values())).source, _selection(streamed)
+    names = {name: column.name for name, column in streamed.items()}
+    shared = [names["references"]] if "references" in names else []
+    position = start
+    for batch_start, table in source.batches(list(dict.fromkeys(names.values())), first_row, stop_row):
+        if rows is not None:
+            table = selected(table, rows, batch_start)
+        if not table.num_rows:
+            continue
+        values = batch_values(source, table, shared)
+        end = position + table.num_rows
+        given = {name: values[column] for name, column in names.items()}
+        given.update(_slices({n: c for n, c in columns.items() if n not in names}, position - offset, end - offset))
+        with _named_in_corpus(position):
+            state.update(**given, keys=_keys(keys, position, end, offset))
+        position = end
     return state
 
 
-def _chunk_bytes(family: str, options: dict[str, Any], columns: dict[str, Sequence[Any]], offset: int) -> bytes:
-    state = MetricState(family, **options)
-    n = len(columns["predictions"])
-    with _named_in_corpus(offset):
-        state.update(**columns, keys=range(offset, offset + n))
-    return state.to_bytes()
+def _slices(columns: dict[str, Sequence[Any]], start: int, stop: int) -> dict[str, Sequence[Any]]:
+    return {name: column[start:stop] for name, column in columns.items()}
 
 
-def _forked_chunk(start: int, stop: int) -> bytes:
-    return _chunk_state(_work["family"], _work["options"], _work["columns"], start, stop).to_bytes()
+def _keys(keys: Sequence[Any] | None, start: int, stop: int, offset: int) -> Sequence[Any]:
+    """The examples' Poisson keys: the given ones, else their positions in the corpus."""
+    return range(start, stop) if keys is None else keys[start - offset : stop - offset]
+
+
+def _chunk_bytes(
+    family: str,
+    options: dict[str, Any],
+    columns: dict[str, Sequence[Any]],
+    keys: Sequence[Any] | None,
+    start: int,
+    stop: int,
+    *rows: int,
+) -> bytes:
+    """A spawned worker's chunk: its columns sliced from `start` (streamed ones whole)."""
+    return _chunk_state(family, options, columns, keys, start, stop, *rows, offset=start).to_bytes()
+
+
+def _forked_chunk(start: int, stop: int, *rows: int) -> bytes:
+    return _chunk_state(
+        _work["family"], _work["options"], _work["columns"], _work["keys"], start, stop, *rows
+    ).to_bytes()

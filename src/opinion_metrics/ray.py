@@ -7,11 +7,13 @@
     om_ray.evaluate(dataset, "keyword_prf", predictions="keywords", references="gold", key="review_id",
                     confidence_level=0.95, bootstrap="poisson")
 
-Rows stay on the workers: each block becomes one serialized state (`map_batches` on Arrow
-batches), and only those states reach the driver, which merges them as they stream in.
+Rows stay on the workers: only the columns the family reads are read, each block becomes one
+serialized state per value of `by` (`map_batches` on Arrow batches, as tasks fused with the
+reading), and only those states reach the driver, which merges them as they stream in.
 The semantic family runs in two stages: the distinct normalized keywords are embedded once
-by a pool of model actors (one GPU each when the cluster has GPUs), then the statistics
-are computed from those embeddings. Ray Data's own progress bars show each stage.
+by a pool of model actors (one GPU each when the cluster has GPUs, else one CPU actor that
+leaves a CPU for reading), the vectors are concatenated into one object in the object store,
+and the statistics tasks read them in place. Ray Data's own progress bars show each stage.
 """
 
 from __future__ import annotations
@@ -21,21 +23,31 @@ from typing import Any
 from .engine_support import (
     EMBEDDING_FAMILIES,
     STATE_COLUMN,
+    VALUE_COLUMN,
+    Request,
+    VectorLookup,
+    block_states,
     check_request,
     distinct_keywords,
     embed_keywords,
-    merge_serialized,
+    merge_by_value,
+    model_name,
     pool_table,
-    precomputed_encoder,
-    state_bytes,
+    results_by_value,
+    vector_table,
 )
 from .state import MetricState
 
 
-def evaluate(dataset: Any, family: str, **arguments: Any) -> dict[str, Any]:
+def evaluate(dataset: Any, family: str, **arguments: Any) -> dict[str, Any] | list[dict[str, Any]]:
     """Evaluate `family` on a `ray.data.Dataset`: `state(dataset, family, **arguments).compute()`,
-    the same dict as the family function on all rows (to floating-point summation order)."""
-    return state(dataset, family, **arguments).compute()
+    the same dict as the family function on all rows (to floating-point summation order).
+    With `by`, one row per value: `[{by: value, **its result}, ...]` (sorted by value), for
+    `pandas.DataFrame(rows)` or `ray.data.from_items(rows)`."""
+    found = state(dataset, family, **arguments)
+    if isinstance(found, dict):
+        return results_by_value(found, arguments["by"])
+    return found.compute()
 
 
 def state(
@@ -43,139 +55,166 @@ def state(
     family: str,
     *,
     predictions: str = "predictions",
-    references: str | None = "references",
+    references: Any = "references",
     key: str | None = None,
     texts: str | None = None,
     scores: str | None = None,
     prediction_sentiments: str | None = None,
     groups: str | None = None,
+    by: str | None = None,
+    gold_key: str | None = None,
+    gold_column: str = "references",
     partitions: int | None = None,
     model_workers: int | None = None,
+    num_gpus: float | None = None,
+    concurrency: int | None = None,
     **options: Any,
-) -> MetricState:
+) -> MetricState | dict[Any, MetricState]:
     """The merged `MetricState` of `family` over a `ray.data.Dataset` (for `evaluate`, or
-    `compare_systems` on two systems' states).
+    `compare_systems` on two systems' states); with `by`, {value: its merged state}.
 
     Args:
         dataset: a Ray Data dataset with one example per row.
         family: "keyword_prf", "weighted_keyword_prf", "semantic_keyword_prf",
             "sentiment_appropriateness", "aspect_sentiment_score" or "keyword_diversity".
         predictions, references, texts, scores, prediction_sentiments: the columns of the
-            family's inputs (None: not given).
+            family's inputs (None: not given). `references` may instead be a gold table
+            joined to the rows by `gold_key` (its lists in `gold_column`): an Arrow table, a
+            pandas DataFrame, a mapping {key: gold list} or a `pathlib.Path` to a file, as the
+            CLI's --gold (the rows then need no gold column).
         key: a column of unique example ids (int or str): the Poisson bootstrap key; needed
             with `confidence_level` (which needs `bootstrap="poisson"` here).
         groups: pool the rows of each value of this column into one example (as
             `pool_by_group`, through a group-by; rows are pooled in `key` order when given);
             the group is then the example and its Poisson key.
+        by: one state per value of this column (e.g. the model) in one pass: each block
+            gives one state per value it holds, merged per value (equal to evaluating each
+            value's rows alone).
         partitions: repartition the dataset into this many blocks first (`read_parquet` may
-            read many files in one task: repartition to use every core).
+            read many files in one task: repartition to use every core); only the columns
+            the family reads are shuffled.
         model_workers: semantic family: model actors that embed the keywords (default: one
-            per GPU when the cluster has GPUs, else 1 on CPU).
+            per GPU when the cluster has GPUs, else one CPU actor).
+        num_gpus: GPUs per model actor (default 1 when the cluster has GPUs, else 0); a CPU
+            actor takes the cluster's CPUs but one (left for reading), for its torch threads.
+        concurrency: the statistics tasks run at once (default: Ray Data's choice).
         **options: the family's options, plus `bootstrap`.
     """
     columns = {"predictions": predictions, "references": references, "texts": texts, "scores": scores}
     columns["prediction_sentiments"] = prediction_sentiments
-    if references == "references" and family == "keyword_diversity":
+    if isinstance(references, str) and references == "references" and family == "keyword_diversity":
         columns["references"] = None
-    given = check_request(family, columns, key, groups, options)
-    given.pop("key", None)
-    given.pop("groups", None)
+    request = check_request(family, columns, key, groups, options, by, gold_key, gold_column)
+    dataset = dataset.select_columns(request.needed)  # projected before the first stage (and any shuffle)
     if partitions is not None:
         dataset = dataset.repartition(partitions)
     if groups is not None:
-        dataset = dataset.groupby(groups, num_partitions=partitions).map_groups(
-            pool_table, batch_format="pyarrow", fn_args=(given, groups, key, options)
+        keys = [groups] if by is None or by == groups else [by, groups]
+        dataset = dataset.groupby(keys, num_partitions=partitions).map_groups(
+            pool_table, batch_format="pyarrow", fn_args=(request,)
         )
-        key = groups
+        request = request.pooled()
     if family in EMBEDDING_FAMILIES:
-        states = _semantic_states(dataset, family, options, given, key, model_workers)
-    else:
-        states = dataset.map_batches(
-            _states, batch_format="pyarrow", batch_size=None, fn_args=(family, options, given, key)
-        )
+        request.model = _embeddings(dataset, request, model_workers, num_gpus)
+    states = dataset.map_batches(
+        _states, batch_format="pyarrow", batch_size=None, fn_args=(request,), concurrency=concurrency
+    )
     batches = states.iter_batches(batch_size=None, batch_format="pyarrow")
-    return merge_serialized(family, options, (data for batch in batches for data in batch[STATE_COLUMN].to_pylist()))
+    pairs = (
+        pair
+        for batch in batches
+        for pair in zip(batch[VALUE_COLUMN].to_pylist(), batch[STATE_COLUMN].to_pylist(), strict=True)
+    )
+    merged = merge_by_value(family, request.options, pairs)
+    if by is not None:
+        return merged
+    return merged[None] if None in merged else MetricState(family, **request.options)
 
 
-def _states(table: Any, family: str, options: dict[str, Any], columns: dict[str, str], key: str | None) -> Any:
-    import pyarrow as pa
+class _SharedVectors:
+    """The keyword vectors as one object in Ray's object store: pickled as its reference, each
+    worker process fetches it once (zero-copy) and keeps its lookup for the next blocks."""
 
-    return pa.table({STATE_COLUMN: pa.array([state_bytes(table, family, options, columns, key)], pa.binary())})
+    _lookups: dict[str, VectorLookup] = {}  # per worker process
+
+    def __init__(self, reference: Any, name: str, fallback: tuple[Any, str | None, int]) -> None:
+        self.reference, self.canonical_name, self.fallback = reference, name, fallback
+
+    def encode(self, texts: Any, **arguments: Any) -> Any:
+        import ray
+
+        key = self.reference.hex()
+        lookup = self._lookups.get(key)
+        if lookup is None:
+            self._lookups.clear()  # another evaluation's vectors: let them go
+            lookup = VectorLookup(ray.get(self.reference), self.canonical_name, self.fallback)
+            self._lookups[key] = lookup
+        return lookup.encode(texts, **arguments)
+
+
+def _states(table: Any, request: Request) -> Any:
+    return block_states(table, request)
 
 
 class _Embedder:
     """A model actor: loads the model once, embeds batches of distinct keywords."""
 
-    def __init__(self, model: Any, device: str | None, batch_size: int) -> None:
+    def __init__(self, model: Any, device: str | None, batch_size: int, threads: int) -> None:
+        if threads > 1:
+            import torch
+
+            torch.set_num_threads(threads)
         self.model, self.device, self.batch_size = model, device, batch_size
 
     def __call__(self, table: Any) -> Any:
         return embed_keywords(table, self.model, self.device, self.batch_size)
 
 
-class _SemanticStates:
-    """A statistics actor: holds the keyword -> vector lookup, turns blocks into states."""
-
-    def __init__(
-        self,
-        embedding_blocks: list[Any],
-        family: str,
-        options: dict[str, Any],
-        columns: dict[str, str],
-        key: str | None,
-    ) -> None:
-        import ray
-
-        from .semantic import DEFAULT_MODEL
-
-        self.encoder = precomputed_encoder(ray.get(embedding_blocks), options.get("model", DEFAULT_MODEL))
-        self.family, self.options, self.columns, self.key = family, options, columns, key
-
-    def __call__(self, table: Any) -> Any:
-        import pyarrow as pa
-
-        data = state_bytes(table, self.family, {**self.options, "model": self.encoder}, self.columns, self.key)
-        return pa.table({STATE_COLUMN: pa.array([data], pa.binary())})
+def _vocabulary_table(*tables: Any) -> Any:
+    return vector_table(tables)
 
 
-def _semantic_states(
-    dataset: Any,
-    family: str,
-    options: dict[str, Any],
-    columns: dict[str, str],
-    key: str | None,
-    model_workers: int | None,
-) -> Any:
+def model_actors(
+    resources: dict[str, float], model_workers: int | None, num_gpus: float | None
+) -> tuple[int, float, float]:
+    """(actors, GPUs each, CPUs each) of the embedding stage on a cluster of `resources`: one
+    actor per GPU where there are GPUs (one CPU each); else CPU actors sharing every CPU but
+    one, which reading and the vocabulary's tasks need (a pool holding every CPU starves
+    them: Ray Data starts the pool first); on a single CPU the actor reserves none."""
+    gpus, cpus = float(resources.get("GPU", 0)), int(resources.get("CPU", 1))
+    num_gpus = (1 if gpus else 0) if num_gpus is None else num_gpus
+    if num_gpus:
+        return model_workers or max(int(gpus // num_gpus), 1), num_gpus, 1
+    if cpus <= 1:
+        return 1, 0, 0
+    workers = min(model_workers or 1, cpus - 1)
+    return workers, 0, (cpus - 1) // workers
+
+
+def _embeddings(dataset: Any, request: Request, model_workers: int | None, num_gpus: float | None) -> _SharedVectors:
+    """Embed the distinct normalized keywords once (model actors); the vectors become one
+    object in the object store (concatenated by a task: the driver holds only its reference)."""
     import ray
 
     from .semantic import DEFAULT_MODEL
 
-    gpus = int(ray.cluster_resources().get("GPU", 0))
-    cpus = max(int(ray.cluster_resources().get("CPU", 1)), 1)
-    workers = model_workers or max(gpus, 1)
-    vocabulary = (
-        dataset.map_batches(distinct_keywords, batch_format="pyarrow", batch_size=None, fn_args=(columns, options))
-        .groupby("keyword", num_partitions=cpus)
-        .count()
-        .select_columns(["keyword"])
-    )
+    workers, num_gpus, actor_cpus = model_actors(ray.cluster_resources(), model_workers, num_gpus)
+    options = request.options
+    model = options.get("model", DEFAULT_MODEL)
+    vocabulary = dataset.map_batches(distinct_keywords, batch_format="pyarrow", batch_size=None, fn_args=(request,))
+    vocabulary = vocabulary.groupby("keyword").count().select_columns(["keyword"])
+    embedding = (model, options.get("device"), options.get("batch_size", 256))
     embeddings = vocabulary.map_batches(
         _Embedder,
         batch_format="pyarrow",
         batch_size=4096,
         compute=ray.data.ActorPoolStrategy(size=workers),
-        num_gpus=1 if gpus else 0,
-        fn_constructor_args=(
-            options.get("model", DEFAULT_MODEL),
-            options.get("device"),
-            options.get("batch_size", 256),
-        ),
+        num_gpus=num_gpus,
+        num_cpus=actor_cpus,
+        fn_constructor_args=(*embedding, max(actor_cpus, 1)),
     )
-    blocks = embeddings.to_arrow_refs()  # stay in the object store; each statistics actor fetches them once
-    return dataset.map_batches(
-        _SemanticStates,
-        batch_format="pyarrow",
-        batch_size=None,
-        compute=ray.data.ActorPoolStrategy(size=cpus),
-        fn_constructor_args=(blocks, family, options, columns, key),
-    )
+    blocks = embeddings.to_arrow_refs()  # stay in the object store
+    reference = ray.remote(_vocabulary_table).options(num_cpus=0).remote(*blocks)
+    # the statistics' rows may differ from the vocabulary's (`limit`, sampling): a keyword
+    # missed there is embedded where it is met, on CPU
+    return _SharedVectors(reference, model_name(model), (model, "cpu", embedding[2]))

@@ -21,7 +21,19 @@ from .comparison import DEFAULT_RESAMPLES, Difference, differing_pairs, signific
 from .families import FAMILIES as DECLARATIONS
 from .grouping import pool_by_group
 from .semantic import DEFAULT_MODEL
-from .tables import Rows, Table, check_paired_texts, delimited, id_column, pair_rows, pairing, rating_rows, read_table
+from .tables import (
+    Rows,
+    SourceColumn,
+    Table,
+    check_paired_texts,
+    delimited,
+    id_column,
+    pair_rows,
+    pairing,
+    rating_rows,
+    read_table,
+    streamed,
+)
 from .view import options_used, terminal_width, wrapped_items
 
 FAMILIES = tuple(DECLARATIONS)
@@ -69,9 +81,9 @@ def _shown_name(name: str) -> str:
 
 
 def _take(column: Sequence[Any], rows: list[int]) -> Sequence[Any]:
-    """The column's values at `rows`; an Arrow column of all its rows stays one, converted to
-    Python where it is read (with --workers, each process its own chunk)."""
-    if isinstance(column, ArrowColumn):
+    """The column's values at `rows`; an Arrow or Parquet column stays one, converted to Python
+    where it is read (a Parquet file a batch at a time; with --workers, each process its own chunks)."""
+    if isinstance(column, (ArrowColumn, SourceColumn)):
         return column.take(rows)
     return list(map(column.__getitem__, rows))
 
@@ -246,6 +258,8 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
         )
         examples.pooled = (args.group, pooled.groups)
         predictions, references, scores = pooled.predictions, pooled.references, pooled.scores
+        pooled_inputs = {"predictions": predictions, "references": references, "scores": scores, "options": options}
+        return {**pooled_inputs, "keys": pooled.groups}  # a group's Poisson key is its value, as on the engines
     elif any(item.name == "texts" for item in declaration.inputs):
         options["texts"] = _texts(table, rows, args, family)
     if family == "sentiment_appropriateness" and args.prediction_sentiments:
@@ -254,20 +268,41 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
     return {"predictions": predictions, "references": references, "scores": scores, "options": options}
 
 
-def _compute(family: str, inputs: dict[str, Any], workers: int | None = None) -> dict[str, float]:
-    function, options = DECLARATIONS[family].function, inputs["options"]
-    if workers and workers > 1 and "workers" not in options:  # sentiment takes --workers as its own option
+def _compute(family: str, inputs: dict[str, Any], workers: int | None = None) -> dict[str, Any]:
+    """The family's result: through states (`parallel.compute`) with --workers, pooled groups'
+    keys, or columns streamed from a Parquet file; else the family function."""
+    function, options = DECLARATIONS[family].function, dict(inputs["options"])
+    keys = inputs.get("keys")
+    columns = [inputs.get(name) for name in ("predictions", "references", "scores")]
+    columns += [options.get(name) for name in ("texts", "prediction_sentiments")]
+    stream = any(map(streamed, columns))
+    if options.get("return_per_example"):  # the function's per-example values; pooled groups' intervals by key
+        result = function(*_arguments(family, inputs), **options)
+        if keys is not None and options.get("bootstrap") == "poisson" and options.get("confidence_level"):
+            rest = {name: value for name, value in options.items() if name != "return_per_example"}
+            return {**_compute(family, {**inputs, "options": rest}, workers), "per_example": result["per_example"]}
+        return result
+    processes = workers or 1
+    if "workers" in options and (stream or keys is not None):  # sentiment's --workers: the chunks' processes
+        processes = options.pop("workers")
+    if (processes > 1 and "workers" not in options) or stream or keys is not None:
         from .parallel import compute
 
         references = inputs.get("references")
         return compute(
-            family, inputs["predictions"], references, scores=inputs.get("scores"), workers=workers, **options
-        )
+            family, inputs["predictions"], references, scores=inputs.get("scores"), workers=processes, keys=keys,
+            **options,
+        )  # fmt: skip
+    return function(*_arguments(family, inputs), **options)
+
+
+def _arguments(family: str, inputs: dict[str, Any]) -> list[Any]:
+    """The family function's positional arguments."""
     if family == "keyword_diversity":
-        return function(inputs["predictions"], **options)
+        return [inputs["predictions"]]
     if family == "weighted_keyword_prf":
-        return function(inputs["predictions"], inputs["scores"], inputs["references"], **options)
-    return function(inputs["predictions"], inputs["references"], **options)
+        return [inputs["predictions"], inputs["scores"], inputs["references"]]
+    return [inputs["predictions"], inputs["references"]]
 
 
 def _texts(table: Table, rows: list[int], args: argparse.Namespace, family: str) -> list[Any] | None:
@@ -630,6 +665,17 @@ def _compare(family: str, a: dict[str, Any], b: dict[str, Any], args: argparse.N
     options = dict(a["options"])
     settings = {name: options.pop(name) for name in ("n_resamples", "random_state") if name in options}
     settings["confidence_level"] = options.pop("confidence_level", None) or COMPARE_LEVEL
+    if a.get("keys") is not None and options.get("bootstrap") == "poisson":  # pooled groups, keyed by group
+        from .state import MetricState
+
+        states = [
+            MetricState(family, **settings, **options).update(
+                predictions=side["predictions"], references=side["references"], keys=side["keys"],
+                **({"scores": side["scores"]} if side.get("scores") is not None else {}),
+            )
+            for side in (a, b)
+        ]  # fmt: skip
+        return compare_systems(*states, method=args.compare_method)
     return compare_systems(
         family,
         a["predictions"],

@@ -108,9 +108,9 @@ def _linear_vader(analyzer: type) -> type:
 class _CachedSentiment:
     """Each distinct string goes through the sentiment function once; outputs are checked."""
 
-    def __init__(self, function: SentimentFunction) -> None:
+    def __init__(self, function: SentimentFunction, cache: dict[str, float] | None = None) -> None:
         self.function = function
-        self.cache: dict[str, float] = {}
+        self.cache: dict[str, float] = {} if cache is None else cache
 
     def __call__(self, text: str) -> float:
         value = self.cache.get(text)
@@ -124,6 +124,20 @@ class _CachedSentiment:
 
     def mean(self, texts: Sequence[str]) -> float:
         return math.fsum(map(self, texts)) / len(texts)
+
+
+# VADER's scores of the strings this process has seen, one cache per mapping, shared by every
+# call: an engine worker or a streamed file scores each review once, not once per block.
+# Cleared when it passes this many strings.
+VADER_CACHE_LIMIT = 1_000_000
+_VADER_CACHES: dict[str, dict[str, float]] = {}
+
+
+def _vader_cache(mapping: str) -> dict[str, float]:
+    cache = _VADER_CACHES.setdefault(mapping, {})
+    if len(cache) > VADER_CACHE_LIMIT:
+        cache.clear()
+    return cache
 
 
 # VADER on long reviews costs milliseconds each (pure Python): past this many characters
@@ -197,7 +211,7 @@ def sentiment_statistics(
         scores_name="prediction_sentiments",
     )
     texts = None if texts is None else check_texts(texts, len(corpus), allow_none=True)
-    score = _CachedSentiment(sentiment)
+    score = _CachedSentiment(sentiment, _vader_cache(mapping) if use_vader else None)
     if use_vader:
         _prefill_in_parallel(score, corpus, texts, mapping, workers)
     from_keywords: list[float | None] = []
@@ -297,6 +311,8 @@ def _prefill_in_parallel(
     if corpus.predictions.scores is None:
         lists += corpus.predictions.originals
     needed = dict.fromkeys([text for text in texts or [] if text and text.strip()] + [k for ks in lists for k in ks])
+    for known in [text for text in needed if text in score.cache]:  # scored by an earlier call
+        del needed[known]
     if workers is None:
         from .parallel import available_cpus
 
