@@ -14,6 +14,7 @@ import sys
 import sysconfig
 
 from setuptools import Extension, setup
+from setuptools.command.bdist_wheel import bdist_wheel
 from setuptools.command.build_ext import build_ext
 
 PURE = os.environ.get("OPINION_METRICS_PURE_PYTHON") == "1"
@@ -21,50 +22,52 @@ REQUIRED = os.environ.get("OPINION_METRICS_REQUIRE_C_HELPER") == "1"
 if PURE and REQUIRED:
     sys.exit("OPINION_METRICS_PURE_PYTHON=1 and OPINION_METRICS_REQUIRE_C_HELPER=1 contradict each other: unset one")
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))  # the limited API needs the GIL
-
-
-class BuildFailed(Exception):
-    pass
+WITH_HELPER = not PURE and (REQUIRED or not FREE_THREADED)
 
 
 class OptionalBuildExt(build_ext):
-    """build_ext whose failures (no compiler, no headers, a compile or link error) raise
-    BuildFailed, so that setup is run again without the helper."""
+    """build_ext that, where the helper cannot be built, goes on without it (an error with
+    OPINION_METRICS_REQUIRE_C_HELPER=1)."""
+
+    failed = False
 
     def run(self) -> None:
         try:
             super().run()
         except Exception as error:  # distutils' platform and exec errors have no common base
-            raise BuildFailed(error) from error
+            self._without_helper(error)
 
     def build_extension(self, extension: Extension) -> None:
+        if self.compiler.compiler_type == "unix":  # gcc, clang: a call outside the limited API is an error
+            extension.extra_compile_args = [*extension.extra_compile_args, "-Werror=implicit-function-declaration"]
         try:
             super().build_extension(extension)
         except Exception as error:
-            raise BuildFailed(error) from error
+            self._without_helper(error)
 
-
-def run_setup(with_helper: bool) -> None:
-    if not with_helper:
-        setup()
-        return
-    helper = Extension("opinion_metrics._speedups", ["src/opinion_metrics/_speedups.c"], py_limited_api=True)
-    setup(
-        ext_modules=[helper],
-        cmdclass={"build_ext": OptionalBuildExt},
-        options={"bdist_wheel": {"py_limited_api": "cp311"}},
-    )
-
-
-if PURE or (FREE_THREADED and not REQUIRED):
-    run_setup(with_helper=False)
-else:
-    try:
-        run_setup(with_helper=True)
-    except BuildFailed as error:
+    @staticmethod
+    def _without_helper(error: Exception) -> None:
         if REQUIRED:
             raise SystemExit(f"the C helper did not build (OPINION_METRICS_REQUIRE_C_HELPER=1): {error}") from error
-        print(
-            f"opinion-metrics: the C helper did not build ({error}); building the pure-Python package", file=sys.stderr
-        )
-        run_setup(with_helper=False)
+        print(f"opinion-metrics: the C helper did not build ({error}); building without it", file=sys.stderr)
+        OptionalBuildExt.failed = True
+
+
+class WheelWithOrWithoutHelper(bdist_wheel):
+    """A cp311-abi3 wheel with the helper, a pure py3-none-any one without it."""
+
+    def run(self) -> None:
+        if not self.skip_build:
+            self.run_command("build")
+        if OptionalBuildExt.failed:
+            self.distribution.ext_modules = []
+            self.root_is_pure, self.py_limited_api = True, False
+        super().run()
+
+
+helper = Extension("opinion_metrics._speedups", ["src/opinion_metrics/_speedups.c"], py_limited_api=True)
+setup(
+    ext_modules=[helper] if WITH_HELPER else [],
+    cmdclass={"build_ext": OptionalBuildExt, "bdist_wheel": WheelWithOrWithoutHelper},
+    options={"bdist_wheel": {"py_limited_api": "cp311"}} if WITH_HELPER else {},
+)

@@ -2,7 +2,7 @@
 the sdist, and the Linux x86_64 wheel compiled for an old glibc (zig's C compiler, from
 PyPI, targets glibc 2.17) and tagged by auditwheel. `twine check --strict` accepts both;
 the wheel is cp311-abi3 with the C helper, and installed alone in a fresh virtualenv it
-passes the library's fast tests (.ci/wheel-tests, which the release runs on every
+passes the library's fast tests (.ci/wheel_tests.py, which the release runs on every
 platform). Without a compiler the build makes a pure py3-none-any wheel."""
 
 from __future__ import annotations
@@ -100,11 +100,34 @@ def wheel_contents(wheel: Path) -> tuple[email.message.Message, str, list[str]]:
     return metadata, entry_points, names
 
 
-def fresh_venv(path: Path) -> tuple[Path, dict[str, str]]:
-    """A virtualenv's bin folder, and an environment that does not leak this one's paths."""
-    venv.create(path, with_pip=True)
+def fresh_venv(path: Path, python: str | None = None) -> tuple[Path, dict[str, str]]:
+    """A virtualenv (of `python`, else of this Python)'s bin folder, and an environment that
+    does not leak this one's paths."""
+    if python is None:
+        venv.create(path, with_pip=True)
+    else:
+        run(python, "-m", "venv", path)
     environment = {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "PYTHONHOME")}
     return path / ("Scripts" if os.name == "nt" else "bin"), environment
+
+
+def later_pythons() -> list:
+    """The supported Pythons after this one that run here (on PATH or in pyenv's folders),
+    each a test parameter; the release tests the abi3 wheel on each."""
+    found = []
+    for minor in range(sys.version_info.minor + 1, 15):
+        candidates = [
+            f"python3.{minor}",
+            *sorted(map(str, Path.home().glob(f".pyenv/versions/3.{minor}.*/bin/python3"))),
+        ]
+        for candidate in candidates:
+            works = (
+                shutil.which(candidate) and subprocess.run([candidate, "-c", ""], capture_output=True).returncode == 0
+            )
+            if works:
+                found.append(pytest.param(candidate, id=f"3.{minor}"))
+                break
+    return found or [pytest.param(None, marks=pytest.mark.skip(reason="no later Python here"), id="none")]
 
 
 def test_twine_check_accepts_both(dist):
@@ -178,15 +201,56 @@ def test_sdist_carries_the_sources_and_leaves_the_tests_out(dist):
     assert not [name for name in names if name.startswith("tests/")]  # they need the repository: run them from it
 
 
+@pytest.mark.skipif(not LINUX_X86_64, reason="the Linux x86_64 wheel")
+def test_the_wheel_uses_only_the_stable_abi(dist):
+    wheel = wheel_of(dist)
+    if "abi3" not in wheel.name:
+        pytest.skip("no C helper here: the wheel is pure")
+    pytest.importorskip("abi3audit")
+    audit = subprocess.run(
+        [sys.executable, "-m", "abi3audit", "--strict", "--assume-minimum-abi3", "3.11", "--verbose", wheel],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
 def test_the_wheel_alone_in_a_fresh_virtualenv_passes_the_fast_tests(dist, tmp_path):
     bin_dir, environment = fresh_venv(tmp_path / "venv")
     run(bin_dir / "python", "-m", "pip", "install", "-q", wheel_of(dist), *TEST_REQUIRES, env=environment)
     assert "usage: opinion-metrics" in run(bin_dir / "opinion-metrics", "--help", cwd=tmp_path, env=environment)
-    output = run(bin_dir / "python", REPO / ".ci" / "wheel-tests", REPO, cwd=tmp_path, env=environment)
+    output = run(bin_dir / "python", REPO / ".ci" / "wheel_tests.py", REPO, cwd=tmp_path, env=environment)
     assert re.search(r"testing \S+ from \S+site-packages\S+ with(out)? the C helper", output)
     if REQUIRED:
         assert "with the C helper" in output
     assert re.search(r"\d+ passed", output) and " failed" not in output
+
+
+@pytest.mark.parametrize("python", later_pythons())
+def test_the_abi3_wheel_passes_the_fast_tests_on_a_later_python(dist, tmp_path, python):
+    wheel = wheel_of(dist)
+    if "abi3" not in wheel.name:
+        pytest.skip("no C helper here: the wheel is pure")
+    bin_dir, environment = fresh_venv(tmp_path / "venv", python)
+    run(bin_dir / "python", "-m", "pip", "install", "-q", wheel, *TEST_REQUIRES, env=environment)
+    output = run(bin_dir / "python", REPO / ".ci" / "wheel_tests.py", REPO, cwd=tmp_path, env=environment)
+    assert "with the C helper" in output and re.search(r"\d+ passed", output) and " failed" not in output
+
+
+def test_an_editable_install_without_a_compiler_runs_without_the_helper(tmp_path_factory):
+    """`pip install -e .` (the README's commands) where no C compiler is: installed, and the
+    package imports silently without the helper."""
+    source = source_copy(tmp_path_factory)
+    bin_dir, environment = fresh_venv(tmp_path_factory.mktemp("editable") / "venv")
+    environment = {**environment, "CC": "false", "LDSHARED": "false"}
+    environment.pop("OPINION_METRICS_REQUIRE_C_HELPER", None)
+    run(bin_dir / "python", "-m", "pip", "install", "-q", "-e", source, env=environment)
+    code = "import opinion_metrics as om; print(om.preparation._speedups, om.keyword_prf([['a-b']], [['a b']])['f1'])"
+    result = subprocess.run(
+        [bin_dir / "python", "-W", "default", "-c", code], capture_output=True, text=True, env=environment
+    )
+    assert result.returncode == 0 and result.stdout.split() == ["None", "1.0"] and result.stderr == "", result
 
 
 def test_without_a_compiler_the_build_makes_a_pure_wheel(tmp_path_factory):

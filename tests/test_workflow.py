@@ -2,6 +2,7 @@
 what `.ci/run` runs on every supported Python; a tag builds, tests and publishes the release
 by trusted publishing; every action is pinned to a commit."""
 
+import os
 import re
 import subprocess
 import sys
@@ -12,6 +13,15 @@ import yaml
 from conftest import REPO
 
 WORKFLOWS = REPO / ".github" / "workflows"
+# The release's runners, each building its own architecture: (runner, cibuildwheel arch).
+RELEASE_RUNNERS = {
+    ("ubuntu-latest", "x86_64"): "linux",
+    ("ubuntu-24.04-arm", "aarch64"): "linux",
+    ("macos-15-intel", "x86_64"): "macos",
+    ("macos-15", "arm64"): "macos",
+    ("windows-latest", "AMD64"): "windows",
+    ("windows-11-arm", "ARM64"): "windows",
+}
 
 
 def workflow(name: str) -> dict:
@@ -78,13 +88,14 @@ def test_release_is_tag_triggered_tested_and_published_by_trusted_publishing():
     jobs = workflow("release.yml")["jobs"]
     assert set(jobs) == {"sdist", "wheels", "publish"}
     sdist_runs = [step.get("run", "") for step in jobs["sdist"]["steps"]]
-    assert 'python .ci/release-version "$GITHUB_REF_NAME"' in sdist_runs
+    assert 'python .ci/release_version.py "$GITHUB_REF_NAME"' in sdist_runs
     assert any("twine check --strict" in run for run in sdist_runs)
     wheels = jobs["wheels"]
     assert wheels["needs"] == "sdist"
-    assert {"ubuntu-latest", "ubuntu-24.04-arm", "windows-latest"} <= set(wheels["strategy"]["matrix"]["os"])
-    assert any(os.startswith("macos") and "intel" in os for os in wheels["strategy"]["matrix"]["os"])
-    assert any("cibuildwheel" in step.get("run", "") for step in wheels["steps"])
+    runners = {(entry["os"], entry["arch"]) for entry in wheels["strategy"]["matrix"]["include"]}
+    assert runners == set(RELEASE_RUNNERS)
+    (build,) = [step for step in wheels["steps"] if "cibuildwheel --output-dir" in step.get("run", "")]
+    assert build["env"] == {"CIBW_ARCHS": "${{ matrix.arch }}"}  # each runner its own architecture, named
     publish = jobs["publish"]
     assert publish["needs"] == ["sdist", "wheels"]
     assert publish["permissions"] == {"id-token": "write"}
@@ -98,11 +109,12 @@ def test_cibuildwheel_builds_one_abi3_wheel_and_tests_it_on_every_python():
     config = project()["tool"]["cibuildwheel"]
     assert config["build"].split() == [f"cp{version.replace('.', '')}-*" for version in supported_pythons()]
     assert config["environment"] == {"OPINION_METRICS_REQUIRE_C_HELPER": "1"}
-    assert config["test-command"] == "python {project}/.ci/wheel-tests {project}"
-    assert (REPO / ".ci" / "wheel-tests").is_file()
-    for name in re.findall(r"test_\w+\.py|conftest\.py|reference_impl\.py", (REPO / ".ci" / "wheel-tests").read_text()):
+    assert config["test-command"] == "python {project}/.ci/wheel_tests.py {project}"
+    assert (REPO / ".ci" / "wheel_tests.py").is_file()
+    listed = (REPO / ".ci" / "wheel_tests.py").read_text(encoding="utf-8")
+    for name in re.findall(r"test_\w+\.py|conftest\.py|reference_impl\.py", listed):
         assert (REPO / "tests" / name).is_file(), name
-    assert "py_limited_api" in (REPO / "setup.py").read_text() and "0x030B0000" in (
+    assert "py_limited_api" in (REPO / "setup.py").read_text() and "0x030B0000" in (  # (abi3audit: test_packaging)
         REPO / "src" / "opinion_metrics" / "_speedups.c"
     ).read_text(encoding="utf-8")
 
@@ -122,6 +134,25 @@ def test_release_version_checks_the_tag_against_code_and_changelog(
     (tmp_path / "src" / "opinion_metrics").mkdir(parents=True)
     (tmp_path / "src" / "opinion_metrics" / "__init__.py").write_text(f'__version__ = "{version}"\n')
     (tmp_path / "CHANGELOG.md").write_text(f"# Changelog\n\n## [Unreleased]\n{unreleased}\n{heading}\n\n- first\n")
-    command = [sys.executable, str(REPO / ".ci" / "release-version"), tag, "--repo", str(tmp_path)]
+    command = [sys.executable, str(REPO / ".ci" / "release_version.py"), tag, "--repo", str(tmp_path)]
     result = subprocess.run(command, capture_output=True, text=True)
     assert (result.returncode == 0) == accepted, result.stderr
+
+
+@pytest.mark.parametrize(("runner", "arch"), list(RELEASE_RUNNERS))
+def test_cibuildwheel_reads_the_configuration_and_builds_every_python_on_each_runner(runner, arch):
+    """cibuildwheel itself validates pyproject's options and lists what each runner builds:
+    cp311 to cp314 (the later ones reuse the cp311 abi3 wheel, tested), manylinux and
+    musllinux on Linux, each on the runner's own architecture."""
+    pytest.importorskip("cibuildwheel")
+    platform = RELEASE_RUNNERS[runner, arch]
+    command = [sys.executable, "-m", "cibuildwheel", "--print-build-identifiers", "--platform", platform]
+    environment = {**os.environ, "CIBW_ARCHS": arch}
+    listed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=environment, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    identifiers = set(listed.stdout.split())
+    suffix = {"linux": [f"manylinux_{arch}", f"musllinux_{arch}"], "macos": [f"macosx_{arch}"]}.get(
+        platform, ["win_amd64" if arch == "AMD64" else "win_arm64"]
+    )
+    expected = {f"cp{version.replace('.', '')}-{tag}" for version in supported_pythons() for tag in suffix}
+    assert identifiers == expected

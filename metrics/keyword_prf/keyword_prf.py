@@ -47,7 +47,8 @@ Args:
     match (`str`, default "substring"): "exact", "substring" (equal, or either contains the
         other, character-level) or "token" (contiguous token sub-sequence).
     normalize (`str` or callable, default "default"): "default" (Unicode NFKC, casefold,
-        punctuation and symbols removed, white space collapsed), "ascii" (the source
+        dashes, underscores and "/" as spaces, other punctuation and symbols removed, white
+        space collapsed), "ascii" (the source
         notebooks' normalize_kw), "none" (only stripped), or a callable str -> str.
         Keywords empty after normalization are dropped; duplicates keep their first rank.
     stemmer (`str`, default None): None or "porter" (each token stemmed, needs nltk).

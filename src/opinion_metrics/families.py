@@ -224,8 +224,8 @@ MATCH = Option(
 NORMALIZE = Option(
     "normalize",
     "choice",
-    "keyword normalization: NFKC + casefold + dashes as spaces + punctuation removed, the notebooks' ASCII rule, "
-    "or none",
+    "keyword normalization: NFKC + casefold, dashes, underscores and / as spaces, other punctuation removed; "
+    "the notebooks' ASCII rule; or none",
     _check_normalize,
     NORMALIZE_MODES,
 )

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check that a release tag names the version of the code and of the changelog:
 
-    python .ci/release-version v0.3.0 [--repo PATH]
+    python .ci/release_version.py v0.3.0 [--repo PATH]
 
 passes when src/opinion_metrics/__init__.py says __version__ = "0.3.0", the newest release
 heading of CHANGELOG.md is "## [0.3.0] - <date>" and its "Unreleased" section is empty.
@@ -36,6 +36,7 @@ if __name__ == "__main__":
     parser.add_argument("tag")
     parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parents[1])
     args = parser.parse_args()
-    for problem in problems(args.tag, args.repo):
-        print(f"release-version: {problem}", file=sys.stderr)
-    sys.exit(1 if problems(args.tag, args.repo) else 0)
+    found = problems(args.tag, args.repo)
+    for problem in found:
+        print(f"release_version: {problem}", file=sys.stderr)
+    sys.exit(1 if found else 0)

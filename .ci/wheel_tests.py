@@ -4,7 +4,7 @@ alone in a fresh virtualenv), never against the checkout's src/: the test files 
 to a temporary folder and run from there. Used by the release workflow (cibuildwheel's
 test-command) and by tests/test_packaging.py.
 
-    python .ci/wheel-tests REPOSITORY
+    python .ci/wheel_tests.py REPOSITORY
 """
 
 import os
@@ -45,7 +45,9 @@ def main(repository: Path) -> int:
         )
         subprocess.run([sys.executable, "-c", check], cwd=folder, check=True)
         command = [sys.executable, "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider", "-o", "addopts="]
-        return subprocess.run([*command, *TESTS], cwd=tests, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}).returncode
+        return subprocess.run(
+            [*command, *TESTS], cwd=tests, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        ).returncode
 
 
 if __name__ == "__main__":
