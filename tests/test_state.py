@@ -462,7 +462,7 @@ def test_keys_from_numpy_pandas_and_lists_agree_and_bad_keys_are_named():
     assert poisson.key_hashes(pandas.Series(["a", "b"])).tolist() == poisson.key_hashes(["a", "b"]).tolist()
     cases = [([1, "a"], "example 1 .* str 'a'"), ([1.5], "example 0 .* float 1.5"), ([True], "bool"), ([None], "None")]
     for keys, message in cases:
-        with pytest.raises(TypeError, match=message):
+        with pytest.raises(ValueError, match=message):
             poisson.key_hashes(keys)
     with pytest.raises(ValueError, match="64 bits"):
         poisson.key_hashes([2**64])
@@ -486,16 +486,14 @@ def test_keys_from_numpy_pandas_and_lists_agree_and_bad_keys_are_named():
         MetricState("keyword_prf").update(twice, predictions="p", references="g")
 
 
-def test_dictionary_encoded_keys_and_groups_give_the_intervals_of_their_plain_strings(tmp_path):
-    # a Parquet column read with read_dictionary, polars' Categorical, pandas' category in Arrow:
-    # "must be integers or strings, got an Arrow column of dictionary<...>" before
+def dictionary_encodings(names, path):
+    """`names` dictionary-encoded as Parquet read with read_dictionary, polars' Categorical and
+    pandas' category in Arrow give them: one dictionary, two chunks of their own, int8 indices."""
     import pyarrow.parquet as pq
 
-    columns = corpus("keyword_prf", 40, seed=7)
-    names = [f"review {i % 13} ☕" for i in range(40)]
     plain = pa.array(names)
-    pq.write_table(pa.table({"id": names}), tmp_path / "ids.parquet")
-    read = pq.read_table(tmp_path / "ids.parquet", read_dictionary=["id"]).column("id")
+    pq.write_table(pa.table({"id": names}), path)
+    read = pq.read_table(path, read_dictionary=["id"]).column("id")
     halves = pa.chunked_array([plain[:25].dictionary_encode(), plain[25:].dictionary_encode()])  # two dictionaries
     encoded = [
         plain.dictionary_encode(),
@@ -504,11 +502,18 @@ def test_dictionary_encoded_keys_and_groups_give_the_intervals_of_their_plain_st
         plain.dictionary_encode().cast(pa.dictionary(pa.int8(), pa.large_string())),
     ]
     assert all(pa.types.is_dictionary(keys.type) for keys in encoded)
-    for keys in encoded:
-        assert poisson.key_hashes(keys).tolist() == poisson.key_hashes(names).tolist()
+    return encoded
+
+
+def test_dictionary_encoded_keys_and_groups_give_the_intervals_of_their_plain_strings(tmp_path):
+    # "must be integers or strings, got an Arrow column of dictionary<...>" before
+    columns = corpus("keyword_prf", 40, seed=7)
     options = {"confidence_level": 0.9, "bootstrap": "poisson", "n_resamples": 50}
-    for role in ("keys", "groups"):
-        expected = MetricState("keyword_prf", **options).update(**columns, **{role: plain}).compute()
+    for role, names in (("keys", [f"review {i} ☕" for i in range(40)]), ("groups", [f"movie {i % 13} ☕" for i in range(40)])):
+        encoded = dictionary_encodings(names, tmp_path / f"{role}.parquet")
+        for keys in encoded:
+            assert poisson.key_hashes(keys).tolist() == poisson.key_hashes(names).tolist()
+        expected = MetricState("keyword_prf", **options).update(**columns, **{role: pa.array(names)}).compute()
         for keys in encoded:
             assert MetricState("keyword_prf", **options).update(**columns, **{role: keys}).compute() == expected
         table = pa.table({"p": columns["predictions"], "g": columns["references"], "id": encoded[0]})
@@ -555,7 +560,7 @@ def test_bytes_round_trip_exactly_and_refuse_every_flipped_byte_and_truncation(n
             MetricState.from_bytes(data[:length])
 
 
-def forge(header, payload=b"", version=2):
+def forge(header, payload=b"", version=3):
     """Bytes in the declared layout with a valid checksum (a careful forger, or a buggy writer)."""
     encoded = json.dumps(header).encode()
     body = MAGIC + struct.pack("<HI", version, len(encoded)) + encoded + payload
@@ -565,11 +570,12 @@ def forge(header, payload=b"", version=2):
 def test_foreign_wrong_version_and_lying_headers_are_refused():
     state = small_states()["poisson"]
     header = json.loads(state.to_bytes()[14 : 14 + struct.unpack_from("<HI", state.to_bytes(), 8)[1]])
-    payload = b"".join(array.astype("<f8").tobytes() for _, array in state._arrays())
+    payload = state.sketch.astype("<u8").tobytes() + b"".join(array.astype("<f8").tobytes() for _, array in state._arrays())
     assert MetricState.from_bytes(forge(header, payload)) == state  # the forger's layout is the real one
+    sketch = header["arrays"][0]
     cases = {
         "magic": b"NOTSTATE" + state.to_bytes()[8:],
-        "version": forge(header, payload, version=1),
+        "version": forge(header, payload, version=2),
         "pickle": pickle.dumps(state),
         "empty": b"",
         "noise": np.random.default_rng(0).bytes(5000),
@@ -578,6 +584,7 @@ def test_foreign_wrong_version_and_lying_headers_are_refused():
             {
                 **header,
                 "arrays": [
+                    sketch,
                     {"name": "sums", "shape": [8]},
                     {"name": "weighted", "shape": [6, 8]},
                     {"name": "swapped", "shape": [4, 8]},
@@ -589,6 +596,7 @@ def test_foreign_wrong_version_and_lying_headers_are_refused():
             {
                 **header,
                 "arrays": [
+                    sketch,
                     {"name": "sums", "shape": [8]},
                     {"name": "weighted", "shape": [10**15, 8]},
                     {"name": "swapped", "shape": [5, 8]},
@@ -600,6 +608,7 @@ def test_foreign_wrong_version_and_lying_headers_are_refused():
             {
                 **header,
                 "arrays": [
+                    sketch,
                     {"name": "sums", "shape": [4]},
                     {"name": "weighted", "shape": [5, 4]},
                     {"name": "swapped", "shape": [5, 4]},
@@ -619,14 +628,19 @@ def test_foreign_wrong_version_and_lying_headers_are_refused():
     }
     rows_state = small_states()["multinomial"]
     rows_header = json.loads(rows_state.to_bytes()[14 : 14 + struct.unpack_from("<HI", rows_state.to_bytes(), 8)[1]])
-    rows = rows_state._arrays()[0][1].astype("<f8").tobytes()
+    rows = rows_state.sketch.astype("<u8").tobytes() + rows_state._arrays()[0][1].astype("<f8").tobytes()
     cases["huge rows"] = forge(
-        {**rows_header, "n_examples": 10**15, "arrays": [{"name": "rows", "shape": [10**15, 8]}]}, rows
+        {
+            **rows_header,
+            "n_examples": 10**15,
+            "arrays": [rows_header["arrays"][0], {"name": "rows", "shape": [10**15, 8]}],
+        },
+        rows,
     )
     messages = {
         "magic": "magic header",
-        "huge rows": "declares 64000000000000000 bytes",
-        "version": "version 1",
+        "huge rows": "declares 64000000000000096 bytes",
+        "version": "version 2",
         "huge shape": "shape",
         "unknown family": "bleu",
     }

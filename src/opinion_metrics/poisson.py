@@ -34,6 +34,7 @@ _KEY_SALT = 0x6B65795F73616C74  # separate streams for keys, resamples, string p
 _RESAMPLE_SALT = 0x726573616D706C65
 _POSITION_SALT = 0x706F736974696F6E
 _LENGTH_SALT = 0x6C656E6774687321
+_KEYLESS_SALT = 0x6B65796C65737321
 # Cells of the (resamples x examples) weight matrix drawn at once (2 MiB as uint64: the
 # passes over it stay in the CPU cache).
 BLOCK_ELEMENTS = 2**18
@@ -106,9 +107,9 @@ def _string_hashes(array: Any) -> np.ndarray:
 def _utf8_hashes(values: list[str], name: str) -> np.ndarray:
     """`_byte_hashes` of Python strings' UTF-8 bytes (the same words as their Arrow column)."""
     try:
-        encoded = [value.encode("utf-8") for value in values]
+        encoded = [str.encode(value, "utf-8") for value in values]  # (a str subclass's own encode is not asked)
     except UnicodeEncodeError:
-        index = next(i for i, value in enumerate(values) if value.encode("utf-8", "ignore").decode() != value)
+        index = next(i for i, value in enumerate(values) if str.encode(value, "utf-8", "ignore").decode() != value)
         raise ValueError(
             f"{name}: example {index} is not valid Unicode (a lone surrogate): {values[index]!r}"
         ) from None
@@ -138,7 +139,7 @@ def _byte_hashes(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
 def _first_not(values: list[Any], kind: type | tuple[type, ...], name: str) -> None:
     for index, value in enumerate(values):
         if value is None or isinstance(value, bool) or not isinstance(value, kind):
-            raise TypeError(f"{name}: example {index} must be an int or a str like the others, got {describe(value)}")
+            raise ValueError(f"{name}: example {index} must be an int or a str like the others, got {describe(value)}")
 
 
 def key_hashes(keys: Any, name: str = "keys") -> np.ndarray:
@@ -148,6 +149,8 @@ def key_hashes(keys: Any, name: str = "keys") -> np.ndarray:
     """
     if type(keys).__module__.split(".")[0] == "pyarrow":  # pyarrow is not a core dependency
         return _arrow_key_hashes(keys, name)
+    if isinstance(keys, range) and -(2**63) <= min(keys, default=0) <= max(keys, default=0) < 2**63:  # --workers
+        return np.arange(keys.start, keys.stop, keys.step, dtype=np.int64).view(np.uint64)
     if not isinstance(keys, (list, tuple)) and hasattr(keys, "__array__"):  # numpy, pandas
         keys = np.asarray(keys)
     if isinstance(keys, np.ndarray):
@@ -185,7 +188,7 @@ def _arrow_key_hashes(keys: Any, name: str) -> np.ndarray:
     if isinstance(keys, pa.ChunkedArray):
         keys = keys.combine_chunks()
     if not isinstance(keys, pa.Array):
-        raise TypeError(f"{name} must be integers or strings, got {type(keys).__name__}")
+        raise ValueError(f"{name} must be integers or strings, got {type(keys).__name__}")
     if keys.null_count:
         index = int(np.flatnonzero(np.asarray(keys.is_null()))[0])
         raise ValueError(f"{name}: example {index} has no key (null)")
@@ -195,14 +198,70 @@ def _arrow_key_hashes(keys: Any, name: str) -> np.ndarray:
         )
     if pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type) or pa.types.is_string_view(keys.type):
         return _string_hashes(keys.cast(pa.large_string()))
-    raise TypeError(f"{name} must be integers or strings, got an Arrow column of {keys.type}")
+    raise ValueError(f"{name} must be integers or strings, got an Arrow column of {keys.type}")
 
 
-def key_fingerprint(hashes: np.ndarray) -> tuple[int, int]:
-    """(count, sum of mixed hashes mod 2**64): equal for equal multisets of keys; adds on merge."""
+def key_words(hashes: np.ndarray) -> np.ndarray:
+    """Each key hash mixed into a uniform 64-bit word: what identifies an example with that
+    key (in `key_fingerprint` and the distinct-key sketch)."""
+    return splitmix64(np.asarray(hashes, dtype=np.uint64) ^ _word(_KEY_SALT))
+
+
+def keyless_words(origin: int, start: int, count: int) -> np.ndarray:
+    """Words identifying `count` examples without a key of their own, numbered from `start`
+    within a state whose random `origin` no other state shares."""
+    positions = splitmix64(np.arange(start, start + count, dtype=np.uint64) ^ _word(_KEYLESS_SALT))
+    return splitmix64(positions ^ _word(origin))
+
+
+def key_fingerprint(words: np.ndarray) -> tuple[int, int]:
+    """(count, sum of `key_words` mod 2**64): equal for equal multisets of keys; adds on merge."""
     with np.errstate(over="ignore"):
-        total = int(splitmix64(hashes ^ _word(_KEY_SALT)).sum(dtype=np.uint64)) if len(hashes) else 0
-    return len(hashes), total
+        total = int(words.sum(dtype=np.uint64)) if len(words) else 0
+    return len(words), total
+
+
+# The distinct-key sketch: the SKETCH_SIZE smallest distinct words of a state's examples
+# (k minimum values). Below SKETCH_SIZE distinct words it holds them all, so the count is
+# exact; from there on, (SKETCH_SIZE - 1) / (largest word / 2**64) estimates it. A count of
+# examples above the distinct words (exact), or above the estimate / (1 - SKETCH_MARGIN),
+# means an example counted twice. Over n distinct words, n * (largest word / 2**64) tends to
+# a Gamma(SKETCH_SIZE, 1) variable, so a false alarm on valid data has probability
+# P(Gamma(512, 1) > 511 / 0.7) < 1e-17 per check (scipy.stats.gamma.sf(511 / 0.7, 512):
+# 6.4e-18), to which 64-bit collisions between distinct string keys add at most
+# 511**2 / 2**65 < 1e-14 while the count is exact (integer keys never collide).
+SKETCH_SIZE = 512
+SKETCH_MARGIN = 0.3
+
+
+def sketch_of(words: np.ndarray) -> np.ndarray:
+    """The sketch of `words`: its SKETCH_SIZE smallest distinct values, sorted (uint64)."""
+    words = np.asarray(words, dtype=np.uint64)
+    if len(words) > SKETCH_SIZE:
+        smallest = np.unique(np.partition(words, SKETCH_SIZE - 1)[:SKETCH_SIZE])
+        if len(smallest) == SKETCH_SIZE:
+            return smallest
+    return np.unique(words)[:SKETCH_SIZE]
+
+
+def merge_sketches(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The sketch of the union of two sketches' words."""
+    return np.union1d(first, second)[:SKETCH_SIZE]
+
+
+def distinct_count(sketch: np.ndarray) -> tuple[float, bool]:
+    """(the number of distinct words behind `sketch`, whether it is exact): exact below
+    SKETCH_SIZE words, else the k-minimum-values estimate."""
+    if len(sketch) < SKETCH_SIZE:
+        return float(len(sketch)), True
+    return (SKETCH_SIZE - 1) / ((float(sketch[-1]) + 1.0) * 2.0**-64), False
+
+
+def counted_twice(sketch: np.ndarray, n_examples: int) -> bool:
+    """Whether `n_examples` examples with these words must hold a repeated one: more examples
+    than distinct words (exact count), or clearly more than the estimate (see SKETCH_MARGIN)."""
+    distinct, exact = distinct_count(sketch)
+    return n_examples > distinct if exact else distinct < (1.0 - SKETCH_MARGIN) * n_examples
 
 
 def _streams(hashes: np.ndarray, seed: int, n_resamples: int) -> tuple[np.ndarray, np.ndarray]:

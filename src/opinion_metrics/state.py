@@ -8,14 +8,21 @@ addition, in any order; `compute()` gives the dict the family function gives on 
 examples. With `bootstrap="multinomial"` intervals the state keeps every example's
 statistics row (the multinomial bootstrap draws from all of them at once).
 
+Every state also carries a sketch of its examples' keys (`poisson.sketch_of`: the 512
+smallest distinct key words), so that an example counted twice (a state added to itself or
+to a copy, states given the same keys) is refused when states merge or compute.
+
 `to_bytes()` writes a declared, versioned layout (no pickle):
 
     magic b"\\x93OMSTATE" | version (uint16 LE) | header length (uint32 LE) | header (UTF-8
     JSON: family, canonical options, counts, key fingerprint, position-key ranges, array names
     and shapes) |
-    the arrays as little-endian float64, in header order | SHA-256 of all the above
+    the key sketch as little-endian uint64, then the statistics arrays as little-endian
+    float64, in header order | SHA-256 of all the above
 
-and `MetricState.from_bytes` checks every part before it allocates anything.
+and `MetricState.from_bytes` parses it as untrusted input: every count, shape and option is
+checked against the family's declaration, and every statistic against what the family's
+statistics can be (`_Layout`), before anything is allocated or computed.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import hashlib
 import json
 import math
 import numbers
+import os
 import struct
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -31,15 +39,31 @@ from typing import Any
 import numpy as np
 
 from .families import INTERVAL_OPTIONS, Family, Reducer, get_family
-from .poisson import key_fingerprint, key_hashes, resample_sums
+from .poisson import (
+    SKETCH_SIZE,
+    counted_twice,
+    distinct_count,
+    key_fingerprint,
+    key_hashes,
+    key_words,
+    keyless_words,
+    merge_sketches,
+    resample_sums,
+    sketch_of,
+)
 from .resampling import add_intervals, bootstrap_intervals, poisson_seed, resampled_intervals
 
 MAGIC = b"\x93OMSTATE"
-FORMAT_VERSION = 2  # 2: the header records the ranges of position keys
+FORMAT_VERSION = 3  # 2: the header records the ranges of position keys; 3: the key sketch
 _PREFIX = struct.Struct("<HI")  # version, header length
 _DIGEST_SIZE = 32
 _MAX_HEADER_BYTES = 1 << 24
+_MAX_HEADER_DEPTH = 8  # the header's JSON nests 4 deep ({"arrays": [{"shape": [...]}]})
+_MAX_DIGITS = 20  # an integer of the header fits in 64 bits (positions, counts, seeds)
 _HEADER_KEYS = {"family", "options", "n_examples", "fingerprint", "positions", "arrays"}
+# Options that may hold an object (a function, a model, a numpy Generator): only their
+# description travels in the header.
+_OBJECT_OPTIONS = frozenset({"normalize", "sentiment", "model", "random_state"})
 # Columns of a table given to `update` by name: each family input, plus the keys and groups.
 _EXTRA_COLUMNS = ("key", "groups")
 
@@ -101,10 +125,13 @@ def unnamed_objects(options: Mapping[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in options.items() if isinstance(_canonical_value(value), dict)}
 
 
-def _from_canonical(value: Any) -> Any:
-    if isinstance(value, dict):
-        return ObjectOption(value["object"])
-    return value
+def _from_canonical(name: str, value: Any) -> Any:
+    """An option value read from a header; an object's description as an `ObjectOption`."""
+    if not isinstance(value, dict):
+        return value
+    if name not in _OBJECT_OPTIONS or set(value) != {"object"} or not isinstance(value["object"], str):
+        raise _invalid(f"option {name} {_short(value)}")
+    return ObjectOption(value["object"])
 
 
 def _value_names(family: Family) -> list[str]:
@@ -142,6 +169,119 @@ def statistics(family: str, options: Mapping[str, Any] | None = None, **columns:
     return matrix, matrix.any(axis=1)
 
 
+class _Layout:
+    """What every row of a family's statistics (docs/definitions.md section 11) satisfies,
+    from the family and its options alone: the width; the columns that are whole numbers;
+    `units`, combinations of columns that are 0 or 1 per example (an example counted, an
+    aspect's outcome); and linear bounds `bounds @ row >= 0`. Non-negative whole-number
+    weights keep the bounds, so Poisson-weighted and swap-sign sums satisfy them too."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.whole: list[int] = []
+        self.units: list[np.ndarray] = []
+        self._bounds: list[np.ndarray] = []
+
+    def _row(self, *terms: tuple[int, float]) -> np.ndarray:
+        row = np.zeros(self.width)
+        for column, coefficient in terms:
+            row[column] += coefficient
+        return row
+
+    def count(self, *columns: int) -> None:
+        """Whole numbers >= 0."""
+        self.whole += columns
+        self.within(*columns)
+
+    def unit(self, *columns: int) -> None:
+        """Their sum is 0 or 1 per example."""
+        self.units.append(self._row(*((column, 1.0) for column in columns)))
+
+    def within(self, *columns: int, by: int | None = None, low: float = 0.0, high: float = 1.0) -> None:
+        """`low * row[by] <= row[column] <= high * row[by]` (`by` None: `row[column] >= 0`)."""
+        for column in columns:
+            if by is None:
+                self._bounds.append(self._row((column, 1.0)))
+                continue
+            self._bounds.append(self._row((column, 1.0), (by, -low)))
+            if high != math.inf:
+                self._bounds.append(self._row((by, high), (column, -1.0)))
+
+    def prf(self, offset: int, *, whole_matches: bool, whole_predicted: bool = True, bounded: bool = True) -> None:
+        """The 8 columns of `averaging.prf_statistics` from `offset`: examples, P, R, F1,
+        matched / predicted, matched gold / gold (`bounded`: matched gold at most gold)."""
+        examples, precision, recall, f1, matched, predicted, matched_gold, gold = range(offset, offset + 8)
+        self.count(examples, gold)
+        self.unit(examples)
+        self.within(precision, by=examples)
+        self.within(recall, by=examples, high=1.0 if bounded else math.inf)
+        self.within(f1, by=examples, high=1.0 if bounded else 2.0)  # 2PR / (P + R) < 2P
+        for column, whole in ((matched, whole_matches), (matched_gold, whole_matches), (predicted, whole_predicted)):
+            (self.count if whole else self.within)(column)
+        self.within(matched, by=predicted)
+        if bounded:
+            self.within(matched_gold, by=gold)
+
+    def means(self, count: int, signed: tuple[int, ...] = ()) -> None:
+        """`averaging.optional_mean_statistics` of `count` keys: (has a value, value) pairs,
+        values in [0, 1] ([-1, 1] for the `signed` keys)."""
+        for key in range(count):
+            self.count(2 * key)
+            self.unit(2 * key)
+            self.within(2 * key + 1, by=2 * key, low=-1.0 if key in signed else 0.0)
+
+    def problem(self, array: np.ndarray, examples: float | None) -> str | None:
+        """Why `array` (rows of statistics, or their sums: shape (..., width)) cannot hold
+        statistics of this family, or None; `examples`: how many examples each row sums at
+        most (None: weighted sums, unbounded)."""
+        bounds = np.array(self._bounds).reshape(-1, self.width)
+        units = np.array(self.units).reshape(-1, self.width)
+        all_rows = array.reshape(-1, self.width)
+        for start in range(0, len(all_rows), 1 << 16):  # bounded temporary memory
+            rows = all_rows[start : start + (1 << 16)]
+            if self.whole and not (np.floor(rows[:, self.whole]) == rows[:, self.whole]).all():
+                return "a count is not a whole number"
+            slack = 1e-6 * (np.abs(rows) @ np.abs(bounds).T) + 1e-9  # summation error, float32 cosines
+            if ((rows @ bounds.T) < -slack).any():
+                return "a value is out of its range (a negative sum, a ratio above 1, more matched than counted)"
+            if examples is not None and ((rows @ units.T) > examples * (1 + 1e-9)).any():
+                return f"it counts more examples than the {examples:g} it holds"
+        return None
+
+
+def _layout(family: str, options: Mapping[str, Any]) -> _Layout:
+    """The `_Layout` of `family`'s statistics under its canonical options."""
+    if family == "keyword_prf":
+        layout = _Layout(8)
+        layout.prf(0, whole_matches=True)
+    elif family == "weighted_keyword_prf":
+        layout = _Layout(11)  # matched scores / their total; nDCG, AP of examples with gold
+        layout.prf(0, whole_matches=False, whole_predicted=False, bounded=bool(options["one_to_one"]))
+        layout.count(8)
+        layout.unit(8)
+        layout.within(9, 10, by=8)
+    elif family == "semantic_keyword_prf":
+        layout = _Layout(16)  # thresholded counts, then soft sums of similarities in [0, 1]
+        layout.prf(0, whole_matches=True)
+        layout.prf(8, whole_matches=False)
+    elif family == "sentiment_appropriateness":
+        layout = _Layout(4)
+        layout.means(2)
+    elif family == "aspect_sentiment_score":
+        count, span = len(options["aspects"]), options["max_rating"] - options["min_rating"]
+        layout = _Layout(4 * count)  # per aspect: TP, FP, FN, squared rating error where both rate it
+        for aspect in range(count):
+            true_positive, false_positive, false_negative, error = range(aspect, 4 * count, count)
+            layout.count(true_positive, false_positive, false_negative)
+            layout.unit(true_positive, false_positive, false_negative)
+            layout.within(error, by=true_positive, high=float(span**2))
+    else:
+        with_model = options["model"] is not None
+        layout = _Layout(6 if with_model else 4)  # unique keyword and token ratios, self-similarity
+        layout.means(3 if with_model else 2, signed=(2,))
+    return layout
+
+
 class MetricState:
     """The mergeable state of one metric family under fixed options (docs/definitions.md section 12).
 
@@ -175,11 +315,14 @@ class MetricState:
         self.n_examples = 0
         self.fingerprint = (0, 0)  # (count, sum of mixed key hashes mod 2**64): the keys seen
         self.positions: list[tuple[int, int]] = []  # Poisson: [start, stop) ranges of the position keys used
+        self.sketch = np.zeros(0, dtype=np.uint64)  # the smallest distinct key words (poisson.sketch_of)
         self.sums: np.ndarray | None = None
         self.weighted: np.ndarray | None = None  # (n_resamples x m) Poisson-weighted sums
         self.swapped: np.ndarray | None = None  # (n_resamples x m) swap-sign-weighted sums
         self.rows: list[np.ndarray] = []  # multinomial intervals: every example's statistics
         self._reducer: Reducer | None = None
+        self._origin: int | None = None  # random: numbers the examples added here without a key
+        self._keyless = 0  # examples numbered from `_origin` so far
 
     # -- options ---------------------------------------------------------------------------
 
@@ -218,11 +361,14 @@ class MetricState:
             n_examples=0,
             fingerprint=(0, 0),
             positions=[],
+            sketch=np.zeros(0, dtype=np.uint64),
             sums=None,
             weighted=None,
             swapped=None,
             rows=[],
             _reducer=None,
+            _origin=None,
+            _keyless=0,
         )
         return empty
 
@@ -391,34 +537,51 @@ class MetricState:
         count = matrix.shape[0]
         if self.sums is not None and matrix.shape[1] != self.sums.shape[0]:
             raise ValueError(f"these examples have {matrix.shape[1]} statistics, the state {self.sums.shape[0]}")
+        positions: list[tuple[int, int]] = []
+        hashes = None  # the Poisson bootstrap's keys
+        if keys is not None or groups is not None:
+            name = "groups" if groups is not None else "keys"
+            hashes = key_hashes(groups if groups is not None else keys, name)
+            if len(hashes) != count:
+                raise ValueError(f"{name} has {len(hashes)} entries but there are {count} examples")
+        elif self.poisson:
+            if start is None:
+                start = self.positions[-1][1] if self.positions else self.n_examples
+            positions = [(int(start), int(start) + count)]
+            overlap = _overlap(self.positions, positions)
+            if overlap is not None:
+                raise ValueError(
+                    f"positions {overlap[0]}..{overlap[1] - 1} were already used by this state: "
+                    "give start (the global position of the first example) or keys"
+                )
+            hashes = np.arange(start, start + count, dtype=np.uint64)
+        # What identifies each example: its key or position; a group's examples, and those
+        # without a key, are numbered from this state's random origin.
+        if hashes is not None and groups is None:
+            words = key_words(hashes)
+            if keys is not None:
+                _refuse_repeated_keys(words, keys)
+        else:
+            if self._origin is None:
+                self._origin = int.from_bytes(os.urandom(8), "little")
+            words = keyless_words(self._origin, self._keyless, count)
+        sketch = merge_sketches(self.sketch, sketch_of(words))
+        if counted_twice(sketch, self.n_examples + count):
+            raise ValueError(
+                f"these {count} examples share keys with the {self.n_examples} examples already in this "
+                f"{self.family} state ({_distinct_keys(sketch)} distinct keys for {self.n_examples + count} "
+                "examples): an example would be counted twice; give each example its own key"
+            )
         if self.poisson:
-            given = groups if groups is not None else keys
-            if given is None:
-                if start is None:
-                    start = self.positions[-1][1] if self.positions else self.n_examples
-                positions = [(int(start), int(start) + count)]
-                overlap = _overlap(self.positions, positions)
-                if overlap is not None:
-                    raise ValueError(
-                        f"positions {overlap[0]}..{overlap[1] - 1} were already used by this state: "
-                        "give start (the global position of the first example) or keys"
-                    )
-                self.positions = _union(self.positions, positions)
-                hashes = np.arange(start, start + count, dtype=np.uint64)
-            else:
-                hashes = key_hashes(given, "groups" if groups is not None else "keys")
-                if len(hashes) != count:
-                    name = "groups" if groups is not None else "keys"
-                    raise ValueError(f"{name} has {len(hashes)} entries but there are {count} examples")
             weighted, swapped = resample_sums(matrix, hashes, self.options["random_state"], self.options["n_resamples"])
             self.weighted = weighted if self.weighted is None else self.weighted + weighted
             self.swapped = swapped if self.swapped is None else self.swapped + swapped
-            count_seen, total = key_fingerprint(hashes)
+            count_seen, total = key_fingerprint(key_words(hashes) if groups is not None else words)
             self.fingerprint = (self.fingerprint[0] + count_seen, (self.fingerprint[1] + total) % 2**64)
-        else:
-            for name, given in (("keys", keys), ("groups", groups)):
-                if given is not None and len(given) != count:
-                    raise ValueError(f"{name} has {len(given)} entries but there are {count} examples")
+            self.positions = _union(self.positions, positions)
+        if hashes is None or groups is not None:
+            self._keyless += count
+        self.sketch = sketch
         if self.keeps_rows:
             self.rows.append(matrix)
         sums = matrix.sum(axis=0)
@@ -438,7 +601,13 @@ class MetricState:
         mine, theirs = self.canonical_options, other.canonical_options
         differing = [f"{name} ({mine[name]!r} vs {theirs[name]!r})" for name in mine if mine[name] != theirs[name]]
         if differing:
-            raise ValueError(f"cannot merge {self.family} states with different options: {', '.join(differing)}")
+            seeds = ""
+            if self.poisson and mine["random_state"] != theirs["random_state"]:
+                seeds = (
+                    "; random_state=None draws a new seed for each state: give every state the same integer "
+                    "random_state (e.g. random_state=0) to merge them"
+                )
+            raise ValueError(f"cannot merge {self.family} states with different options: {', '.join(differing)}{seeds}")
         # An object without an explicit name is described by its type: only the same object is the same option.
         unnamed = [
             name for name in mine if isinstance(mine[name], dict) and self.options[name] is not other.options[name]
@@ -471,6 +640,14 @@ class MetricState:
             (self.fingerprint[1] + other.fingerprint[1]) % 2**64,
         )
         merged.positions = _union(self.positions, other.positions)
+        merged.sketch = merge_sketches(self.sketch, other.sketch)
+        if counted_twice(merged.sketch, merged.n_examples):
+            raise ValueError(
+                f"cannot merge {self.family} states of {self.n_examples} and {other.n_examples} examples: together "
+                f"they hold {_distinct_keys(merged.sketch)} distinct example keys, so an example would be counted "
+                "twice (a state added to itself or to a copy of itself, or states given the same keys); give each "
+                "example its own key"
+            )
         for name in ("sums", "weighted", "swapped"):
             mine, theirs = getattr(self, name), getattr(other, name)
             parts = [part for part in (mine, theirs) if part is not None]
@@ -493,6 +670,11 @@ class MetricState:
         (the options' intervals included)."""
         if self.sums is None:
             raise ValueError(f"this {self.family} state has no examples: update it first")
+        if counted_twice(self.sketch, self.n_examples):
+            raise ValueError(
+                f"this {self.family} state holds {self.n_examples} examples but {_distinct_keys(self.sketch)} "
+                "distinct example keys: an example is counted twice"
+            )
         reducer = self.reducer
         if self.keeps_rows:
             if isinstance(self.options["random_state"], ObjectOption):
@@ -515,6 +697,7 @@ class MetricState:
     # -- bytes -----------------------------------------------------------------------------
 
     def _arrays(self) -> list[tuple[str, np.ndarray]]:
+        """The statistics arrays, by name (none without examples)."""
         if self.sums is None:
             return []
         if self.keeps_rows:
@@ -526,7 +709,7 @@ class MetricState:
 
     def to_bytes(self) -> bytes:
         """The state in the declared layout of this module's docstring (no pickle)."""
-        arrays = self._arrays()
+        arrays = [("sketch", self.sketch), *self._arrays()]
         header = {
             "family": self.family,
             "options": self.canonical_options,
@@ -538,15 +721,20 @@ class MetricState:
         encoded = json.dumps(header, sort_keys=True, allow_nan=False).encode("utf-8")
         body = b"".join(
             [MAGIC, _PREFIX.pack(FORMAT_VERSION, len(encoded)), encoded]
-            + [np.ascontiguousarray(array, dtype="<f8").tobytes() for _, array in arrays]
+            + [np.ascontiguousarray(array, dtype=_DTYPES[name]).tobytes() for name, array in arrays]
         )
         return body + hashlib.sha256(body).digest()
 
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview, **objects: Any) -> MetricState:
-        """A state from `to_bytes` output; `ValueError` for anything else (corrupted,
-        truncated, foreign, another version, or a header that does not fit its arrays).
-        Object options (functions, models) can be given again by name in `objects`."""
+        """A state from `to_bytes` output. The bytes are untrusted input: anything else
+        (corrupted, truncated, foreign, another version, forged with a valid checksum: a
+        header that does not fit the family's declaration or its arrays, statistics no
+        examples could give) is a `ValueError` ("not a valid MetricState: ..."), raised
+        before anything is allocated or computed. Object options (functions, models) can be
+        given again by name in `objects`."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"MetricState.from_bytes takes bytes, got {type(data).__name__}")
         data = bytes(data)
         if len(data) < len(MAGIC) + _PREFIX.size + _DIGEST_SIZE or not data.startswith(MAGIC):
             raise ValueError("not a MetricState: the bytes do not start with the MetricState magic header")
@@ -560,11 +748,8 @@ class MetricState:
             raise ValueError("corrupted or truncated MetricState: its checksum does not match its contents")
         start = len(MAGIC) + _PREFIX.size
         if header_size > min(_MAX_HEADER_BYTES, len(body) - start):
-            raise ValueError(f"corrupted MetricState: its header claims {header_size} bytes")
-        try:
-            header = json.loads(body[start : start + header_size].decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ValueError(f"corrupted MetricState: unreadable header ({error})") from None
+            raise _invalid(f"its header claims {header_size} bytes")
+        header = _parse_header(body[start : start + header_size])
         state = cls._from_header(header, objects)
         payload = memoryview(body)[start + header_size :]
         state._load_arrays(header["arrays"], payload)
@@ -573,16 +758,19 @@ class MetricState:
     @classmethod
     def _from_header(cls, header: Any, objects: Mapping[str, Any]) -> MetricState:
         if not isinstance(header, dict) or set(header) != _HEADER_KEYS:
-            raise ValueError(f"corrupted MetricState: the header must have exactly the keys {sorted(_HEADER_KEYS)}")
+            raise _invalid(f"the header must have exactly the keys {sorted(_HEADER_KEYS)}")
         family = header["family"]
         if not isinstance(family, str):
-            raise ValueError(f"corrupted MetricState: family {family!r}")
-        spec = get_family(family)
+            raise _invalid(f"family {family!r}")
+        try:
+            spec = get_family(family)
+        except ValueError as error:
+            raise _invalid(str(error)) from None
         options = header["options"]
         names = _value_names(spec)
         if not isinstance(options, dict) or sorted(options) != sorted(names):
-            raise ValueError(f"corrupted MetricState: the options of {family} are {', '.join(names)}")
-        decoded = {name: _from_canonical(value) for name, value in options.items()}
+            raise _invalid(f"the options of {family} are {', '.join(names)}")
+        decoded = {name: _from_canonical(name, value) for name, value in options.items()}
         for name, value in objects.items():
             if name not in decoded:
                 raise ValueError(f"{family} has no option {name!r}")
@@ -592,18 +780,30 @@ class MetricState:
         try:
             state = cls(family, **{k: v for k, v in decoded.items() if not isinstance(v, ObjectOption)})
         except (TypeError, ValueError) as error:
-            raise ValueError(f"corrupted MetricState: {error}") from None
+            raise _invalid(str(error)) from None
         state.options.update(decoded)
+        canonical = state.canonical_options
+        differing = [
+            name
+            for name in names
+            if canonical[name] != options[name] or type(canonical[name]) is not type(options[name])
+        ]
+        if state.poisson and not isinstance(state.options["random_state"], int):
+            differing.insert(0, "random_state")  # a Poisson state's seed is an int
+        if differing:  # e.g. 5.0 for an int option, or a list where a str is
+            raise _invalid(f"option {differing[0]} {_short(options[differing[0]])} is not in its canonical form")
         count, fingerprint = header["n_examples"], header["fingerprint"]
         if not _is_count(count):
-            raise ValueError(f"corrupted MetricState: n_examples {count!r}")
+            raise _invalid(f"n_examples {count!r}")
         if (
             not isinstance(fingerprint, list)
             or len(fingerprint) != 2
             or not all(_is_count(value) for value in fingerprint)
             or fingerprint[1] >= 2**64
+            or fingerprint[0] != (count if state.poisson else 0)
+            or (fingerprint[0] == 0 and fingerprint[1] != 0)
         ):
-            raise ValueError(f"corrupted MetricState: fingerprint {fingerprint!r}")
+            raise _invalid(f"fingerprint {fingerprint!r} for {count} examples")
         positions = header["positions"]
         if (
             not isinstance(positions, list)
@@ -611,15 +811,19 @@ class MetricState:
             or not all(start < stop for start, stop in positions)
             or any(positions[i][1] >= positions[i + 1][0] for i in range(len(positions) - 1))
             or (positions and not state.poisson)
+            or sum(stop - start for start, stop in positions) > count
         ):
-            raise ValueError(f"corrupted MetricState: positions {positions!r}")
+            raise _invalid(f"positions {_short(positions)} for {count} examples")
         state.n_examples, state.fingerprint = count, (fingerprint[0], fingerprint[1])
         state.positions = [(start, stop) for start, stop in positions]
         return state
 
     def _load_arrays(self, declared: Any, payload: memoryview) -> None:
         n_resamples = self.options["n_resamples"]
-        expected = ["rows"] if self.keeps_rows else ["sums", "weighted", "swapped"] if self.poisson else ["sums"]
+        statistics_names = (
+            ["rows"] if self.keeps_rows else ["sums", "weighted", "swapped"] if self.poisson else ["sums"]
+        )
+        expected = ["sketch", *([] if self.n_examples == 0 else statistics_names)]
         if not isinstance(declared, list) or not all(
             isinstance(entry, dict)
             and set(entry) == {"name", "shape"}
@@ -627,43 +831,63 @@ class MetricState:
             and all(_is_count(size) for size in entry["shape"])
             for entry in declared
         ):
-            raise ValueError("corrupted MetricState: the arrays must be declared as {name, shape} entries")
+            raise _invalid("the arrays must be declared as {name, shape} entries")
         names = [entry["name"] for entry in declared]
-        if names != ([] if self.n_examples == 0 else expected):
-            raise ValueError(f"corrupted MetricState: arrays {names}, expected {expected} for these options")
+        if names != expected:
+            raise _invalid(f"arrays {names}, expected {expected} for {self.n_examples} examples and these options")
+        layout = _layout(self.family, self.canonical_options)
+        width = layout.width
+        wanted = {
+            "sketch": (min(SKETCH_SIZE, self.n_examples),),
+            "rows": (self.n_examples, width),
+            "sums": (width,),
+            "weighted": (n_resamples, width),
+            "swapped": (n_resamples, width),
+        }
         shapes = [tuple(entry["shape"]) for entry in declared]
-        if shapes:
-            width = shapes[0][-1]
-            wanted = {
-                "rows": (self.n_examples, width),
-                "sums": (width,),
-                "weighted": (n_resamples, width),
-                "swapped": (n_resamples, width),
-            }
-            for name, shape in zip(names, shapes):
-                if shape != wanted[name]:
-                    raise ValueError(f"corrupted MetricState: array {name} has shape {shape}, expected {wanted[name]}")
+        for name, shape in zip(names, shapes):
+            if name == "sketch" and len(shape) == 1 and shape[0] <= wanted["sketch"][0]:
+                continue  # fewer distinct keys than examples: refused below, naming the counts
+            if shape != wanted[name]:
+                raise _invalid(
+                    f"array {name} has shape {list(shape)}; {self.family} with these options has "
+                    f"{list(wanted[name])} for {self.n_examples} examples"
+                )
         sizes = [math.prod(shape) for shape in shapes]
         if 8 * sum(sizes) != len(payload):
-            raise ValueError(
-                f"corrupted MetricState: the header declares {8 * sum(sizes)} bytes of arrays, there are {len(payload)}"
-            )
-        offset = 0
+            raise _invalid(f"the header declares {8 * sum(sizes)} bytes of arrays, there are {len(payload)}")
+        arrays, offset = {}, 0
         for name, shape, size in zip(names, shapes, sizes):
-            array = np.frombuffer(payload, dtype="<f8", count=size, offset=offset).astype(np.float64).reshape(shape)
+            array = np.frombuffer(payload, dtype=_DTYPES[name], count=size, offset=offset).reshape(shape)
+            arrays[name] = array.astype(_DTYPES[name].newbyteorder("="))
             offset += 8 * size
+        sketch = arrays.pop("sketch")
+        if len(sketch) > 1 and not (sketch[1:] > sketch[:-1]).all():
+            raise _invalid("its key sketch is not sorted")
+        if counted_twice(sketch, self.n_examples):
+            raise _invalid(f"its {self.n_examples} examples have {_distinct_keys(sketch)} distinct keys")
+        for name, array in arrays.items():
             if not np.isfinite(array).all():
-                raise ValueError(f"corrupted MetricState: array {name} has non-finite values")
-            if name == "rows":
-                self.rows = [array]
-                self.sums = array.sum(axis=0)
-            else:
+                raise _invalid(f"array {name} has non-finite values")
+            problem = layout.problem(array, 1 if name == "rows" else self.n_examples if name == "sums" else None)
+            if problem is not None:
+                raise _invalid(f"array {name} cannot hold {self.family} statistics: {problem}")
+        if self.poisson and arrays:  # the sums less each swap-sign sum are sums over examples too
+            problem = layout.problem(arrays["sums"] - arrays["swapped"], None)
+            if problem is not None:
+                raise _invalid(f"arrays sums and swapped disagree: {problem}")
+        self.sketch = sketch
+        if "rows" in arrays:
+            self.rows = [arrays["rows"]]
+            self.sums = arrays["rows"].sum(axis=0)
+        else:
+            for name, array in arrays.items():
                 setattr(self, name, array)
 
     # -- pickling --------------------------------------------------------------------------
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_reducer": None}
+        return {**self.__dict__, "_reducer": None, "_origin": None, "_keyless": 0}  # a copy numbers its own examples
 
     def __repr__(self) -> str:
         return f"MetricState({self.family!r}, n_examples={self.n_examples}, options={self.canonical_options})"
@@ -678,11 +902,62 @@ class MetricState:
             and self.n_examples == other.n_examples
             and self.fingerprint == other.fingerprint
             and self.positions == other.positions
+            and np.array_equal(self.sketch, other.sketch)
             and len(mine) == len(theirs)
             and all(a[0] == b[0] and np.array_equal(a[1], b[1]) for a, b in zip(mine, theirs))
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+_DTYPES = {name: np.dtype("<f8") for name in ("rows", "sums", "weighted", "swapped")} | {"sketch": np.dtype("<u8")}
+
+
+def _invalid(reason: str) -> ValueError:
+    return ValueError(f"not a valid MetricState: {reason}")
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_DIGITS:
+        raise _invalid(f"its header holds an integer of {len(text)} digits")
+    return int(text)
+
+
+def _refuse_constant(text: str) -> None:
+    raise _invalid(f"its header holds {text}")
+
+
+def _depth(value: Any) -> int:
+    """How deep a parsed JSON value nests (at most `_MAX_HEADER_DEPTH` + 1 levels are visited)."""
+    level, layer = 0, [value]
+    while layer and level <= _MAX_HEADER_DEPTH:
+        level += 1
+        layer = [
+            item
+            for container in layer
+            if isinstance(container, (list, dict))
+            for item in (container.values() if isinstance(container, dict) else container)
+        ]
+    return level + bool(layer)
+
+
+def _parse_header(raw: bytes) -> Any:
+    """The header's JSON: integers of at most `_MAX_DIGITS` digits, no NaN or infinity, at most
+    `_MAX_HEADER_DEPTH` levels deep."""
+    try:
+        header = json.loads(raw.decode("utf-8"), parse_int=_bounded_int, parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise _invalid(f"unreadable header ({error})") from None
+    except RecursionError:
+        raise _invalid(f"its header nests more than {_MAX_HEADER_DEPTH} levels") from None
+    if _depth(header) > _MAX_HEADER_DEPTH:
+        raise _invalid(f"its header nests more than {_MAX_HEADER_DEPTH} levels")
+    return header
 
 
 def _length(value: Any) -> int | None:
@@ -715,6 +990,33 @@ def _union(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> list[
         else:
             union.append((start, stop))
     return union
+
+
+def _distinct_keys(sketch: np.ndarray) -> str:
+    """The number of distinct keys behind a sketch, in words ("5", "about 1,200")."""
+    distinct, exact = distinct_count(sketch)
+    return f"{distinct:.0f}" if exact else f"about {distinct:,.0f}"
+
+
+def _refuse_repeated_keys(words: np.ndarray, keys: Any) -> None:
+    """A `ValueError` naming the first two examples of one batch that share a key."""
+    order = np.argsort(words, kind="stable")
+    ordered = words[order]
+    repeated = np.flatnonzero(ordered[1:] == ordered[:-1])
+    if len(repeated):
+        first, second = sorted(order[[repeated[0], repeated[0] + 1]].tolist())
+        raise ValueError(
+            f"keys: examples {first} and {second} have the same key {_key_at(keys, second)!r}: each example needs "
+            "its own key (for examples that share their resampling weights on purpose, give groups= instead)"
+        )
+
+
+def _key_at(keys: Any, index: int) -> Any:
+    """Entry `index` of a column of keys (a list, an array, a pandas Series, an Arrow array), by position."""
+    if hasattr(keys, "iloc"):
+        keys = keys.iloc
+    value = keys[index]
+    return value.as_py() if hasattr(value, "as_py") else value.item() if isinstance(value, np.generic) else value
 
 
 def _is_count(value: Any) -> bool:
