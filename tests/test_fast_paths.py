@@ -694,19 +694,27 @@ def test_snapshots_in_c_and_in_python_see_every_change(rows, picks, change):
             assert not snapshot.holds(current, None)
 
 
-def test_a_snapshot_in_c_stops_at_its_limit_and_takes_only_lists_and_tuples():
+def test_a_snapshot_in_c_stops_at_its_limit_and_takes_only_lists_and_tuples_of_str_and_float():
     speedups = preparation._speedups
     if speedups is None:
         pytest.skip("the C helper is not built or not used here")
     shared = ["a", "b"]
-    sizes, items = speedups.snapshot_rows((shared, shared, ("c",), [], shared), 5)
-    assert np.frombuffer(sizes, np.int64).tolist() == [2, -1, 1, 0, 2] and items == ("a", "b", "c", "a", "b")
+    rows = (shared, shared, ("c", 0.5), [], shared)
+    frozen, count = speedups.snapshot_rows(rows, 6)
+    assert frozen == (("a", "b"), ("a", "b"), ("c", 0.5), (), ("a", "b")) and count == 6
+    assert frozen[1] is frozen[0] and frozen[4] is not frozen[0]  # a row right after itself: one tuple
+    assert speedups.rows_unchanged(list(rows), rows, frozen)
     assert speedups.snapshot_rows((shared, ("c",)), 2) is False
     assert speedups.snapshot_rows((shared, "ab"), 10) is None and speedups.snapshot_rows([shared], 10) is None
-    assert not speedups.rows_unchanged([shared, shared, ("c",), [], shared][:4], (shared,) * 2, sizes, items)
-    assert not speedups.rows_unchanged([shared], (shared,), sizes[:8], ())  # items fewer than the sizes say
+    for item in (1, None, True, np.float64(0.5), type("Text", (str,), {})("a")):  # only exact str and float
+        assert speedups.snapshot_rows((["a", item],), 10) is None
+    assert not speedups.rows_unchanged(list(rows)[:4], rows, frozen)
+    assert not speedups.rows_unchanged(list(rows), rows, frozen[:4])
+    assert not speedups.rows_unchanged([["a", "b"]], (shared,), (("a", "b"),))  # another row object
+    assert not speedups.rows_unchanged([shared], (shared,), (("a",),))  # items fewer than the row's
+    assert not speedups.rows_unchanged([shared], (shared,), (["a", "b"],))  # frozen rows are tuples
     other = object()  # a row that is neither list nor tuple (by hand: snapshot_rows never takes one)
-    assert not speedups.rows_unchanged([other], (other,), (1).to_bytes(8, "little"), (None,))
+    assert not speedups.rows_unchanged([other], (other,), ((),))
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="from 3.12, collections run between bytecodes, not in C calls")
@@ -735,7 +743,7 @@ def test_a_row_cut_short_by_a_collection_while_snapshot_rows_copies_is_never_rea
             armed[0] = True
             taken = speedups.snapshot_rows((row,), 10**9)
             gc.set_threshold(*threshold)
-            assert taken is None or taken[1] == tuple(row)
+            assert taken is None or taken[0][0] == tuple(row)
     finally:
         gc.callbacks.remove(cut)
         gc.set_threshold(*threshold)

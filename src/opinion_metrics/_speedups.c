@@ -71,20 +71,22 @@
  * haystacks whose width is a needle's looked up by its hash (few, short haystacks: many
  * predictions against a movie's gold keywords).
  *
- * snapshot_rows(rows, limit) -> (sizes, items), False or None
+ * snapshot_rows(rows, limit) -> (frozen, count), False or None
  *
- *     sizes[r] = len(rows[r]), or -1 when rows[r] is rows[r - 1]
- *     items = tuple(item for r in range(len(rows)) if sizes[r] >= 0 for item in rows[r])
+ *     frozen = tuple(tuple(row) for row in rows)     (rows[r] is rows[r - 1]: the same tuple)
+ *     count = the number of items copied
  *
- * as int64 bytes and a tuple (holding the items: none is freed and another made at its
- * address meanwhile), when `rows` is a tuple of exact lists and tuples (else None) and
- * there are at most `limit` items (else False, before any is copied).
+ * (holding the items: none is freed and another made at its address meanwhile; the library
+ * prepares the frozen rows, never the live ones, so a row changed and restored meanwhile is
+ * prepared as it was when frozen), when `rows` is a tuple of exact lists and tuples whose
+ * items are exact str or float (else None: a str subclass may answer differently at each
+ * call) and there are at most `limit` items (else False, before any is copied).
  *
- * rows_unchanged(rows, kept, sizes, items) -> bool
+ * rows_unchanged(rows, kept, frozen) -> bool
  *
  *     whether `rows` (a list or tuple) holds the row objects of the tuple `kept`, in order,
- *     each holding the item objects `snapshot_rows(kept)` found: a corpus prepared before
- *     is given again, unchanged.
+ *     each holding the item objects of `frozen = snapshot_rows(kept)`: a corpus prepared
+ *     before is given again, unchanged.
  *
  * VERSION: the functions' version; the library ignores a helper built from another one. */
 #define PY_SSIZE_T_CLEAN
@@ -1091,79 +1093,82 @@ snapshot_rows(PyObject *module, PyObject *args)
     if (!PyTuple_CheckExact(rows))
         Py_RETURN_NONE;
     Py_ssize_t n = PyTuple_Size(rows), total = 0;
-    PyObject *sizes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
-    if (sizes == NULL)
-        return NULL;
-    int64_t *size_of = (int64_t *)PyBytes_AsString(sizes);
     for (Py_ssize_t r = 0; r < n; r++) {
         PyObject *row = PyTuple_GetItem(rows, r);
-        if (!PyList_CheckExact(row) && !PyTuple_CheckExact(row)) {
-            Py_DECREF(sizes);
+        if (!PyList_CheckExact(row) && !PyTuple_CheckExact(row))
             Py_RETURN_NONE;
-        }
-        size_of[r] = (r > 0 && row == PyTuple_GetItem(rows, r - 1)) ? -1 : length_of(row);
-        total += size_of[r] > 0 ? size_of[r] : 0;
+        if (r == 0 || row != PyTuple_GetItem(rows, r - 1))
+            total += length_of(row);
     }
-    if (total > limit) {
-        Py_DECREF(sizes);
+    if (total > limit)
         Py_RETURN_FALSE;
-    }
-    PyObject *items = PyTuple_New(total);
-    if (items == NULL) {
-        Py_DECREF(sizes);
+    PyObject *frozen = PyTuple_New(n);
+    if (frozen == NULL)
         return NULL;
-    }
-    /* PyTuple_New may have run a collection, and so Python code that changed a row: each
-     * size is checked again (nothing below runs Python code). */
-    Py_ssize_t at = 0;
+    Py_ssize_t copied = 0;
     for (Py_ssize_t r = 0; r < n; r++) {
-        if (size_of[r] < 0)
-            continue;
-        PyObject *row = PyTuple_GetItem(rows, r);
-        if (length_of(row) != size_of[r]) {
-            Py_DECREF(items);
-            Py_DECREF(sizes);
-            Py_RETURN_NONE;
+        PyObject *row = PyTuple_GetItem(rows, r), *copy;
+        if (r > 0 && row == PyTuple_GetItem(rows, r - 1)) {
+            copy = PyTuple_GetItem(frozen, r - 1);
+            Py_INCREF(copy);
+        } else {
+            /* PyTuple_New may run a collection, and so Python code that changes the row: its
+             * size is read after, and each item is read checked (an IndexError past its end)
+             * and held before anything else is allocated. */
+            Py_ssize_t m = length_of(row);
+            if ((copy = PyTuple_New(m)) == NULL)
+                goto fail;
+            copied += m;
+            GetItem item_of = getter_of(row);
+            for (Py_ssize_t k = 0; k < m; k++) {
+                PyObject *item = item_of(row, k);
+                if (item == NULL || (!PyUnicode_CheckExact(item) && !PyFloat_CheckExact(item))) {
+                    Py_DECREF(copy);
+                    Py_DECREF(frozen);
+                    PyErr_Clear();
+                    Py_RETURN_NONE;
+                }
+                Py_INCREF(item);
+                PyTuple_SetItem(copy, k, item); /* cannot fail: a new tuple's own slot */
+            }
         }
-        GetItem item_of = getter_of(row);
-        for (Py_ssize_t k = 0; k < size_of[r]; k++) {
-            PyObject *item = item_of(row, k);
-            Py_INCREF(item);
-            PyTuple_SetItem(items, at++, item); /* cannot fail: a new tuple's own slot */
-        }
+        PyTuple_SetItem(frozen, r, copy);
     }
-    return Py_BuildValue("(NN)", sizes, items);
+    return Py_BuildValue("(Nn)", frozen, copied);
+fail:
+    Py_DECREF(frozen);
+    return NULL;
 }
 
 static PyObject *
 rows_unchanged(PyObject *module, PyObject *args)
 {
-    PyObject *rows, *kept, *sizes, *items;
-    if (!PyArg_ParseTuple(args, "OO!O!O!:rows_unchanged", &rows, &PyTuple_Type, &kept, &PyBytes_Type, &sizes,
-                          &PyTuple_Type, &items))
+    PyObject *rows, *kept, *frozen;
+    if (!PyArg_ParseTuple(args, "OO!O!:rows_unchanged", &rows, &PyTuple_Type, &kept, &PyTuple_Type, &frozen))
         return NULL;
     if (!PyList_CheckExact(rows) && !PyTuple_CheckExact(rows))
         Py_RETURN_FALSE;
     Py_ssize_t n = length_of(rows);
-    if (n != PyTuple_Size(kept) || PyBytes_Size(sizes) != n * (Py_ssize_t)sizeof(int64_t))
+    if (n != PyTuple_Size(kept) || n != PyTuple_Size(frozen))
         Py_RETURN_FALSE;
-    const int64_t *size_of = (const int64_t *)PyBytes_AsString(sizes);
-    Py_ssize_t at = 0, total = PyTuple_Size(items);
+    /* Only pointers are compared: no Python code runs, so nothing changes meanwhile. */
     GetItem row_of = getter_of(rows);
     for (Py_ssize_t r = 0; r < n; r++) {
-        PyObject *row = row_of(rows, r);
-        if (row != PyTuple_GetItem(kept, r) || (!PyList_CheckExact(row) && !PyTuple_CheckExact(row)))
+        PyObject *row = row_of(rows, r), *copy = PyTuple_GetItem(frozen, r);
+        if (row != PyTuple_GetItem(kept, r) || (!PyList_CheckExact(row) && !PyTuple_CheckExact(row)) ||
+            !PyTuple_CheckExact(copy))
             Py_RETURN_FALSE;
-        if (size_of[r] < 0)
+        if (r > 0 && copy == PyTuple_GetItem(frozen, r - 1) && row == row_of(rows, r - 1))
             continue;
-        if (length_of(row) != size_of[r] || size_of[r] > total - at)
+        Py_ssize_t m = PyTuple_Size(copy);
+        if (length_of(row) != m)
             Py_RETURN_FALSE;
         GetItem item_of = getter_of(row);
-        for (Py_ssize_t k = 0; k < size_of[r]; k++)
-            if (item_of(row, k) != PyTuple_GetItem(items, at++))
+        for (Py_ssize_t k = 0; k < m; k++)
+            if (item_of(row, k) != PyTuple_GetItem(copy, k))
                 Py_RETURN_FALSE;
     }
-    return PyBool_FromLong(at == total);
+    Py_RETURN_TRUE;
 }
 
 static PyMethodDef methods[] = {
@@ -1189,11 +1194,12 @@ static PyMethodDef methods[] = {
      "(int64 bytearrays) or None: every (i, j) with needles[i] in haystacks[j]; how 1: by automata over "
      "blocks of `block` needle bytes, 2: by hashed windows, 0: the cheaper."},
     {"snapshot_rows", snapshot_rows, METH_VARARGS,
-     "snapshot_rows(rows, limit) -> (sizes, items), False (over limit items) or None: each row's size (int64 "
-     "bytes; -1: the previous row again) and every item of the rows, in one tuple."},
+     "snapshot_rows(rows, limit) -> (frozen, count), False (over limit items) or None: each row's items (exact "
+     "str or float) in a tuple of its own (a row given again right after itself: the same tuple), and how many "
+     "items were copied."},
     {"rows_unchanged", rows_unchanged, METH_VARARGS,
-     "rows_unchanged(rows, kept, sizes, items) -> bool: whether rows are the row objects kept, holding the "
-     "items snapshot_rows(kept) found."},
+     "rows_unchanged(rows, kept, frozen) -> bool: whether rows are the row objects kept, holding the items "
+     "snapshot_rows(kept) froze."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1204,7 +1210,7 @@ PyInit__speedups(void)
 {
     str_hash = (hashfunc)PyType_GetSlot(&PyUnicode_Type, Py_tp_hash);
     PyObject *created = PyModule_Create(&module);
-    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 3) < 0)
+    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 4) < 0)
         Py_CLEAR(created);
     return created;
 }

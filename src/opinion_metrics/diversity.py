@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .averaging import Values, optional_mean_statistics, optional_mean_values, summarize
-from .preparation import NormalizeOption, Vocabulary, make_normalizer
+from .preparation import NormalizeOption, Vocabulary, make_normalizer, plain_keywords
 from .resampling import RandomState
 from .semantic import DEFAULT_BLOCK_ELEMENTS, EmbeddingError, KeywordEncoder, name_keyword
 from .validation import (
@@ -39,10 +39,8 @@ def _prepare_keeping_duplicates(predictions: Sequence[Any], vocabulary: Vocabula
     for index, raw_list in enumerate(predictions):  # iteration: positional for a pandas Series
         if type(raw_list) is not list:
             raw_list = check_keyword_list(raw_list, "predictions", index)
-        try:
-            ids = [known(raw) for raw in raw_list]
-        except TypeError:  # an unhashable keyword: reported below
-            ids = [None]
+        raw_list, all_str = plain_keywords(raw_list)  # a str subclass by its value, before any lookup
+        ids = [known(raw) for raw in raw_list] if all_str else [None]
         if None in ids:  # new keywords, or not strings
             ids = []
             for position, raw in enumerate(raw_list):

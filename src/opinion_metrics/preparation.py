@@ -36,7 +36,7 @@ from .validation import (
     lone_surrogate,
 )
 
-_SPEEDUPS_VERSION = 3  # the VERSION of _speedups.c these functions call
+_SPEEDUPS_VERSION = 4  # the VERSION of _speedups.c these functions call
 
 
 def _load_speedups() -> Any:
@@ -214,7 +214,7 @@ class _Normalizer:
         self._cache = cache
 
     def __call__(self, text: str) -> str:
-        normalized = self._base(text)
+        normalized = self._base(plain_str(text) if self._cache is not None and issubclass(type(text), str) else text)
         return normalized if self._stem is None or not isinstance(normalized, str) else self._stem(normalized)
 
     def many(self, texts: list[str]) -> list[Any] | None:
@@ -286,6 +286,22 @@ def normalize_keyword(keyword: str, normalize: NormalizeOption = "default", stem
     return make_normalizer(normalize, stemmer)(keyword)
 
 
+def plain_str(text: str) -> str:
+    """`text` as an exact str: its value, whatever a str subclass's methods (`__str__`,
+    `__eq__`, `__hash__`, `lower`) do."""
+    return text if type(text) is str else str.__str__(text)
+
+
+def plain_keywords(row: Sequence[Any]) -> tuple[Sequence[Any], bool]:
+    """`row` with each str subclass as an exact str (other items as given, checked later), and
+    whether every item is then a str: only those are looked up (an object equal to a str is
+    not one)."""
+    if set(map(type, row)) <= {str}:
+        return row, True
+    row = [plain_str(item) if issubclass(type(item), str) else item for item in row]
+    return row, set(map(type, row)) <= {str}
+
+
 class Vocabulary:
     """Interns normalized keywords to ids; `strings[id]` is the normalized keyword."""
 
@@ -301,9 +317,13 @@ class Vocabulary:
         self.known_id = self._raw_to_id.get  # id of an already seen raw keyword, else None
 
     def intern(self, raw: Any) -> int | None:
-        """Id of a keyword's normalized form; -1 when that is empty; None if not a str."""
-        keyword_id = self._raw_to_id.get(raw) if isinstance(raw, str) else None
-        if keyword_id is None and isinstance(raw, str) and not lone_surrogate(raw):  # else reported by check_keyword
+        """Id of a keyword's normalized form; -1 when that is empty; None if not a str. A str
+        subclass enters by its value, as an exact str (its own methods are never called)."""
+        if not issubclass(type(raw), str):
+            return None
+        raw = plain_str(raw)
+        keyword_id = self._raw_to_id.get(raw)
+        if keyword_id is None and not lone_surrogate(raw):  # else reported by check_keyword
             normalized = self._normalizer(raw)
             if not isinstance(normalized, str):
                 raise ValueError(f"normalize returned {describe(normalized)} for keyword {raw!r}; it must return a str")
@@ -448,15 +468,16 @@ def _scores_fast_path(raw_scores: Sequence[Any]) -> tuple[float, ...] | None:
 
 
 def content_key(row: Any) -> Hashable | None:
-    """A list or tuple of hashable items as a tuple (its content), else None."""
-    if type(row) not in (list, tuple):
+    """A list or tuple of exact str as a tuple (its content), else None: an object equal to a
+    str (or a str subclass whose `__eq__` says so) never stands for another row unchecked."""
+    if type(row) not in (list, tuple) or not set(map(type, row)) <= {str}:
         return None
-    key = tuple(row)
-    try:
-        hash(key)
-    except TypeError:  # an unhashable item: reported where the row is checked
-        return None
-    return key
+    return tuple(row)
+
+
+def _plain_rows(rows: Sequence[Any]) -> bool:
+    """Whether every row is a list or tuple of exact str (rows that may be grouped by content)."""
+    return set(map(type, rows)) <= {list, tuple} and set(map(type, chain.from_iterable(rows))) <= {str}
 
 
 def repeated_rows(
@@ -526,6 +547,7 @@ def prepare_side(
         index = position if numbers is None else numbers[position]
         if type(raw_list) is not list:
             raw_list = check_keyword_list(raw_list, side, index)
+        raw_list, all_str = plain_keywords(raw_list)  # a str subclass by its value, before any lookup
         raw_scores = None
         if scores is not None:
             raw_scores = check_keyword_list(scores[position], scores_name, index)
@@ -533,13 +555,9 @@ def prepare_side(
                 raise ValueError(
                     f"{side}: example {index} has {len(raw_list)} keywords but {len(raw_scores)} {scores_name}"
                 )
-        try:
-            ids = [known(raw) for raw in raw_list]
-        except TypeError:  # unhashable keyword: reported below
-            ids = [None]
-        else:
-            if None in ids:  # new keywords, or not strings (reported below)
-                ids = [intern(raw) if i is None else i for i, raw in zip(ids, raw_list)]
+        ids = [known(raw) for raw in raw_list] if all_str else [None]  # (not str: reported below)
+        if all_str and None in ids:  # new keywords
+            ids = [intern(raw) if i is None else i for i, raw in zip(ids, raw_list)]
         kept_scores = None if raw_scores is None else _scores_fast_path(raw_scores)
         fast = (
             None not in ids
@@ -573,10 +591,8 @@ def _row_groups(lists: Sequence[Any]) -> np.ndarray | None:
     addresses = np.fromiter(map(id, lists), dtype=np.uint64, count=len(lists))
     ordered = np.sort(addresses)
     if (ordered[1:] != ordered[:-1]).all():  # no object repeats: look for copies only if the sample has some
-        try:
-            if len(set(map(tuple, lists[:_CONTENT_SAMPLE]))) == min(len(lists), _CONTENT_SAMPLE):
-                return None
-        except TypeError:  # an unhashable keyword: reported where the row is checked
+        sample = lists[:_CONTENT_SAMPLE]
+        if not _plain_rows(sample) or len(set(map(tuple, sample))) == min(len(lists), _CONTENT_SAMPLE):
             return None
         by_object = np.arange(len(lists))
     else:  # objects numbered in order of first appearance
@@ -584,16 +600,15 @@ def _row_groups(lists: Sequence[Any]) -> np.ndarray | None:
         rank = np.empty(len(first), dtype=np.int64)
         rank[np.argsort(first)] = np.arange(len(first))
         by_object = rank[inverse]
-    # Equal content among the distinct objects (one per group found so far).
+    # Equal content among the distinct objects (one per group found so far), of exact str only:
+    # an object equal to a str is checked in its own row.
     _, first = np.unique(by_object, return_index=True)
-    number: defaultdict[Any, int] = defaultdict()
-    number.default_factory = number.__len__
-    try:
-        by_content = np.fromiter(
-            map(number.__getitem__, map(tuple, [lists[i] for i in first.tolist()])), dtype=np.int64, count=len(first)
-        )
-    except TypeError:
-        by_content = np.arange(len(first))
+    distinct = [lists[i] for i in first.tolist()]
+    by_content = np.arange(len(first))
+    if _plain_rows(distinct):
+        number: defaultdict[Any, int] = defaultdict()
+        number.default_factory = number.__len__
+        by_content = np.fromiter(map(number.__getitem__, map(tuple, distinct)), dtype=np.int64, count=len(first))
     groups = by_content[by_object]
     return groups if int(groups.max(initial=-1)) + 1 < len(lists) else None
 
@@ -856,18 +871,23 @@ def prepare_corpus(
                 snapshot = _Snapshot.of(predictions, references, scores)
             elif snapshot is None:
                 _put_bounded(_SEEN, key, True, _SEEN_ENTRIES)
+    # With a snapshot, the frozen rows are prepared: another thread may change a live row (and
+    # restore it) meanwhile, and the corpus kept must be the one the snapshot stands for.
+    rows = (predictions, references, scores)
+    if snapshot is not None:
+        rows = (*snapshot.frozen[:2], None if scores is None else snapshot.frozen[2])
     corpus = None
     if scores is not None and key is not None:  # the same rows kept prepared without scores (the other family)
         plain = _PREPARED.get(_corpus_key(predictions, first_rows, None, normalize, stemmer, False, keep_originals))
         if plain is not None and plain[0].holds(predictions, references, None):
-            corpus = _with_scores(plain[1], scores)
+            corpus = _with_scores(plain[1], rows[2])
     if corpus is None:
         vocabulary = Vocabulary(normalizer)
         prepared_predictions = prepare_side(
-            predictions, vocabulary, "predictions", scores, clip_scores, keep_originals, scores_name=scores_name
+            rows[0], vocabulary, "predictions", rows[2], clip_scores, keep_originals, scores_name=scores_name
         )
         prepared_references = prepare_side(
-            references, vocabulary, "references", keep_originals=keep_originals, reuse_lists=True
+            rows[1], vocabulary, "references", keep_originals=keep_originals, reuse_lists=True
         )
         corpus = PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
     # Kept if unchanged while prepared, and with scores only if all are floats (immutable: a
@@ -925,23 +945,27 @@ _FIRST_CALL_ITEMS = 1 << 17
 
 
 class _Snapshot:
-    """The rows of a corpus's inputs as they were prepared: the row objects in order and
-    the item objects of each list, by the C helper (`snapshot_rows`: every item in one
-    tuple, a row repeated right after itself once) or a copy of each distinct list (tuples of
-    strings and floats cannot change)."""
+    """The rows of a corpus's inputs as they were when taken, frozen: the row objects in order
+    (`rows`) and each row's items (`frozen`: a tuple per distinct row, by the C helper's
+    `snapshot_rows`, or a copy of each list row). Only rows of exact str and float items are
+    taken (a str subclass may normalize differently at each call). The corpus is prepared
+    from `frozen`, never from the live rows, so what is kept is what `holds` compares."""
 
-    def __init__(self, sides: list[tuple[Any, ...]], unchanged: Callable[..., bool] | None = None) -> None:
-        self.sides = sides
+    def __init__(
+        self, rows: list[tuple[Any, ...]], frozen: list[Sequence[Any]], unchanged: Callable[..., bool] | None = None
+    ) -> None:
+        self.rows = rows
+        self.frozen = frozen
         self.unchanged = unchanged  # the C helper's `rows_unchanged` for its snapshots
 
     @classmethod
     def of(cls, *inputs: Sequence[Any] | None, first_call: bool = False) -> _Snapshot | None:
         """The snapshot of `inputs` (None entries allowed), or None when a row is not a list
-        or tuple or the rows hold more than `_PREPARED_ITEMS` items; for a `first_call`, only
-        the C helper's, of at most `_FIRST_CALL_ITEMS` items."""
+        or tuple of exact str and float items or the rows hold more than `_PREPARED_ITEMS`
+        items; for a `first_call`, only the C helper's, of at most `_FIRST_CALL_ITEMS` items."""
         speedups = _speedups
         if speedups is not None:
-            sides, held, most = [], 0, _FIRST_CALL_ITEMS if first_call else _PREPARED_ITEMS
+            rows_of, frozen_of, held, most = [], [], 0, _FIRST_CALL_ITEMS if first_call else _PREPARED_ITEMS
             for rows in inputs:
                 rows = () if rows is None else tuple(rows)
                 taken = speedups.snapshot_rows(rows, most - held)
@@ -949,38 +973,47 @@ class _Snapshot:
                     return None
                 if taken is False:  # too many (or a gold list repeated, but not row after row: copied once below)
                     break
-                held += len(taken[1])
-                sides.append((rows, *taken))
+                held += taken[1]
+                rows_of.append(rows)
+                frozen_of.append(taken[0])
             else:
-                return cls(sides, speedups.rows_unchanged)
+                return cls(rows_of, frozen_of, speedups.rows_unchanged)
         if first_call:
             return None
-        sides, held = [], 0
+        rows_of, frozen_of, held = [], [], 0
         for rows in inputs:
-            rows = [] if rows is None else list(rows)
-            distinct = list({id(row): row for row in rows}.values())
-            if not set(map(type, distinct)) <= {list, tuple}:
+            rows = () if rows is None else tuple(rows)
+            distinct = {id(row): row for row in rows}
+            if not set(map(type, distinct.values())) <= {list, tuple}:
                 return None
-            held += sum(map(len, distinct))
+            held += sum(map(len, distinct.values()))
             if held > _PREPARED_ITEMS:
                 return None
-            sides.append((rows, [row for row in distinct if type(row) is list]))
-        with paused_gc():  # many small lists
-            return cls([(rows, lists, [row.copy() for row in lists]) for rows, lists in sides])
+            with paused_gc():  # many small tuples
+                copies = {key: tuple(row) for key, row in distinct.items()}  # (a tuple is its own copy)
+            if not set(map(type, chain.from_iterable(copies.values()))) <= {str, float}:
+                return None
+            rows_of.append(rows)
+            frozen_of.append([copies[id(row)] for row in rows])
+        return cls(rows_of, frozen_of)
 
     def holds(self, *inputs: Sequence[Any] | None) -> bool:
-        """Whether `inputs` are the same row objects, in the same order, each list holding the
-        same item objects as when the snapshot was taken."""
+        """Whether `inputs` are the same row objects, in the same order, each holding the same
+        item objects as when the snapshot was taken."""
         if self.unchanged is not None:
-            return all(self.unchanged(() if rows is None else rows, *side) for rows, side in zip(inputs, self.sides))
-        for rows, (kept, lists, copies) in zip(inputs, self.sides):
+            return all(
+                self.unchanged(() if rows is None else rows, kept, frozen)
+                for rows, kept, frozen in zip(inputs, self.rows, self.frozen)
+            )
+        for rows, kept, frozen in zip(inputs, self.rows, self.frozen):
             rows = () if rows is None else rows
             if len(rows) != len(kept) or not all(map(operator.is_, rows, kept)):
                 return False
-            # the same item objects (an equal item of another type, True for 1.0, is checked again)
-            if list(map(len, lists)) != list(map(len, copies)):
+            lists = [(row, copy) for row, copy in zip(kept, frozen) if row is not copy]  # list rows
+            if list(map(len, (row for row, _ in lists))) != list(map(len, (copy for _, copy in lists))):
                 return False
-            if not all(map(operator.is_, chain.from_iterable(lists), chain.from_iterable(copies))):
+            items = chain.from_iterable(row for row, _ in lists)
+            if not all(map(operator.is_, items, chain.from_iterable(copy for _, copy in lists))):
                 return False
         return True
 

@@ -60,10 +60,10 @@ def check_keyword_list(value: Any, side: str, index: int) -> Sequence[Any]:
 def lone_surrogate(text: str) -> str | None:
     """Why `text` is not valid Unicode (a lone surrogate, such as the half of a truncated
     emoji "\\ud83d"), or None. Such a string cannot be written as UTF-8 (Arrow, files)."""
-    if text.isascii():
+    if str.isascii(text):  # (str's own methods: a subclass may override them)
         return None
     try:
-        text.encode("utf-8")
+        str.encode(text, "utf-8")
     except UnicodeEncodeError as error:
         return (
             f"holds a lone surrogate {text[error.start]!r} at character {error.start}, which is not valid Unicode "
@@ -87,7 +87,7 @@ def any_lone_surrogate(texts: Sequence[str]) -> bool:
 
 def check_keyword(value: Any, side: str, index: int, position: int) -> None:
     """Every keyword must be a str of valid Unicode."""
-    if not isinstance(value, str):
+    if not issubclass(type(value), str):  # (an object claiming str as its __class__ is not one)
         raise ValueError(f"{side}: example {index}, keyword {position} must be a str, got {describe(value)}")
     problem = lone_surrogate(value)
     if problem:
@@ -304,9 +304,16 @@ def check_confidence_level(confidence_level: Any) -> float:
     return float(confidence_level)
 
 
+# More resamples move a percentile interval by less than its printed digits, and would run for
+# hours (a count read from a state's bytes cannot make compute() run forever).
+MAX_RESAMPLES = 1_000_000
+
+
 def check_n_resamples(n_resamples: Any) -> int:
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 1:
         raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    if n_resamples > MAX_RESAMPLES:
+        raise ValueError(f"n_resamples must be at most {MAX_RESAMPLES:,}, got {n_resamples:,}")
     return int(n_resamples)
 
 
