@@ -20,7 +20,7 @@ from .columnar import python_values, shared_lists
 from .families import get_family
 from .grouping import pool_by_group
 from .preparation import make_normalizer
-from .state import MetricState, unnamed_objects
+from .state import MetricState, row_namer, rows_named, unnamed_objects
 
 # The column arguments of `evaluate` that name an input column of the dataset.
 INPUT_COLUMNS = ("predictions", "references", "texts", "scores", "prediction_sentiments")
@@ -229,15 +229,18 @@ def block_columns(table: Any, request: Request) -> dict[str, Any]:
     return values
 
 
-def block_state_objects(table: Any, request: Request) -> dict[Any, MetricState]:
-    """The states of one Arrow block: {value of `request.by`: its state}, else {None: the state}."""
+def block_state_objects(table: Any, request: Request, where: str = "", offset: int = 0) -> dict[Any, MetricState]:
+    """The states of one Arrow block: {value of `request.by`: its state}, else {None: the state}.
+    A bad row is named by its key and its position (`offset` + row) in `where` (a partition)."""
     if table.num_rows == 0:
         return {}
     options = request.state_options
     columns = block_columns(table, request)
     keys = python_values(table.column(request.key)) if request.key else None
+    name = row_namer(table, request.key, where, offset)
     if request.by is None:
-        return {None: MetricState(request.family, **options).update(**columns, keys=keys)}
+        with rows_named(name):
+            return {None: MetricState(request.family, **options).update(**columns, keys=keys)}
     parts: dict[Any, list[int]] = {}
     for row, value in enumerate(python_values(table.column(request.by))):
         parts.setdefault(value, []).append(row)
@@ -245,7 +248,8 @@ def block_state_objects(table: Any, request: Request) -> dict[Any, MetricState]:
     for value, rows in parts.items():
         chosen = {name: _rows(column, rows) for name, column in columns.items()}
         state = MetricState(request.family, **options)
-        states[value] = state.update(**chosen, keys=None if keys is None else [keys[row] for row in rows])
+        with rows_named(lambda index, rows=rows: name(rows[index])):
+            states[value] = state.update(**chosen, keys=None if keys is None else [keys[row] for row in rows])
     return states
 
 

@@ -133,10 +133,14 @@ def state(
 
 def _partition_states(batches: Iterator[Any], request: Request, value_type: Any) -> Iterator[Any]:
     """One state per value of `by` for a whole partition, one Arrow batch in memory at a time."""
+    from pyspark import TaskContext
+
     states: dict[Any, MetricState] = {}
+    partition, offset = f"partition {TaskContext.get().partitionId()}", 0
     for batch in batches:
-        for value, found in block_state_objects(batch, request).items():
+        for value, found in block_state_objects(batch, request, partition, offset).items():
             states[value] = found if value not in states else states[value].merge(found)
+        offset += batch.num_rows
     yield from serialized_states(states, _value_arrow_type(value_type)).to_batches()
 
 

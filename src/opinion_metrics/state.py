@@ -32,8 +32,10 @@ import json
 import math
 import numbers
 import os
+import re
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -137,6 +139,36 @@ def _from_canonical(name: str, value: Any) -> Any:
 def _value_names(family: Family) -> list[str]:
     """The options that decide a family's values: all but `return_per_example` and resources."""
     return [o.name for o in family.options if o.name != "return_per_example" and not o.resource]
+
+
+_EXAMPLE = re.compile(r"\bexample (\d+)")
+
+
+@contextmanager
+def rows_named(name: Callable[[int], str]) -> Iterator[None]:
+    """A `ValueError` raised inside names its example as `name(index)` says (by its key, its
+    dataset row, its partition) instead of by its position in the batch at hand (the first
+    "example N" of the message: the example's)."""
+    try:
+        yield
+    except ValueError as error:
+        if error.args and isinstance(error.args[0], str):
+            named = _EXAMPLE.sub(lambda found: name(int(found.group(1))), error.args[0], count=1)
+            error.args = (named, *error.args[1:])
+        raise
+
+
+def row_namer(table: Any, key: str | None, where: str = "", offset: int = 0) -> Callable[[int], str]:
+    """How `rows_named` names row `index` of an Arrow table: by its `key` column's value and
+    its position (`offset` + index) in `where` (a partition, a block)."""
+    place = f" of {where}" if where else " of its block"
+
+    def name(index: int) -> str:
+        if key is not None and index < table.num_rows:
+            return f"the row with {key}={table.column(key)[index].as_py()!r} (row {offset + index}{place})"
+        return f"row {offset + index}{place} (give key= to name rows by their id)"
+
+    return name
 
 
 def statistics(family: str, options: Mapping[str, Any] | None = None, **columns: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -417,9 +449,15 @@ class MetricState:
 
             table = batch.append_column(index_column, pa.array(indices, type=pa.int64()))
             state = MetricState.empty_like(template)
-            state.update_arrow(
-                table, key=index_column if key is None and groups is None else key, groups=groups, **names
-            )
+
+            def name(index: int) -> str:  # the dataset's row, as the family function on the dataset names it
+                value = "" if key is None else f" ({key}={table.column(key)[index].as_py()!r})"
+                return f"example {indices[index]}{value}"
+
+            with rows_named(name):
+                state.update_arrow(
+                    table, key=index_column if key is None and groups is None else key, groups=groups, **names
+                )
             return {"state": [state.to_bytes()]}
 
         states = dataset.with_format("arrow").map(
@@ -433,9 +471,9 @@ class MetricState:
             keep_in_memory=True,
             desc=f"{family} states",
         )
-        merged = template
+        merged, objects = template, unnamed_objects(template.options)  # functions and models given back
         for data in states.with_format("arrow")["state"].to_pylist():
-            merged = merged.merge(cls.from_bytes(data))
+            merged = merged.merge(cls.from_bytes(data, **objects))
         return merged
 
     # -- adding examples -------------------------------------------------------------------
