@@ -93,6 +93,8 @@ def ratings_table(rows: Any, side: str, aspects: Sequence[str], min_rating: int,
         raise ValueError(f"{side} must be a table with one row of ratings per example, got {describe(rows)}")
     if hasattr(rows, "type") and callable(getattr(rows, "to_pylist", None)):  # an Arrow list column, by position
         rows = rows.to_pylist()
+    elif getattr(rows, "ndim", 1) == 1 and callable(getattr(rows, "to_list", None)):  # a pandas or polars Series
+        rows = rows.to_list()
 
     def problem() -> str:
         message = _first_bad_value(rows, side, aspects, min_rating, max_rating)

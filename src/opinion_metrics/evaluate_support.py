@@ -58,7 +58,7 @@ def _check_score_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
     messages (the range depends on `clip_scores`, a compute option, and is checked there)."""
     checked = []
     for index, row in enumerate(rows):
-        row = [as_number(score) for score in check_keyword_list(row, name, offset + index)]
+        row = [as_number(score) for score in check_keyword_list(row, name, offset + index, "scores (numbers)")]
         for position, score in enumerate(row):
             check_score(score, name, offset + index, position, None, clip=True)
         checked.append(row)
@@ -74,8 +74,9 @@ def _check_rating_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]
     checked there)."""
     checked = []
     for index, row in enumerate(rows):
-        row = check_keyword_list(row, name, offset + index)
+        row = check_keyword_list(row, name, offset + index, "ratings (one integer per aspect)")
         for position, value in enumerate(row):
+            value = as_number(value)
             problem = rating_problem(value)  # the range depends on compute options: checked there
             if problem:
                 raise ValueError(f"{name}: example {offset + index}, aspect {position}: {problem}")
@@ -279,6 +280,14 @@ class CheckedArrowInputs:
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Add a batch of examples (every row validated; errors name the example)."""
         inputs = self._inputs({"predictions": predictions, "references": references, **kwargs})
+        for name, kind in self.input_kinds.items():  # a table of ratings (a pandas DataFrame): its rows
+            if (
+                kind == RATINGS
+                and hasattr(inputs[name], "columns")
+                and callable(getattr(inputs[name], "to_numpy", None))
+            ):
+                inputs[name] = inputs[name].to_numpy()
+        predictions = inputs["predictions"]
         n = len(check_corpus(predictions, "predictions"))
         columns = {
             name: [None] * n if column is None else check_corpus(column, name) for name, column in inputs.items()

@@ -22,6 +22,7 @@ from .validation import (
     check_rating_range,
     check_texts,
     check_zero_division,
+    describe,
 )
 from .weighted_keyword_prf import map_at_k, ndcg_at_k
 
@@ -42,9 +43,9 @@ def _unpack(eval_prediction: Any) -> tuple[Any, Any]:
         if hasattr(eval_prediction, "label_ids")
         else eval_prediction
     )
-    if isinstance(predictions, (tuple, list)) and not isinstance(predictions, np.ndarray):
-        predictions = predictions[0]  # models that also return hidden states
-    return np.asarray(predictions), np.asarray(labels)
+    if isinstance(predictions, (tuple, list)) and predictions and getattr(predictions[0], "ndim", 0) >= 2:
+        predictions = predictions[0]  # (logits, hidden states, ...) of models that return more than logits
+    return predictions, labels
 
 
 def _numeric(values: Any, name: str, shape: str, ndim: int) -> np.ndarray:
@@ -126,9 +127,31 @@ def aspect_compute_metrics(
     return compute_metrics
 
 
+def _padded_rows(rows: Sequence[Any], name: str) -> np.ndarray:
+    """Rows of token ids of any lengths (plain lists, 1-d arrays or tensors) as one 2-d array,
+    short rows padded with -100 (the padding label ids use)."""
+    arrays = []
+    for index, row in enumerate(rows):
+        try:
+            array = np.asarray(row)
+        except (TypeError, ValueError):
+            array = np.asarray(None)
+        if array.ndim != 1 or (array.size and array.dtype.kind not in "iuf"):
+            raise ValueError(f"{name}: example {index} must be a list of token ids (integers), got {describe(row)}")
+        arrays.append(array)
+    width = max(map(len, arrays), default=0)
+    padded = np.full((len(arrays), width), -100, dtype=np.result_type(*arrays, np.int64) if arrays else np.int64)
+    for index, array in enumerate(arrays):
+        padded[index, : len(array)] = array
+    return padded
+
+
 def token_ids(ids: Any, name: str) -> np.ndarray:
-    """`ids` as a 2-d integer array of token ids (examples x length); logits (a float array,
-    or one with a vocabulary axis) are refused with what to set instead."""
+    """`ids` as a 2-d integer array of token ids (examples x length): an array, a tensor or
+    plain lists of any lengths (padded); logits (a float array, or one with a vocabulary
+    axis) are refused with what to set instead."""
+    if isinstance(ids, (list, tuple)) and all(getattr(row, "ndim", 1) == 1 for row in ids):
+        ids = _padded_rows(ids, name)
     array = np.asarray(ids)
     if (
         array.ndim == 3
@@ -213,8 +236,8 @@ def keyphrase_compute_metrics(
                 "presence needs the source documents: pass texts=eval_dataset['text'] to "
                 "keyphrase_compute_metrics, or set include_for_metrics=['inputs'] in the training arguments"
             )
-        ids = np.where(np.asarray(inputs) < 0, pad_token_id, np.asarray(inputs))
-        return tokenizer.batch_decode(ids, skip_special_tokens=True)
+        ids = token_ids(inputs, "inputs")
+        return tokenizer.batch_decode(np.where(ids < 0, pad_token_id, ids), skip_special_tokens=True)
 
     def compute_metrics(eval_prediction: Any) -> dict[str, float]:
         generated, labels = _unpack(eval_prediction)

@@ -33,28 +33,29 @@ def describe(value: Any, limit: int = 60) -> str:
 FLAT_LIST_HINT = "expected a list of keyword lists per example, such as [['war', 'jedi'], ['fraud']]"
 
 
-def check_keyword_list(value: Any, side: str, index: int) -> Sequence[Any]:
-    """Check that one example's entry is a list of keywords (not a bare string, not None).
+def check_keyword_list(value: Any, side: str, index: int, items: str = "keywords (str)") -> Sequence[Any]:
+    """Check that one example's entry is a list of `items` (not a bare string, not None).
 
-    A 1-d numpy array, a pandas or polars Series and an Arrow array are read by position."""
+    A 1-d numpy array or torch tensor, a pandas or polars Series and an Arrow array are read
+    by position."""
     if isinstance(value, (list, tuple)):
         return value
     if isinstance(value, str):
-        raise ValueError(
-            f"{side}: example {index} must be a list of keywords (str), got {describe(value)}; {FLAT_LIST_HINT}"
-        )
+        hint = f"; {FLAT_LIST_HINT}" if items.startswith("keywords") else ""
+        raise ValueError(f"{side}: example {index} must be a list of {items}, got {describe(value)}{hint}")
     if isinstance(value, np.ndarray):
         if value.ndim == 1:
             return value.tolist()
     elif not isinstance(value, (bytes, Mapping)):
         if isinstance(value, Sequence):
             return value
-        to_list = getattr(value, "to_list", None) or getattr(value, "to_pylist", None)  # pandas, polars, Arrow
+        # pandas, polars, Arrow; torch (tolist)
+        to_list = getattr(value, "to_list", None) or getattr(value, "to_pylist", None) or getattr(value, "tolist", None)
         if callable(to_list) and hasattr(value, "__len__") and getattr(value, "ndim", 1) == 1:
             listed = to_list()
             if isinstance(listed, list):
                 return listed
-    raise ValueError(f"{side}: example {index} must be a list of keywords (str), got {describe(value)}")
+    raise ValueError(f"{side}: example {index} must be a list of {items}, got {describe(value)}")
 
 
 def lone_surrogate(text: str) -> str | None:
@@ -203,10 +204,23 @@ def check_flag(value: Any, name: str) -> bool:
     return bool(value)
 
 
+# The largest count an option may give (a rank cut-off, a batch size): exact in float64, where
+# precision divides by it.
+MAX_COUNT = 2**53
+
+
 def check_positive_int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if value > MAX_COUNT:
+        raise ValueError(f"{name} must be at most 2**53 = {MAX_COUNT:,}, got {_short_number(value)}")
     return int(value)
+
+
+def _short_number(value: int) -> str:
+    """An integer as its digits, or a huge one by its size (str() refuses past 4,300 digits)."""
+    bits = int(value).bit_length()
+    return str(int(value)) if bits <= 128 else f"an integer of about {int(bits * math.log10(2))} digits"
 
 
 def check_top_k(top_k: TopK) -> TopK:
@@ -230,6 +244,10 @@ def parse_top_k(text: str) -> TopK:
         return "O"
     if not value.lstrip("+").isascii() or not value.lstrip("+").isdigit():  # "5²" is a digit to isdigit
         raise ValueError(f"top_k must be M, O or a positive integer, got {value!r}")
+    if len(value.lstrip("+")) > 30:  # (int() refuses 4,300 digits and more with a message of its own)
+        raise ValueError(
+            f"top_k must be at most 2**53 = {MAX_COUNT:,}, got a number of {len(value.lstrip('+'))} digits"
+        )
     return check_top_k(int(value))
 
 
