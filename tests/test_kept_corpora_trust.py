@@ -86,6 +86,8 @@ def test_a_str_subclass_is_read_by_its_value_and_never_kept_by_identity(helper):
     for _ in range(3):
         assert keyword_prf(predictions, references) == expected
     assert keyword_diversity([[Shifty("Jedi"), "jedi"]]) == keyword_diversity([["Jedi", "jedi"]])
+    present = keyword_prf([["jedi"]], [["jedi"]], texts=[Shifty("The Jedi!")], presence="present")
+    assert present == keyword_prf([["jedi"]], [["jedi"]], texts=["The Jedi!"], presence="present")
     assert Shifty.calls == 0
     assert preparation._Snapshot.of(predictions, references) is None  # never kept by identity
 

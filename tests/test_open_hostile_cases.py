@@ -74,6 +74,10 @@ def test_bad_ratings_in_a_tensor_are_named_as_ratings():
         module.add_batch(predictions=[[0] * 6, "0,1,2"], references=GOLD)
     with pytest.raises(ValueError, match=r"predictions: example 1, aspect 2: rating must be an integer, got float 2.5"):
         module.add_batch(predictions=torch.tensor([[0.0] * 6, [0, 0, 2.5, 0, 0, 0]]), references=GOLD)
+    with pytest.raises(
+        ValueError, match=r"predictions: example 0, aspect 'a': rating must be an integer, got bool True"
+    ):
+        aspect_sentiment_score(torch.tensor([[True, False]]), [[1, 0]], aspects=["a", "b"])  # named the row before
 
 
 def test_scores_as_tensors_per_example_are_read_by_position():

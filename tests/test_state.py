@@ -509,7 +509,10 @@ def test_dictionary_encoded_keys_and_groups_give_the_intervals_of_their_plain_st
     # "must be integers or strings, got an Arrow column of dictionary<...>" before
     columns = corpus("keyword_prf", 40, seed=7)
     options = {"confidence_level": 0.9, "bootstrap": "poisson", "n_resamples": 50}
-    for role, names in (("keys", [f"review {i} ☕" for i in range(40)]), ("groups", [f"movie {i % 13} ☕" for i in range(40)])):
+    for role, names in (
+        ("keys", [f"review {i} ☕" for i in range(40)]),
+        ("groups", [f"movie {i % 13} ☕" for i in range(40)]),
+    ):
         encoded = dictionary_encodings(names, tmp_path / f"{role}.parquet")
         for keys in encoded:
             assert poisson.key_hashes(keys).tolist() == poisson.key_hashes(names).tolist()
@@ -570,7 +573,9 @@ def forge(header, payload=b"", version=3):
 def test_foreign_wrong_version_and_lying_headers_are_refused():
     state = small_states()["poisson"]
     header = json.loads(state.to_bytes()[14 : 14 + struct.unpack_from("<HI", state.to_bytes(), 8)[1]])
-    payload = state.sketch.astype("<u8").tobytes() + b"".join(array.astype("<f8").tobytes() for _, array in state._arrays())
+    payload = state.sketch.astype("<u8").tobytes() + b"".join(
+        array.astype("<f8").tobytes() for _, array in state._arrays()
+    )
     assert MetricState.from_bytes(forge(header, payload)) == state  # the forger's layout is the real one
     sketch = header["arrays"][0]
     cases = {

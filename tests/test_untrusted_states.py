@@ -19,7 +19,7 @@ import struct
 
 import numpy as np
 import pytest
-from test_state import ASPECTS, FAMILY_OPTIONS, INTERVALS, corpus, fit_corpus, forge
+from test_state import ASPECTS, FAMILY_OPTIONS, INTERVALS, CharacterEncoder, corpus, fit_corpus, forge
 
 from opinion_metrics import MetricState, keyword_prf, poisson
 from opinion_metrics.families import output_for
@@ -221,6 +221,8 @@ def fuzz_seeds():
         "aspects": state_of("aspect_sentiment_score", {"aspects": ASPECTS}, n=6),
         "diversity": state_of("keyword_diversity", {}, n=6),
         "sentiment": state_of("sentiment_appropriateness", {"sentiment": None, "mapping": "compound"}, n=6),
+        "semantic": state_of("semantic_keyword_prf", {"model": CharacterEncoder(), "top_k": "O"}, n=6),
+        "diversity with a model": state_of("keyword_diversity", {"model": CharacterEncoder()}, n=6),
         "empty": MetricState("keyword_prf", top_k=3),
     }
 
@@ -302,6 +304,10 @@ def test_keyed_states_sharing_keys_are_refused_naming_both_counts():
             MetricState("keyword_prf", **options).update(
                 predictions=predictions[:3], references=references[:3], keys=["r", "s", "r"]
             )
+        with pytest.raises(ValueError, match="examples 0 and 2 have the same key 0"):  # the first repeat, by position
+            MetricState("keyword_prf", **options).update(
+                predictions=predictions[:4], references=references[:4], keys=(i % 2 for i in range(4))
+            )  # a generator (a bare TypeError naming it, before)
         assert first.n_examples == 3
 
 

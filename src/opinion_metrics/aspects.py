@@ -97,7 +97,10 @@ def ratings_table(rows: Any, side: str, aspects: Sequence[str], min_rating: int,
         rows = rows.to_list()
 
     def problem() -> str:
-        message = _first_bad_value(rows, side, aspects, min_rating, max_rating)
+        listed = (
+            rows.tolist() if not isinstance(rows, (list, tuple)) and callable(getattr(rows, "tolist", None)) else rows
+        )
+        message = _first_bad_value(listed, side, aspects, min_rating, max_rating)
         return message or f"{side}: ratings must form an (examples x aspects) table of integers, got {describe(rows)}"
 
     try:

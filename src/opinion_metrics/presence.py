@@ -17,6 +17,7 @@ from .preparation import (
     PreparedCorpus,
     PreparedSide,
     make_normalizer,
+    plain_str,
 )
 from .validation import check_corpus, check_presence, check_texts, describe
 
@@ -32,6 +33,7 @@ class _PresenceIndex:
 
     def text(self, raw: str) -> tuple[str, frozenset[str]]:
         """The prepared text, padded with spaces, and its set of tokens (once per text)."""
+        raw = plain_str(raw)  # a str subclass by its value (its own methods never asked)
         prepared = self._texts.get(raw)
         if prepared is None:
             normalized = self._normalize(raw)

@@ -568,6 +568,10 @@ class MetricState:
                 'groups resample a group\'s examples together only with bootstrap="poisson"; the multinomial '
                 "bootstrap draws examples one by one, so groups would be ignored"
             )
+        if keys is not None and _length(keys) is None:  # a generator: read once, named by position
+            keys = list(keys)
+        if groups is not None and _length(groups) is None:
+            groups = list(groups)
         given = [value for value in (*columns.values(), keys, groups) if value is not None]
         if "predictions" in columns and all(_length(value) == 0 for value in given):
             return self  # an empty batch (an engine's empty partition) adds nothing
@@ -1037,12 +1041,13 @@ def _distinct_keys(sketch: np.ndarray) -> str:
 
 
 def _refuse_repeated_keys(words: np.ndarray, keys: Any) -> None:
-    """A `ValueError` naming the first two examples of one batch that share a key."""
-    order = np.argsort(words, kind="stable")
-    ordered = words[order]
-    repeated = np.flatnonzero(ordered[1:] == ordered[:-1])
+    """A `ValueError` naming the first example of one batch whose key an earlier one has, and that one."""
+    _, first_of_word, inverse = np.unique(words, return_index=True, return_inverse=True)
+    first_with_key = first_of_word[inverse]
+    repeated = np.flatnonzero(first_with_key != np.arange(len(words)))
     if len(repeated):
-        first, second = sorted(order[[repeated[0], repeated[0] + 1]].tolist())
+        second = int(repeated[0])
+        first = int(first_with_key[second])
         raise ValueError(
             f"keys: examples {first} and {second} have the same key {_key_at(keys, second)!r}: each example needs "
             "its own key (for examples that share their resampling weights on purpose, give groups= instead)"
