@@ -24,7 +24,9 @@ def test_from_dataset_gives_function_and_model_options_back():
     """Refused before: each batch's state came back with the function as a description only."""
     columns = corpus("sentiment_appropriateness", 30, seed=1)
     data = datasets.Dataset.from_dict({"predictions": columns["predictions"], "references": columns["references"]})
-    state = MetricState.from_dataset(data, "sentiment_appropriateness", sentiment=toy_sentiment, batch_size=7)
+    state = MetricState.from_dataset(
+        data, "sentiment_appropriateness", sentiment=toy_sentiment, batch_size=7, num_proc=2
+    )  # the function pickled to the processes, and given back to the states they return
     expected = sentiment_appropriateness(columns["predictions"], columns["references"], sentiment=toy_sentiment)
     assert state.compute() == pytest.approx(expected, abs=1e-12)
     model = CharacterEncoder()
