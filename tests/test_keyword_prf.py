@@ -217,6 +217,10 @@ def test_format_characters_are_removed_by_default_normalization():
     assert prf([["\ufeffwar", "\u200fwar\u200b", "\u200b"]], [["war"]], match="exact") == pytest.approx((1.0, 1.0, 1.0))
 
 
-def test_a_top_k_beyond_int64_divides_precision_by_k():
-    result = keyword_prf([["a"]], [["a", "b"]], top_k=2**63)
-    assert result["precision"] == pytest.approx(1 / 2**63) and result["recall"] == 0.5
+def test_a_top_k_up_to_2_53_divides_precision_by_k_and_a_larger_one_is_a_clear_error():
+    result = keyword_prf([["a"]], [["a", "b"]], top_k=2**53)  # k exact in float64
+    assert result["precision"] == 2.0**-53 and result["recall"] == 0.5
+    with pytest.raises(
+        ValueError, match=r"top_k must be at most 2\*\*53 = 9,007,199,254,740,992, got 9223372036854775808"
+    ):
+        keyword_prf([["a"]], [["a", "b"]], top_k=2**63)

@@ -237,9 +237,9 @@ def block_state_objects(table: Any, request: Request, where: str = "", offset: i
     options = request.state_options
     columns = block_columns(table, request)
     keys = python_values(table.column(request.key)) if request.key else None
-    name = row_namer(table, request.key, where, offset)
+    row_name = row_namer(table, request.key, where, offset)
     if request.by is None:
-        with rows_named(name):
+        with rows_named(row_name):
             return {None: MetricState(request.family, **options).update(**columns, keys=keys)}
     parts: dict[Any, list[int]] = {}
     for row, value in enumerate(python_values(table.column(request.by))):
@@ -248,7 +248,7 @@ def block_state_objects(table: Any, request: Request, where: str = "", offset: i
     for value, rows in parts.items():
         chosen = {name: _rows(column, rows) for name, column in columns.items()}
         state = MetricState(request.family, **options)
-        with rows_named(lambda index, rows=rows: name(rows[index])):
+        with rows_named(lambda index, rows=rows: row_name(rows[index])):
             states[value] = state.update(**chosen, keys=None if keys is None else [keys[row] for row in rows])
     return states
 
