@@ -720,7 +720,8 @@ def test_a_snapshot_in_c_stops_at_its_limit_and_takes_only_lists_and_tuples_of_s
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="from 3.12, collections run between bytecodes, not in C calls")
 def test_a_row_cut_short_by_a_collection_while_snapshot_rows_copies_is_never_read_past_its_end():
     """`PyTuple_New` may collect garbage (up to 3.11), and so run Python code that changes a
-    row: the snapshot is then refused (None), never built from the sizes read before."""
+    row: the snapshot then freezes the row as the collection left it (or is refused), never
+    reading past its end."""
     import gc
 
     speedups = preparation._speedups
