@@ -595,6 +595,7 @@ def test_ci_prints_intervals_keeps_flat_keys_and_draws_error_bars(tmp_path, caps
 
 def test_compare_matches_compare_systems_on_the_real_movie_data(tmp_path, capsys):
     from opinion_metrics import compare_systems
+    from opinion_metrics.comparison import signed  # +0.0000 for a difference that rounds to 0, never -0.0000
 
     directory = require_shared(MOVIE_REVIEWS)
     output = tmp_path / "out.json"
@@ -628,12 +629,12 @@ def test_compare_matches_compare_systems_on_the_real_movie_data(tmp_path, capsys
             for key, result in comparison["differences"][model][family].items():
                 line = next(line for line in block.splitlines() if line.split()[:3] == [model, key, "↑"])
                 assert line.split()[3:8] == [
-                    f"{result['a']:.4f}", f"{result['b']:.4f}", f"{result['difference']:+.4f}",
-                    f"[{result['difference_ci_low']:+.4f},", f"{result['difference_ci_high']:+.4f}]",
+                    f"{result['a']:.4f}", f"{result['b']:.4f}", signed(result["difference"]),
+                    f"[{signed(result['difference_ci_low'])},", f"{signed(result['difference_ci_high'])}]",
                 ]  # fmt: skip
                 # Holm over the 3 models compared with base: at least the p-value, which the 9th field shows
                 assert result["p_value_holm"] >= result["p_value"] and result["pairs"] == len(reviews)
-                assert line.endswith("†") == (result["p_value_holm"] < 0.05)
+                assert line.rstrip("‡").endswith("†") == (result["p_value_holm"] < 0.05)
                 significant += result["p_value_holm"] < 0.05
     # the "sentiment" model differs from "base" beyond doubt; "reranker" has the same keywords (p = 1)
     assert comparison["differences"]["sentiment"]["keyword_prf"]["f1"]["p_value"] < 0.01
@@ -706,8 +707,10 @@ def test_compare_refuses_systems_that_cannot_be_paired(tmp_path, capsys):
         (["--system", "none", "--baseline", "baseline"], "--baseline needs systems to compare: a system column"),
         (
             ["--baseline", "nope"],
-            "--baseline 'nope' is not a value of --by model (there: baseline, sentiment)",
+            "--baseline 'nope' is not a system of column 'model' (there: baseline, sentiment)",
         ),
+        (["--baseline", "Baseline"], "(there: baseline, sentiment); did you mean 'baseline'?"),
+        (["--baseline", "sentimnt"], "(there: baseline, sentiment); did you mean 'sentiment'?"),
         (["--compare-method", "bootstrap"], "--compare-method needs --baseline NAME"),
         (["--by", "review_id", "--compare", "r1"], "--baseline 'r1': there is no other value of --by review_id"),
         (["--by", "movie"], "holds several systems in column 'model': --by movie would pool them"),

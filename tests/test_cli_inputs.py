@@ -136,11 +136,14 @@ def test_no_column_choice_reads_the_gold_lists_as_predictions(tmp_path, capsys):
     for argv, expected in [
         (["--predictions", "references"], "--predictions 'references' selects the gold column 'references'"),
         (["--predictions", "*"], "selects the gold column 'references' (model 'references')"),
-        (["--predictions", ""], "--predictions is empty: name the column of predicted keywords"),
         (["--predictions", "keywords_a", "--scores", "keywords_a"], "--scores 'keywords_a' is the predictions'"),
     ]:
         assert main([str(data), *argv]) == 2, argv
         assert expected in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit:  # refused while the command line is read
+        main([str(data), "--predictions", ""])
+    assert exit.value.code == 2
+    assert "argument --predictions: is empty: name the column of predicted keywords" in capsys.readouterr().err
 
 
 def test_an_empty_prediction_prefix_is_an_error_not_gold_against_gold(tmp_path, capsys):

@@ -9,13 +9,16 @@ import itertools
 import numpy as np
 import pytest
 
-from opinion_metrics import compare_systems, keyword_prf
+from opinion_metrics import compare_systems, keyword_prf, weighted_keyword_prf
 from opinion_metrics.comparison import (
     MIN_PAIRS,
-    differing_pairs,
+    Pairs,
+    compare_systems_with_pairs,
     format_p,
     holm,
+    method_note,
     report_notes,
+    signed,
     significance,
     smallest_p_value,
 )
@@ -66,7 +69,7 @@ def test_the_smallest_attainable_p_value_is_that_of_a_system_better_on_every_dif
     exact = exact_permutation_p(keyword_prf(a, gold, return_per_example=True)["per_example"]["precision"],
                                 keyword_prf(b, gold, return_per_example=True)["per_example"]["precision"])  # fmt: skip
     assert exact == pytest.approx(2.0 ** (1 - differing))  # the identity and the full swap only
-    assert differing_pairs(a, b) == differing
+    assert compare_systems_with_pairs("keyword_prf", a, b, gold)[1] == Pairs(differing + 3, differing + 3, differing)
     assert smallest_p_value("permutation", 20_000, differing) == pytest.approx(exact)
     p = compare_systems("keyword_prf", a, b, gold, n_resamples=20_000, random_state=3)["precision"]["p_value"]
     error = np.sqrt(exact * (1 - exact) / 20_000)
@@ -149,10 +152,8 @@ def test_the_report_adjusts_over_the_systems_per_metric_and_says_what_gave_what(
         "yake": {"f1": _row(0.01, 0.02, 0.2), "precision": _row(0.3)},
         "keybert": {"f1": _row(0.04, 0.01, 0.2)},
     }
-    report = significance(
-        comparisons, method="permutation", n_resamples=1000, pairs={"yake": 6, "keybert": 40},
-        differing={"yake": 5, "keybert": 40},
-    )  # fmt: skip
+    pairs = {"yake": Pairs(6, 6, 5), "keybert": Pairs(40, 40, 40)}
+    report = significance(comparisons, method="permutation", n_resamples=1000, pairs=pairs)
     assert report["yake"]["f1"].holm_p_value == pytest.approx(0.02)  # 0.01 x 2 systems
     assert report["keybert"]["f1"].holm_p_value == pytest.approx(0.04)  # 0.04 x 1, not below 0.02
     assert report["yake"]["precision"].holm_p_value == pytest.approx(0.3)  # the only system with precision
@@ -160,22 +161,66 @@ def test_the_report_adjusts_over_the_systems_per_metric_and_says_what_gave_what(
     notes = report_notes(report, baseline="tfidf", method="permutation", level=0.95, n_resamples=1000)
     text = "\n".join(notes)
     assert "Holm's correction for the 2 systems compared with tfidf" in text
-    assert "paired permutation test" in text and "paired bootstrap" in text
-    assert (
-        "yake vs tfidf: 6 pairs, 5 answered differently (other keywords, order or scores); p cannot go below 0.062"
-        in text
-    )
+    assert "yake vs tfidf: 6 pairs, 5 scored differently; p cannot go below 0.062" in text
     assert f"only 6 pairs, too few for a reliable comparison ({MIN_PAIRS} or more advised)" in text
     assert "keybert vs tfidf: 40 pairs" in text and "keybert vs tfidf has only" not in text
     # yake's f1 interval excludes 0 and p = 0.01: they agree; its precision: [-0.1, 0.1], p 0.3: agree too
-    assert "disagree on" not in text
+    assert "‡" not in text
+    note = method_note("permutation", 0.95, 1000)
+    assert "paired permutation test" in note and "paired bootstrap" in note
     comparisons["yake"]["precision"] = _row(0.3, 0.01, 0.2)  # excludes 0, yet p = 0.3
-    report = significance(comparisons, method="bootstrap", n_resamples=1000, pairs={"yake": 6, "keybert": 40},
-                          differing={"yake": 5, "keybert": 40})  # fmt: skip
+    report = significance(comparisons, method="bootstrap", n_resamples=1000, pairs=pairs)
     text = "\n".join(report_notes(report, baseline="tfidf", method="bootstrap", level=0.95, n_resamples=1000))
-    assert "interval and p-value disagree on precision (yake)" in text
-    assert "the same 1,000 paired bootstrap resamples" in text
+    assert "‡ precision (yake): the interval and the p-value disagree" in text
+    assert "the same 1,000 paired bootstrap resamples" in method_note("bootstrap", 0.95, 1000)
     assert "p below 0.001 shows as <0.001" in text
+
+
+def test_an_interval_that_excludes_0_without_the_mark_is_explained_on_its_row():
+    # The cold pass: [-0.0947, -0.0093] with p 0.030 but 0.060 after Holm's correction over 2 systems.
+    comparisons = {"yake": {"f1": _row(0.030, -0.0947, -0.0093)}, "keybert": {"f1": _row(0.5)}}
+    pairs = {"yake": Pairs(100, 100, 99), "keybert": Pairs(100, 100, 99)}
+    report = significance(comparisons, method="permutation", n_resamples=1000, pairs=pairs)
+    row = report["yake"]["f1"]
+    assert row.holm_p_value == pytest.approx(0.06) and not row.significant(0.05)
+    assert row.disagreement(0.05) == "holm" and report["keybert"]["f1"].disagreement(0.05) is None
+    text = "\n".join(report_notes(report, baseline="tfidf", method="permutation", level=0.95, n_resamples=1000))
+    assert (
+        "‡ f1 (yake): the interval excludes 0, but the Holm-adjusted p-value is not below 0.05: the interval is "
+        in text
+    )
+    assert "not adjusted for the several systems compared, and † follows the adjusted p-value" in text
+
+
+def test_pairs_count_what_the_metric_sees():
+    gold = [["a", "b"], ["c"], ["d"], ["e"]]
+    base = [["a", "x"], ["c"], ["y"], ["e", "z"]]
+    reordered = [["x", "a"], ["c"], ["y"], ["z", "e"]]  # the same keywords in another order
+    other = [["a"], ["c"], ["d"], ["e", "z"]]  # two examples scored differently
+    assert compare_systems_with_pairs("keyword_prf", base, reordered, gold)[1] == Pairs(4, 4, 0)
+    assert compare_systems_with_pairs("keyword_prf", base, other, gold)[1] == Pairs(4, 4, 2)
+    # the order counts for the ranking metrics: the weighted family sees the reordering
+    scores = [[0.9, 0.5], [0.9], [0.9], [0.9, 0.5]]
+    _, pairs = compare_systems_with_pairs(
+        "weighted_keyword_prf", base, reordered, gold, scores_a=scores, scores_b=scores
+    )
+    expected = weighted_keyword_prf(base, scores, gold, return_per_example=True)["per_example"]["ndcg@5"]
+    moved = weighted_keyword_prf(reordered, scores, gold, return_per_example=True)["per_example"]["ndcg@5"]
+    assert pairs.differing == sum(x != y for x, y in zip(expected, moved)) == 2
+    # presence: the examples without a gold keyword in the review are left out of the pairs
+    texts = ["a b here", "nothing", "d is here", "nothing"]
+    _, pairs = compare_systems_with_pairs("keyword_prf", base, other, gold, texts=texts, presence="present")
+    per_base = keyword_prf(base, gold, texts=texts, presence="present", return_per_example=True)["per_example"]
+    per_other = keyword_prf(other, gold, texts=texts, presence="present", return_per_example=True)["per_example"]
+    counted = [i for i, value in enumerate(per_base["f1"]) if value is not None]
+    differing = [i for i in counted if any(per_base[k][i] != per_other[k][i] for k in per_base)]
+    assert pairs == Pairs(4, len(counted), len(differing)) == Pairs(4, 2, 1)
+    assert pairs.left_out == 2
+
+
+def test_differences_that_round_to_zero_print_without_a_minus():
+    assert signed(-0.00001) == "+0.0000" and signed(-0.0) == "+0.0000" and signed(-0.00005) == "-0.0001"
+    assert signed(0.1234) == "+0.1234"
 
 
 def test_p_values_print_with_their_resolution():
@@ -183,8 +228,3 @@ def test_p_values_print_with_their_resolution():
     assert format_p(1 / 1001, 1000) == "0.001"
     assert format_p(1 / 20001, 20000) == "5e-05"
     assert format_p(0.0, 1000) == "<0.001"
-
-
-def test_differing_pairs_counts_keywords_and_scores():
-    assert differing_pairs([["a"], ["b"], ["c"]], [["a"], ["x"], ["c"]]) == 1
-    assert differing_pairs([["a"], ["b"]], [["a"], ["b"]], [[0.5], [0.2]], [[0.5], [0.3]]) == 1

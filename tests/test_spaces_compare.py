@@ -114,7 +114,9 @@ def test_the_aspect_space_scores_typed_systems_one_block_per_aspect(browser, tmp
         page.get_by_label("references").fill("0, 5, 0, 5, 0, 0\n3, 0, 0, 4, 2, 0")
         page.get_by_label("confidence intervals (95%)").first.check()
         page.get_by_role("button", name="Compute").click()
-        expect(status).to_contain_text("3 systems named [like this]: 2 examples each", timeout=60_000)
+        expect(status).to_contain_text(
+            "3 systems (A, B, C) named at the start of their lines: 2 examples each", timeout=60_000
+        )
         results = page.locator("div.table-wrap").first
         expect(results).to_contain_text("accommodation: f1 ↑")
         expect(results).to_contain_text("shopping: score ↑")
@@ -170,7 +172,9 @@ def test_the_combined_space_shows_three_typed_systems_and_compares_them_with_a_b
         page.get_by_label("texts").first.fill("")
         page.get_by_label("confidence intervals (95%)").first.check()
         page.get_by_role("button", name="Compute").click()
-        expect(status).to_contain_text("3 systems named [like this]: 8 examples each", timeout=120_000)
+        expect(status).to_contain_text(
+            "3 systems (A, B, C) named at the start of their lines: 8 examples each", timeout=120_000
+        )
         results = page.locator("div.table-wrap").first
         expect(results).to_contain_text("self_similarity ↓")
         page.wait_for_timeout(1500)

@@ -68,7 +68,9 @@ def test_typed_lines_that_name_their_system_share_the_references_given_once_per_
     for system, values in expected.items():
         assert space_values(summary, system) == {key: round(value, 4) for key, value in values.items()}
     assert rows["line"].tolist() == [1, 2]  # system A's examples
-    assert status.startswith("Computed on the text boxes: 2 systems named [like this]: 2 examples each")
+    assert status.startswith(
+        "Computed on the text boxes: 2 systems (A, B) named at the start of their lines: 2 examples each"
+    )
 
 
 @pytest.mark.parametrize(
@@ -107,7 +109,7 @@ def test_the_aspect_space_takes_typed_systems_too():
         # one block per aspect: its F1, R2 and score
         assert values["hotel: f1"] == round(expected["f1_hotel"], 4)
         assert values["hotel: score"] == round(expected["score_hotel"], 4)
-    assert status.startswith("Computed on the text boxes: 2 systems named [like this]")
+    assert status.startswith("Computed on the text boxes: 2 systems (A, B) named at the start of their lines")
 
 
 def test_the_weighted_family_scores_each_system_with_its_scores():
@@ -286,7 +288,7 @@ def test_a_file_with_other_column_names_is_read_through_the_column_mapping(tmp_p
         assert space_values(summary, system) == pytest.approx(
             {key: round(value, 4) for key, value in keyword_prf(data["predictions"], data["references"]).items()}
         )
-    with pytest.raises(gradio.Error, match="no column `nope` for system in the file"):
+    with pytest.raises(gradio.Error, match="no column `nope` for system in renamed.jsonl"):
         run("keyword_prf", "", "", "", path, *_defaults("keyword_prf"), mapping={"system": "nope"})
 
 

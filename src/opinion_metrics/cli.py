@@ -47,7 +47,7 @@ from typing import Any, NoReturn
 
 from . import DEFINITIONS_URL, __version__
 from .aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
-from .columns import NAMES
+from .columns import NAMES, list_columns, number_columns
 from .comparison import DEFAULT_RESAMPLES
 from .families import FAMILIES as DECLARATIONS
 from .families import Option
@@ -63,11 +63,20 @@ from .reading import (
     evaluate_table,
     resolve_columns,
     run_details,
+    side_by_side,
 )
 from .semantic import DEFAULT_MODEL
 from .tables import id_column, read_table
 from .validation import PRESENCES, parse_top_k
-from .view import format_significance, format_tables, marks_for, plot_results, shown, terminal_width
+from .view import (
+    format_significance,
+    format_tables,
+    left_out_reason,
+    marks_for,
+    plot_results,
+    shown,
+    terminal_width,
+)
 
 
 class _Speaker:
@@ -121,27 +130,30 @@ def _integer(value: str) -> int:
     return int(value)
 
 
-def _possible(given: Sequence[str | None], *roles: str) -> list[str]:
-    """The columns (names or '*' patterns) that may hold `roles` in a CSV file, where their cells
-    are read as lists of items (or numbers): those given, and every name the roles are looked for by."""
-    names = [name for name in given if name]
-    for role in roles:
-        names += [*NAMES[role], *(f"{name}_*" for name in NAMES[role])]
-    return list(dict.fromkeys(names))
-
-
 def _names_of(role: str) -> str:
     return ", ".join(NAMES[role])
 
 
-def _family(value: str) -> str:
-    """--metrics: a family name or 'all'; a misspelt one gets the closest name."""
-    if value in FAMILIES or value == "all":
-        return value
-    close = difflib.get_close_matches(value, [*FAMILIES, "all"], n=1, cutoff=0.6)
-    close = close or [name for name in FAMILIES if value.casefold() in name]
-    hint = f"; did you mean {close[0]!r}?" if len(close) == 1 else f" (families: {', '.join(FAMILIES)}, or 'all')"
-    raise argparse.ArgumentTypeError(f"no metric family {value!r}{hint}")
+def _family(value: str) -> list[str]:
+    """--metrics: family names or 'all', separated by spaces or commas; a misspelt one gets the closest name."""
+    found = []
+    for name in _names(value):
+        if name not in FAMILIES and name != "all":
+            close = difflib.get_close_matches(name, [*FAMILIES, "all"], n=1, cutoff=0.6)
+            close = close or [family for family in FAMILIES if name.casefold() in family]
+            hint = (
+                f"; did you mean {close[0]!r}?" if len(close) == 1 else f" (families: {', '.join(FAMILIES)}, or 'all')"
+            )
+            raise argparse.ArgumentTypeError(f"no metric family {name!r}{hint}")
+        found.append(name)
+    return found
+
+
+class _Flattened(argparse.Action):
+    """nargs="+" whose type gives a list per word ("a,b c" -> [a, b, c]): the words' items in one list."""
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option: str | None = None) -> None:
+        setattr(namespace, self.dest, [item for items in values for item in items])
 
 
 class _Parser(argparse.ArgumentParser):
@@ -166,6 +178,14 @@ def _names(value: str) -> list[str]:
     names = [name.strip() for name in value.split(",") if name.strip()]
     if not names:
         raise argparse.ArgumentTypeError(f"expected names separated by commas, got {value!r}")
+    return names
+
+
+def _prediction_columns(value: str) -> list[str]:
+    """--predictions: columns or '*' patterns, separated by spaces or commas."""
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("is empty: name the column of predicted keywords")
     return names
 
 
@@ -293,16 +313,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--metrics",
         nargs="+",
         type=_family,
+        action=_Flattened,
         metavar="FAMILY",
-        help=f"families to compute: {', '.join(FAMILIES)}, or 'all': every keyword family the columns allow "
-        "(default: the lexical ones)",
+        help=f"families to compute, separated by spaces or commas: {', '.join(FAMILIES)}, or 'all': every keyword "
+        "family the columns allow (default: the lexical ones)",
     )
     columns = parser.add_argument_group("columns")
     columns.add_argument(
         "--predictions",
+        nargs="+",
+        type=_prediction_columns,
+        action=_Flattened,
         metavar="COLUMN",
-        help=f"predicted keyword lists (default: the first of {_names_of('predictions')} in the file); a pattern "
-        "such as 'keywords_*' evaluates every matching column, one result row per system (the '*' part)",
+        help=f"predicted keyword lists (default: the first of {_names_of('predictions')} in the file); several "
+        "columns (separated by spaces or commas) or a pattern such as 'keywords_*' are systems side by side, one "
+        "result row each, named by what their names do not share (the '*' part): keywords_base keywords_reranker "
+        "are base and reranker",
     )
     columns.add_argument(
         "--references",
@@ -499,9 +525,13 @@ def per_example_records(evaluation: Evaluation, args: argparse.Namespace) -> Ite
             **options,
         )
         column = id_column(examples.table.columns) if args.id is None else args.id
+        presence = options.get("presence", "all")
         for index, record in enumerate(records):
             values = record.pop("values")
             where = {**examples.system, **examples.identity(index, column)}
+            if presence != "all":  # why an example has no values: the view leaves it out
+                left_out = all(value is None for value in values.values())
+                values["left_out"] = left_out_reason(presence) if left_out else None
             yield {**where, "family": family, **values, "detail": record}
 
 
@@ -630,9 +660,9 @@ def _main(argv: Sequence[str] | None) -> int:
             raise UsageError(f"--output {args.output}: the results are written as JSON; name a .json file")
         if args.plot is not None:
             _check_plot_format(args.plot, formats)
-        lists = [args.predictions, args.references, args.gold_column if args.gold else None]
-        table = read_table(args.file, _possible(lists, "predictions", "references"), _possible(
-            [args.scores, args.prediction_sentiments], "scores"), lazy=True)  # fmt: skip
+        lists = [*(args.predictions or []), args.references, args.gold_column if args.gold else None]
+        table = read_table(args.file, list_columns(lists), number_columns([args.scores, args.prediction_sentiments]),
+                           lazy=True)  # fmt: skip
         found = resolve_columns(table, args)
         if found:
             print(found)
@@ -643,18 +673,18 @@ def _main(argv: Sequence[str] | None) -> int:
     except (ValueError, ImportError) as error:
         return _report(error)
     results = evaluation.results
-    label = "/".join(part for part in ("model" if "*" in args.predictions else "", args.by or "") if part)
+    label = "/".join(part for part in ("model" if side_by_side(args) else "", args.by or "") if part)
     labels = dict.fromkeys(DECLARATIONS, label)
     if len(_presences(args)) > 1:
         labels.update({family: f"{label}/presence".lstrip("/") for family in DECLARATIONS if _takes_presence(family)})
     width, marks = terminal_width(), marks_for(sys.stdout)
     level = getattr(args, "confidence_level", None) or COMPARE_LEVEL
     marking = {"width": width, "marks": marks, "baseline": args.compare, "alpha": round(1 - level, 10)}
-    print(
-        format_tables(
-            results, labels, *run_details(evaluation), args.explain, **marking, differences=evaluation.differences
-        )
-    )
+    counts, options = run_details(evaluation)
+    views = {"groups": evaluation.groups, "within": evaluation.within}
+    tables = format_tables(results, labels, counts, options, args.explain, **marking, **views,
+                           differences=evaluation.differences, left_out=evaluation.left_out)  # fmt: skip
+    print(tables)
     written: dict[str, Any] = results
     if args.compare is not None:
         n_resamples = getattr(args, "n_resamples", None) or DEFAULT_RESAMPLES
@@ -667,7 +697,11 @@ def _main(argv: Sequence[str] | None) -> int:
             n_resamples=n_resamples,
             width=width,
             marks=marks,
-            explain=args.explain,
+            presence={
+                name: next((used["presence"] for used in by_family.values() if "presence" in used), "all")
+                for name, by_family in options.items()
+            },  # fmt: skip
+            **views,
         )
         print("\n" + report)
         comparison = {"base": args.compare, "method": args.compare_method, "confidence_level": level}

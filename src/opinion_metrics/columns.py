@@ -9,7 +9,9 @@ pattern `keywords_*`, the '*' part naming the system, with scores in `scores_*`)
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 ROLES = ("predictions", "references", "scores", "texts", "system", "id")
 # The names looked for, in order of preference (compared without case); the first is the default.
@@ -84,3 +86,47 @@ def described(found: Mapping[str, str | None], given: Mapping[str, str | None] |
         if column:
             parts.append(f"{role} ← `{column}`" + (" (given)" if given.get(role) else ""))
     return ", ".join(parts)
+
+
+def _possible(given: Iterable[str | None], roles: Sequence[str]) -> list[str]:
+    names = [name for name in given if name]
+    for role in roles:
+        names += [*NAMES[role], *(f"{name}_*" for name in NAMES[role])]
+    return list(dict.fromkeys(names))
+
+
+def list_columns(given: Iterable[str | None] = ()) -> list[str]:
+    """The columns (names or '*' patterns) whose cells a CSV file holds as lists of keywords: those
+    `given` (named by the user) and every name predictions and references are looked for by, with
+    their `name_*` patterns. The CLI and the Spaces read files with the same ones."""
+    return _possible(given, ("predictions", "references"))
+
+
+def number_columns(given: Iterable[str | None] = ()) -> list[str]:
+    """The columns whose CSV cells hold lists of numbers: those `given` and the scores' names."""
+    return _possible(given, ("scores",))
+
+
+def closest(name: str, columns: Iterable[str]) -> str | None:
+    """The column a mistyped `name` most likely meant (same letters in another case, or close)."""
+    columns = list(columns)
+    same = [column for column in columns if column.casefold() == name.casefold()]
+    close = same or difflib.get_close_matches(name, columns, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def first_text(column: Sequence[Any]) -> int | None:
+    """The first row of a column of keyword lists that holds a text instead (a JSON string, a CSV cell
+    read as text), or None. Only Python lists are looked at: Arrow columns carry their type."""
+    if not isinstance(column, list):
+        return None
+    return next((row for row, value in enumerate(column) if isinstance(value, str)), None)
+
+
+def text_cell_message(column: str, value: str, where: str) -> str:
+    """Why a text in a column of keyword lists is refused, and the fix."""
+    shown = value if len(value) <= 60 else value[:57] + "..."
+    return (
+        f"column {column!r}, {where}: {shown!r} is a text, not a list of keywords; write the keywords as a list "
+        '(JSON: ["a", "b"]), or in a CSV file as a; b or as a list, as pandas\' to_csv writes it'
+    )

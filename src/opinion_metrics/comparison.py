@@ -6,6 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from .averaging import Values
 from .families import get_family
 from .resampling import METHODS, RandomState, compare_systems_statistics, paired_comparison, poisson_seed
 from .state import MetricState, statistics
@@ -129,6 +132,81 @@ def compare_systems(
         if random_state is None:
             raise ValueError("random_state=None asks for fresh draws, but states carry their seed: leave it out")
         return compare_states(predictions_a, predictions_b, method=method, confidence_level=confidence_level)
+    result, _ = compare_systems_with_pairs(
+        family,
+        predictions_a,
+        predictions_b,
+        references,
+        scores_a=scores_a,
+        scores_b=scores_b,
+        method=method,
+        confidence_level=confidence_level,
+        n_resamples=n_resamples,
+        random_state=random_state,
+        **options,
+    )
+    return result
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """The examples behind a paired comparison: `given` to each system, `counted` by the metric
+    (`presence` leaves out an example without a gold keyword of its kind) and, of those, how many
+    the two systems score `differing`ly: their per-example statistics (the resampling's input)
+    differ in a way that moves a value when that pair alone is swapped. A system that only
+    reorders another's keywords scores every example alike for keyword_prf; two that differ only
+    in how many predictions a review mentions differ for micro averages, not for macro ones.
+    Only differing pairs can move the permutation test."""
+
+    given: int
+    counted: int
+    differing: int
+
+    @property
+    def left_out(self) -> int:
+        return self.given - self.counted
+
+
+def count_pairs(matrix_a: np.ndarray, matrix_b: np.ndarray, values: Values) -> Pairs:
+    """`Pairs` of two systems' per-example statistics (row i of each: the same example; an example
+    left out of the values has a row of zeros in both), `values` mapping column sums to the values:
+    a pair differs when swapping it alone changes some value (vectorized over the differing rows)."""
+    counted = matrix_a.any(axis=1) | matrix_b.any(axis=1)
+    rows = np.flatnonzero((matrix_a != matrix_b).any(axis=1) & counted)
+    sums = matrix_a.sum(axis=0)
+    point, swapped = values(sums), values(sums + (matrix_b[rows] - matrix_a[rows]))
+    moved = np.zeros(len(rows), dtype=bool)
+    for key, value in point.items():
+        before, after = np.broadcast_to(np.asarray(value, dtype=np.float64), len(rows)), np.asarray(swapped[key])
+        moved |= ~((after == before) | (np.isnan(after) & np.isnan(before)))
+    return Pairs(int(matrix_a.shape[0]), int(counted.sum()), int(moved.sum()))
+
+
+def pairs_of(
+    family: str, options: Mapping[str, Any], columns_a: Mapping[str, Any], columns_b: Mapping[str, Any]
+) -> Pairs:
+    """`count_pairs` of two systems' inputs (`state.statistics`'s columns by name)."""
+    matrices = [statistics(family, options, **columns)[0] for columns in (columns_a, columns_b)]
+    return count_pairs(*matrices, get_family(family).reducer(options))
+
+
+def compare_systems_with_pairs(
+    family: str,
+    predictions_a: Sequence[Any],
+    predictions_b: Sequence[Any],
+    references: Sequence[Any] | None = None,
+    *,
+    scores_a: Sequence[Sequence[float]] | None = None,
+    scores_b: Sequence[Sequence[float]] | None = None,
+    method: str = "permutation",
+    confidence_level: float | None = None,
+    n_resamples: int | None = None,
+    random_state: RandomState = NOT_GIVEN,
+    **options: Any,
+) -> tuple[dict[str, dict[str, float]], Pairs]:
+    """`compare_systems` on two systems' inputs, and the `Pairs` behind it: from the per-example
+    statistics the comparison resamples (computed once; with `bootstrap="poisson"` a second time,
+    since Poisson states keep only sums)."""
     confidence_level = _DEFAULT_LEVEL if confidence_level is None else confidence_level
     n_resamples = DEFAULT_RESAMPLES if n_resamples is None else n_resamples
     random_state = _DEFAULT_SEED if random_state is NOT_GIVEN else random_state
@@ -163,14 +241,15 @@ def compare_systems(
         state_a, state_b = (
             MetricState(family, **options, **settings, bootstrap="poisson").update(**given) for given in columns
         )
-        return compare_states(state_a, state_b, method=method, confidence_level=confidence_level)
+        compared = compare_states(state_a, state_b, method=method, confidence_level=confidence_level)
+        return compared, pairs_of(family, options, *columns)
     matrix_a, matrix_b = (statistics(family, options, **given)[0] for given in columns)
     if matrix_a.shape[0] != matrix_b.shape[0]:
         raise ValueError(
             f"predictions_a has {matrix_a.shape[0]} examples but predictions_b has {matrix_b.shape[0]}; "
             "a paired comparison needs the same examples, in the same order"
         )
-    return compare_systems_statistics(
+    compared = compare_systems_statistics(
         matrix_a,
         matrix_b,
         spec.reducer(options),
@@ -179,6 +258,7 @@ def compare_systems(
         n_resamples=n_resamples,
         random_state=random_state,
     )
+    return compared, count_pairs(matrix_a, matrix_b, spec.reducer(options))
 
 
 # --- The significance report: one system or several against a baseline ------------------------
@@ -205,24 +285,6 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def differing_pairs(
-    predictions_a: Sequence[Any],
-    predictions_b: Sequence[Any],
-    scores_a: Sequence[Any] | None = None,
-    scores_b: Sequence[Any] | None = None,
-) -> int:
-    """How many examples the two systems answer differently (keywords, or their scores): only
-    these can move the permutation test, since swapping equal outputs changes nothing."""
-    pairs = zip(
-        predictions_a, predictions_b, scores_a or [None] * len(predictions_a), scores_b or [None] * len(predictions_b)
-    )
-    return sum(
-        1
-        for a, b, score_a, score_b in pairs
-        if list(a) != list(b) or (score_a is not None and list(score_a) != list(score_b))
-    )
-
-
 def smallest_p_value(method: str, n_resamples: int, differing: int) -> float:
     """The smallest p-value the test can give. Permutation: of the 2^m swaps of m differing
     examples, at least two (none swapped, all swapped) are as extreme as the observed difference,
@@ -239,7 +301,8 @@ def smallest_p_value(method: str, n_resamples: int, differing: int) -> float:
 class Difference:
     """One metric of one system against the baseline, as the significance report shows it.
     `holm_p_value` is adjusted over the systems compared with the same baseline on this metric
-    (equal to `p_value` with one system)."""
+    (equal to `p_value` with one system); `pairs` counts the examples that count (`left_out`:
+    those `presence` leaves out), `differing` those the two systems score differently."""
 
     baseline_value: float
     value: float
@@ -251,15 +314,19 @@ class Difference:
     pairs: int
     differing: int
     smallest_p_value: float
+    left_out: int = 0
 
     def significant(self, alpha: float) -> bool:
         return self.holm_p_value < alpha
 
-    def disagrees(self, alpha: float) -> bool:
-        """The interval and the test tell different stories: the interval excludes 0 while the
-        difference is not significant, or the other way round."""
+    def disagreement(self, alpha: float) -> str | None:
+        """Why the interval tells another story than the significance marker, or None: "holm" when the
+        interval excludes 0 and the p-value is below `alpha` but the Holm-adjusted one is not (the
+        interval is not adjusted); "test" when the interval and the p-value themselves disagree."""
         excludes_zero = self.low > 0 or self.high < 0
-        return excludes_zero != (self.p_value < alpha)
+        if excludes_zero == self.significant(alpha):
+            return None
+        return "holm" if excludes_zero and self.p_value < alpha else "test"
 
 
 def significance(
@@ -267,11 +334,10 @@ def significance(
     *,
     method: str,
     n_resamples: int,
-    pairs: Mapping[str, int],
-    differing: Mapping[str, int],
+    pairs: Mapping[str, Pairs],
 ) -> dict[str, dict[str, Difference]]:
     """{system: {key: Difference}} from each system's `compare_systems` result against the same
-    baseline, with Holm's correction over the systems per key."""
+    baseline and its `Pairs`, with Holm's correction over the systems per key."""
     adjusted: dict[tuple[str, str], float] = {}
     keys = list(dict.fromkeys(key for result in comparisons.values() for key in result))
     for key in keys:
@@ -288,9 +354,10 @@ def significance(
                 row["difference_ci_high"],
                 row["p_value"],
                 adjusted[system, key],
-                pairs[system],
-                differing[system],
-                smallest_p_value(method, n_resamples, differing[system]),
+                pairs[system].counted,
+                pairs[system].differing,
+                smallest_p_value(method, n_resamples, pairs[system].differing),
+                pairs[system].left_out,
             )
             for key, row in result.items()
         }
@@ -306,6 +373,35 @@ def format_p(p: float, n_resamples: int) -> str:
     return f"{p:.3f}" if p >= 0.001 else f"{p:.2g}"
 
 
+def signed(value: float) -> str:
+    """A difference with its sign and 4 decimals; one that rounds to zero is +0.0000, never -0.0000."""
+    text = f"{value:+.4f}"
+    return "+0.0000" if text == "-0.0000" else text
+
+
+def method_note(method: str, level: float, n_resamples: int, marker: str = "†") -> str:
+    """Which resampling gave the p-values and which the intervals (one note for the whole report)."""
+    if method == "permutation":
+        return (
+            f"p-values: paired permutation test ({n_resamples:,} random swaps of the two systems' outputs "
+            f"per example); intervals: paired bootstrap ({level:.0%}, {n_resamples:,} resamples of the same "
+            "pairs). The test asks whether the difference could be chance, the interval how much it varies "
+            f"when examples are redrawn: they can disagree near the threshold or with few pairs; {marker} "
+            f"follows the p-value. {_SCORED_DIFFERENTLY}"
+        )
+    return (
+        f"p-values and intervals: the same {n_resamples:,} paired bootstrap resamples of the pairs "
+        f"({level:.0%} intervals). {_SCORED_DIFFERENTLY}"
+    )
+
+
+_SCORED_DIFFERENTLY = (
+    "A pair is scored differently when the two systems' per-example statistics differ where a value "
+    "depends on them (for keyword_prf, the same keywords in another order score alike): only such pairs can "
+    "move the test."
+)
+
+
 def report_notes(
     differences: Mapping[str, Mapping[str, Difference]],
     *,
@@ -314,48 +410,74 @@ def report_notes(
     level: float,
     n_resamples: int,
     marker: str = "†",
+    note: str = "‡",
+    groups: Mapping[str, str] | None = None,
+    within: str = "",
+    left_out: str = "left out",
 ) -> list[str]:
-    """The report's notes in plain words: which resampling gave the p-values and the intervals,
-    the significance marker and Holm's correction, the pairs and the smallest p-value each
-    comparison can reach, and a warning below MIN_PAIRS pairs."""
+    """The report's notes in plain words, for one family: the significance marker and Holm's
+    correction (applied within each group of `groups`, {system: group}, e.g. each movie:
+    `within`), the pairs that count (those `left_out` named, e.g. "no present gold keyword")
+    and how many differ, the smallest p-value each comparison can reach, a warning below
+    MIN_PAIRS pairs, and the rows marked `note` where the interval and the marker disagree.
+    `method_note` says which resampling gave what, once for the report."""
     alpha = round(1 - level, 10)
-    systems = list(differences)
-    first = next((row for rows in differences.values() for row in rows.values()), None)
-    if first is None:
+    if not any(differences.values()):
         return []
     notes = []
-    corrected = f", after Holm's correction for the {len(systems)} systems compared with {baseline} (per metric)"
-    notes.append(f"{marker} significant at the {alpha:g} level{corrected if len(systems) > 1 else ''}")
-    if method == "permutation":
-        notes.append(
-            f"p-values: paired permutation test ({n_resamples:,} random swaps of the two systems' outputs "
-            f"per example); intervals: paired bootstrap ({level:.0%}, {n_resamples:,} resamples of the same "
-            "pairs). The test asks whether the difference could be chance, the interval how much it varies "
-            f"when examples are redrawn: they can disagree near the threshold or with few pairs; {marker} "
-            "follows the p-value."
-        )
+    per_group: dict[str, int] = {}
+    for system in differences:
+        group = (groups or {}).get(system, "")
+        per_group[group] = per_group.get(group, 0) + 1
+    compared = max(per_group.values())
+    if compared > 1:
+        count = f"the {compared} systems" if len(set(per_group.values())) == 1 else "the systems"
+        where = f" within each {within}" if len(per_group) > 1 and within else ""
+        corrected = f", after Holm's correction for {count} compared with {baseline}{where} (per metric)"
     else:
-        notes.append(
-            f"p-values and intervals: the same {n_resamples:,} paired bootstrap resamples of the pairs "
-            f"({level:.0%} intervals)."
-        )
+        corrected = ""
+    notes.append(f"{marker} significant at the {alpha:g} level{corrected}")
     for system, rows in differences.items():
         row = next(iter(rows.values()))
-        floor = (
-            f"p cannot go below {format_p(row.smallest_p_value, n_resamples)}"
-            if row.smallest_p_value > 0
-            else f"p below {1 / n_resamples:.2g} shows as <{1 / n_resamples:.2g}"
-        )
-        answered = f"{row.differing:,} answered differently (other keywords, order or scores)"
-        notes.append(f"{system} vs {baseline}: {row.pairs:,} pairs, {answered}; {floor}")
+        if row.differing == 0:
+            floor = "the two score every pair alike: p is 1"
+        elif row.smallest_p_value > 0:
+            floor = f"p cannot go below {format_p(row.smallest_p_value, n_resamples)}"
+        else:
+            floor = f"p below {1 / n_resamples:.2g} shows as <{1 / n_resamples:.2g}"
+        examples = row.pairs + row.left_out
+        counted = f" ({row.left_out:,} of {examples:,} examples {left_out})" if row.left_out else ""
+        pairs = f"{row.pairs:,} pair" + "s" * (row.pairs != 1)
+        notes.append(f"{system} vs {baseline}: {pairs}{counted}, {row.differing:,} scored differently; {floor}")
         if row.pairs < MIN_PAIRS:
             notes.append(
-                f"warning: {system} vs {baseline} has only {row.pairs} pairs, too few for a reliable comparison "
+                f"warning: {system} vs {baseline} has only {pairs}, too few for a reliable comparison "
                 f"({MIN_PAIRS} or more advised): the bootstrap interval is too narrow with so few pairs"
             )
-    disagreeing = [f"{key} ({system})" for system, rows in differences.items() for key, row in rows.items()
-                   if row.disagrees(alpha)]  # fmt: skip
-    if disagreeing:
-        shown = ", ".join(disagreeing[:6]) + (f" and {len(disagreeing) - 6} more" if len(disagreeing) > 6 else "")
-        notes.append(f"interval and p-value disagree on {shown}: trust the p-value")
+        elif 0 < row.differing < MIN_PAIRS:
+            notes.append(
+                f"warning: only {row.differing} of the {row.pairs:,} pairs of {system} vs {baseline} are scored "
+                f"differently ({MIN_PAIRS} or more advised): the test has little to go on"
+            )
+    reasons: dict[str, list[str]] = {}
+    for system, rows in differences.items():
+        for key, row in rows.items():
+            reason = row.disagreement(alpha)
+            if reason is not None:
+                reasons.setdefault(reason, []).append(f"{key} ({system})")
+    for reason, rows in reasons.items():
+        shown = ", ".join(rows[:6]) + (f" and {len(rows) - 6} more" if len(rows) > 6 else "")
+        if reason == "holm":
+            why = (
+                f"the interval excludes 0, but the Holm-adjusted p-value is not below {alpha:g}: the interval is not "
+                f"adjusted for the several systems compared, and {marker} follows the adjusted p-value"
+            )
+        elif method == "permutation":
+            why = (
+                f"the interval (paired bootstrap) and the p-value (permutation test) disagree near the threshold; "
+                f"{marker} follows the p-value"
+            )
+        else:
+            why = f"the interval and the p-value disagree at the boundary (ties); {marker} follows the p-value"
+        notes.append(f"{note} {shown}: {why}")
     return notes

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import re
 import sys
 import unicodedata
@@ -16,8 +17,8 @@ from typing import Any
 
 from .aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from .columnar import ArrowColumn
-from .columns import NAMES, WHAT, find_columns
-from .comparison import DEFAULT_RESAMPLES, Difference, differing_pairs, significance
+from .columns import NAMES, WHAT, closest, find_columns, first_text, text_cell_message
+from .comparison import DEFAULT_RESAMPLES, Difference, Pairs, significance
 from .families import FAMILIES as DECLARATIONS
 from .grouping import pool_by_group
 from .semantic import DEFAULT_MODEL
@@ -50,20 +51,37 @@ class UsageError(ValueError):
     """A mistake in the command line (exit status 2); other `ValueError`s are data errors (1)."""
 
 
-def _column(table: Table, name: str, option: str) -> list[Any]:
+def _column(table: Table, name: str, option: str, looked_for: str | None = None) -> list[Any]:
+    """Column `name` of `table`; a missing one is a `UsageError` that suggests the closest column and
+    the option naming it. `looked_for`: the role whose usual names were looked for (no column was named)."""
     if name not in table.columns:
         shown = [other if repr(other)[1:-1] == other else _shown_name(other) for other in table.columns]
         columns = ", ".join(shown) or "none"  # invisible characters escaped
         alike = next((other for other in table.columns if _visible_name(other) == _visible_name(name)), None)
-        hint = (
-            f"; {_shown_name(alike)} differs from {_shown_name(name)} only in invisible characters or its Unicode form"
-            if alike is not None
-            else ""
-        )
+        if looked_for is not None and alike is None:
+            raise UsageError(
+                f"no column of {WHAT[looked_for]} in {table.path.name}: looked for {', '.join(NAMES[looked_for])} "
+                f"(columns: {columns}); choose one with {option}"
+            )
+        near = closest(name, table.columns)
+        if alike is not None:
+            hint = f"{_shown_name(alike)} differs from {_shown_name(name)} only in invisible characters or its "
+            hint += "Unicode form; "
+        else:
+            hint = f"did you mean {near!r}? " if near is not None else ""
         raise UsageError(
-            f"column {name!r} not found in {table.path.name} (columns: {columns}){hint}; choose one with {option}"
+            f"column {name!r} not found in {table.path.name} (columns: {columns}); {hint}choose one with {option}"
         )
     return table.columns[name]
+
+
+def _keywords(table: Table, name: str, option: str, looked_for: str | None = None) -> list[Any]:
+    """`_column` of keyword lists, a text in it refused with its line and the fix."""
+    column = _column(table, name, option, looked_for)
+    row = first_text(column)
+    if row is not None:
+        raise ValueError(text_cell_message(name, column[row], table.location(row)))
+    return column
 
 
 def _visible_name(name: str) -> str:
@@ -162,26 +180,63 @@ class _Examples:
         return {**found, "row": row + 1}
 
 
+def side_by_side(args: argparse.Namespace) -> bool:
+    """Whether --predictions names several systems side by side (several columns, or a '*' pattern)."""
+    return len(_prediction_columns(args)) > 1 or "*" in args.predictions
+
+
+def _prediction_columns(args: argparse.Namespace) -> list[str]:
+    """The columns (or patterns) --predictions names: `resolve_columns` keeps them in `prediction_columns`."""
+    return getattr(args, "prediction_columns", None) or [args.predictions]
+
+
+def _common_prefix(names: Sequence[str]) -> str:
+    """What names share before their systems' names: up to the last '_', '-', '.' or blank they share
+    ("keywords_base", "keywords_basic" -> "keywords_"), if every name has more after it."""
+    shared = os.path.commonprefix(list(names))
+    cut = max(shared.rfind(mark) for mark in "_-. ") + 1
+    return shared[:cut] if all(len(name) > cut for name in names) else ""
+
+
 def _models(table: Table, args: argparse.Namespace) -> dict[str, tuple[str, str]]:
     """{model: (predictions column, scores column)}: one entry per column matching a
-    `--predictions` pattern such as 'keywords_*' (the '*' part names the model), else one.
+    `--predictions` pattern such as 'keywords_*' (the '*' part names the model) or per column of
+    several named (what their names do not share names the model), else one.
     A pattern's scores follow it ('scores_*' unless --scores says otherwise): one model never
     reads another's scores, and no choice of columns reads the gold lists as predictions."""
-    several = "*" in args.predictions
+    several = side_by_side(args)
     scores = args.scores or ("scores_*" if several else "scores")
     if not args.predictions:
         raise UsageError("--predictions is empty: name the column of predicted keyword lists")
+    named = _prediction_columns(args)
     if not several:
         models = {"": (args.predictions, scores)}
-    elif args.predictions.count("*") > 1 or scores.count("*") > 1:
+    elif any(name.count("*") > 1 for name in named) or scores.count("*") > 1:
         raise UsageError("--predictions and --scores take at most one '*' each")
     else:
-        pattern = re.compile(re.escape(args.predictions).replace(r"\*", "(.+)") + "$")
-        matches = (pattern.match(name) for name in table.columns)
-        models = {match.group(1): (match.group(0), scores.replace("*", match.group(1))) for match in matches if match}
-        if not models:
-            columns = ", ".join(table.columns)
-            raise UsageError(f"--predictions {args.predictions!r} matches no column of {table.path.name} ({columns})")
+        found: list[tuple[str, str | None]] = []  # (column, its model where a pattern names it)
+        for name in named:
+            if "*" not in name:
+                _column(table, name, "--predictions")
+                found.append((name, None))
+                continue
+            pattern = re.compile(re.escape(name).replace(r"\*", "(.+)") + "$")
+            matches = [match for match in map(pattern.match, table.columns) if match]
+            if not matches:
+                columns = ", ".join(table.columns)
+                raise UsageError(f"--predictions {name!r} matches no column of {table.path.name} ({columns})")
+            found += [(match.group(0), match.group(1)) for match in matches]
+        plain = [column for column, model in found if model is None]
+        prefix = _common_prefix(plain) if len(plain) > 1 else ""
+        models = {}
+        for column, model in found:
+            model = model or column[len(prefix) :]
+            if models.get(model, (column,))[0] != column:
+                raise UsageError(
+                    f"--predictions: columns {models[model][0]!r} and {column!r} would both be system {model!r}; "
+                    "name them apart"
+                )
+            models[model] = (column, scores.replace("*", model))
         if len(models) > 1 and "*" not in scores:
             raise UsageError(
                 f"--scores {scores!r} is one column for {len(models)} models; give a pattern such as "
@@ -230,13 +285,16 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
         options["aspects"] = aspects
         return {"predictions": [predicted[i] for i in rows], "references": [gold[i] for i in rows], "options": options}
     prediction_column, score_column = subset.columns
-    predictions = _take(_column(table, prediction_column, "--predictions"), rows)
+    looked_for = getattr(args, "looked_for", set())
+    default = "predictions" if "predictions" in looked_for else None
+    predictions = _take(_keywords(table, prediction_column, "--predictions", default), rows)
     if family == "keyword_diversity":  # no references; self_similarity whenever the semantic extra is there
         if "model" not in options and _semantic_installed():
             options["model"] = DEFAULT_MODEL
         return {"predictions": predictions, "options": options}
     hint = "--references" if args.gold else "--references, or join a file of gold lists with --gold FILE"
-    references = _take(_column(table, args.references, hint), rows)
+    default = "references" if "references" in looked_for and not args.gold else None
+    references = _take(_keywords(table, args.references, hint, default), rows)
     scores = None  # only the weighted family reads scores (pooling checks them)
     if family == "weighted_keyword_prf":
         if score_column not in table.columns:
@@ -270,7 +328,8 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
 
 def _compute(family: str, inputs: dict[str, Any], workers: int | None = None) -> dict[str, Any]:
     """The family's result: through states (`parallel.compute`) with --workers, pooled groups'
-    keys, or columns streamed from a Parquet file; else the family function."""
+    keys, or columns streamed from a Parquet file; else the family function (with a --presence view,
+    with its per-example values, which tell the examples left out at no cost: `_counted`)."""
     function, options = DECLARATIONS[family].function, dict(inputs["options"])
     keys = inputs.get("keys")
     columns = [inputs.get(name) for name in ("predictions", "references", "scores")]
@@ -293,7 +352,28 @@ def _compute(family: str, inputs: dict[str, Any], workers: int | None = None) ->
             family, inputs["predictions"], references, scores=inputs.get("scores"), workers=processes, keys=keys,
             **options,
         )  # fmt: skip
+    if options.get("presence", "all") != "all":
+        options["return_per_example"] = True
     return function(*_arguments(family, inputs), **options)
+
+
+def _counted(inputs: dict[str, Any], per_example: dict[str, list[Any]] | None) -> int | None:
+    """How many examples count in a --presence view (those with a gold keyword of its kind), from the
+    per-example values (None where left out) or else from the rule itself; None: every example."""
+    options = inputs["options"]
+    presence = options.get("presence", "all")
+    if presence == "all":
+        return None
+    if per_example:
+        return sum(value is not None for value in next(iter(per_example.values())))
+    from .state import statistics
+
+    rule = {name: options[name] for name in ("presence", "normalize", "stemmer") if name in options}
+    references = inputs["references"]
+    _, included = statistics(
+        "keyword_prf", rule, predictions=[[]] * len(references), references=references, texts=options["texts"]
+    )
+    return int(included.sum())
 
 
 def _arguments(family: str, inputs: dict[str, Any]) -> list[Any]:
@@ -327,20 +407,27 @@ def resolve_columns(table: Table, args: argparse.Namespace) -> str:
     """Fill in the columns not given (--predictions, --references, --scores, --system) from the
     names people give them (`columns.find_columns`); a system column splits the rows into systems
     (as --by would). Returns a line saying which columns were found under other names, or ""."""
-    given = {"predictions": args.predictions, "references": args.references, "scores": args.scores}
-    given.update(texts=args.texts, system=args.system, id=args.id)
+    named = list(dict.fromkeys(args.predictions or []))  # --predictions: a list of columns or patterns
+    args.prediction_columns = named if len(named) > 1 else None
+    args.predictions = named[0] if len(named) == 1 else None
+    # several columns side by side: found as a pattern is (scores follow them, no system column is read)
+    given = {"predictions": "*" if len(named) > 1 else args.predictions, "references": args.references}
+    given.update(scores=args.scores, texts=args.texts, system=args.system, id=args.id)
     for role, value in given.items():
         if value == "":
             raise UsageError(f"--{role} is empty: name the column of {WHAT[role]}")
     if args.gold is not None:  # the joined gold lists get --references' name (default: references)
         given["references"] = args.references or NAMES["references"][0]
     found = find_columns(list(table.columns), given)
+    args.looked_for = {role for role in ("predictions", "references") if not given[role] and not found[role]}
     args.predictions = found["predictions"] or NAMES["predictions"][0]
+    if args.prediction_columns:
+        args.predictions = " ".join(args.prediction_columns)
     args.references = found["references"] or NAMES["references"][0]
     if args.scores is None and found["scores"] not in (None, "scores", "scores_*"):
         args.scores = found["scores"]
     args.texts_column = found["texts"]
-    system = found["system"] if "*" not in args.predictions else None
+    system = found["system"] if not side_by_side(args) else None
     if system is not None and args.system is not None:
         _column(table, system, "--system")
     if system is not None and args.by not in (None, system):
@@ -349,6 +436,7 @@ def resolve_columns(table: Table, args: argparse.Namespace) -> str:
             f"give --by {system} (one row per system), or --system none to pool them on purpose"
         )
     detected = system is not None and args.by is None and args.system is None
+    args.system_column = system
     if system is not None:
         args.by = system
     defaults = {role: (NAMES[role][0], f"{NAMES[role][0]}_*") for role in ("predictions", "references", "scores")}
@@ -407,6 +495,17 @@ class _Subset:
         parts = (self.model, self.value, self.presence if presence else "")
         return "/".join(part for part in parts if part) or "all"
 
+    def group(self, system: str | None, presence: bool) -> str:
+        """The view this row belongs to: its name without the system (`system`: "model" or "value",
+        the dimension naming systems), e.g. the movie of "base/GoodBadUgly"; the best values are
+        marked and Holm's correction applied within it."""
+        parts = (
+            "" if system == "model" else self.model,
+            "" if system == "value" else self.value,
+            self.presence if presence else "",
+        )
+        return "/".join(part for part in parts if part)
+
 
 @dataclass
 class Evaluation:
@@ -420,6 +519,11 @@ class Evaluation:
     inputs: dict[tuple[str, str], tuple[dict[str, Any], _Examples]] = field(default_factory=dict)
     # per (subset, family), with --per-example: the family's per-example values
     per_example: dict[tuple[str, str], dict[str, list[Any]]] = field(default_factory=dict)
+    # per subset and family, where a --presence view leaves examples out: how many
+    left_out: dict[str, dict[str, int]] = field(default_factory=dict)
+    # per subset: its view (`_Subset.group`); `within` names the views' columns ("movie", "presence")
+    groups: dict[str, str] = field(default_factory=dict)
+    within: str = ""
 
 
 def _presences(args: argparse.Namespace) -> list[str]:
@@ -458,6 +562,7 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: Speak | None =
     elif args.id is not None:
         raise UsageError("--id pairs the rows of the systems compared: it needs --baseline")
     presences = _presences(args)
+    system = "model" if side_by_side(args) else ("value" if args.by else None)
     runs = []  # (result name, family, subset)
     owners: dict[str, tuple[str, str, str]] = {}  # result name: the subset it names
     for model, columns in models.items():
@@ -475,6 +580,8 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: Speak | None =
                             )
                         runs.append((name, family, subset))
     evaluation = Evaluation({name: {} for name, _, _ in runs})
+    views = [args.by if system == "model" and args.by else ""] + (["presence view"] if len(presences) > 1 else [])
+    evaluation.within = "/".join(view for view in views if view)
     inputs = evaluation.inputs
     model = getattr(args, "model", None) or DEFAULT_MODEL
     if _semantic_installed() and {"semantic_keyword_prf", "keyword_diversity"} & set(families):
@@ -491,14 +598,18 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: Speak | None =
             if getattr(args, "per_example", None) is not None and family != "aspect_sentiment_score":
                 options = {**given["options"], "return_per_example": True}
                 result = _compute(family, {**given, "options": options})  # per-example values: one process
-                evaluation.per_example[name, family] = result.pop("per_example")
+                evaluation.per_example[name, family] = result["per_example"]
             else:
                 result = _compute(family, given, getattr(args, "workers", None))
+            counted = _counted(given, result.pop("per_example", None))
             evaluation.results[name][family] = result
+        if counted is not None:
+            evaluation.left_out.setdefault(name, {})[family] = len(given["predictions"]) - counted
+        evaluation.groups[name] = subset.group(system, _takes_presence(family) and len(presences) > 1)
         inputs[name, family] = (given, examples)
     if compare is not None:
         dimension, base = compare
-        pairs: dict[tuple[str, str], tuple[int, int]] = {}  # (pairs, pairs answered differently)
+        pairs: dict[tuple[str, str], Pairs] = {}
         holm_groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # the systems compared per metric
         for name, family, subset in runs:
             if getattr(subset, dimension) == base:
@@ -508,10 +619,8 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: Speak | None =
             (a, examples_a), (b, examples_b) = inputs[base_name, family], inputs[name, family]
             with _spoken(speak, args, gold, subset, examples_b):
                 _check_pairs(a, b, examples_a, examples_b, (base, getattr(subset, dimension)), args)
-                compared = _compare(family, a, b, args)
+                compared, pairs[name, family] = _compare(family, a, b, args)
             evaluation.comparisons.setdefault(name, {})[family] = compared
-            differing = differing_pairs(a["predictions"], b["predictions"], a.get("scores"), b.get("scores"))
-            pairs[name, family] = (len(b["predictions"]), differing)
             others = tuple(getattr(subset, other) for other in ("model", "value", "presence") if other != dimension)
             holm_groups.setdefault((family, others), []).append(name)
         n_resamples = getattr(args, "n_resamples", None) or DEFAULT_RESAMPLES
@@ -520,8 +629,7 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: Speak | None =
                 {name: evaluation.comparisons[name][family] for name in names},
                 method=args.compare_method,
                 n_resamples=n_resamples,
-                pairs={name: pairs[name, family][0] for name in names},
-                differing={name: pairs[name, family][1] for name in names},
+                pairs={name: pairs[name, family] for name in names},
             )
             for name, by_key in found.items():
                 evaluation.differences.setdefault(name, {})[family] = by_key
@@ -590,8 +698,10 @@ def _compare_dimension(
             raise UsageError("--compare-method needs --baseline NAME")
         return None
     args.compare_method = args.compare_method or "permutation"
-    if "*" in args.predictions:
-        dimension, names, what = "model", list(models), f"model of --predictions {args.predictions!r}"
+    if side_by_side(args):
+        dimension, names, what = "model", list(models), f"system of --predictions {args.predictions!r}"
+    elif args.by and args.by == getattr(args, "system_column", None):
+        dimension, names, what = "value", list(by_value), f"system of column {args.by!r}"
     elif args.by:
         dimension, names, what = "value", list(by_value), f"value of --by {args.by}"
     else:
@@ -602,7 +712,9 @@ def _compare_dimension(
     if args.compare not in names:
         shown = [name if len(name) <= 40 else name[:37] + "..." for name in names[:10]]
         more = f" and {len(names) - 10} more" if len(names) > 10 else ""
-        raise UsageError(f"--baseline {args.compare!r} is not a {what} (there: {', '.join(shown)}{more})")
+        near = closest(args.compare, names)
+        hint = f"; did you mean {near!r}?" if near is not None else ""
+        raise UsageError(f"--baseline {args.compare!r} is not a {what} (there: {', '.join(shown)}{more}){hint}")
     if len(names) < 2:
         raise UsageError(f"--baseline {args.compare!r}: there is no other {what} to compare with it")
     if args.prediction_sentiments and "sentiment_appropriateness" in (args.metrics or []):
@@ -637,7 +749,7 @@ def _check_pairs(
 ) -> None:
     """Example i of system b pairs with example i of system a (by id or by position, `_pair_rows`):
     same count, same references, and the same review texts (--texts, else review) where the file has them."""
-    what = args.by if "*" not in args.predictions else "model"
+    what = args.by if not side_by_side(args) else "model"
     column = _id_column(examples_a.table, args) if what != "model" else None
     count_a, count_b = len(a["predictions"]), len(b["predictions"])
     if count_a != count_b:
@@ -658,9 +770,12 @@ def _check_pairs(
     check_paired_texts(rows_a, rows_b, _texts_column(args), systems, what, column)
 
 
-def _compare(family: str, a: dict[str, Any], b: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
-    """`compare_systems` on the two systems' inputs (the shared options, references and texts are a's)."""
-    from .comparison import compare_systems
+def _compare(
+    family: str, a: dict[str, Any], b: dict[str, Any], args: argparse.Namespace
+) -> tuple[dict[str, Any], Pairs]:
+    """`compare_systems` on the two systems' inputs (the shared options, references and texts are a's),
+    and the pairs behind it."""
+    from .comparison import compare_systems, compare_systems_with_pairs, pairs_of
 
     options = dict(a["options"])
     settings = {name: options.pop(name) for name in ("n_resamples", "random_state") if name in options}
@@ -675,8 +790,10 @@ def _compare(family: str, a: dict[str, Any], b: dict[str, Any], args: argparse.N
             )
             for side in (a, b)
         ]  # fmt: skip
-        return compare_systems(*states, method=args.compare_method)
-    return compare_systems(
+        columns = [{name: side[name] for name in ("predictions", "references", "scores") if side.get(name) is not None}
+                   for side in (a, b)]  # fmt: skip
+        return compare_systems(*states, method=args.compare_method), pairs_of(family, options, *columns)
+    return compare_systems_with_pairs(
         family,
         a["predictions"],
         b["predictions"],
@@ -694,10 +811,12 @@ def _semantic_installed() -> bool:
 
 
 def run_details(evaluation: Evaluation) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, dict[str, Any]]]]:
-    """Per subset and family: the number of examples (groups, once pooled) and the options used."""
+    """Per subset and family: the number of examples that count (groups, once pooled; a --presence view
+    leaves some out: `Evaluation.left_out`) and the options used."""
     counts: dict[str, dict[str, int]] = {}
     options: dict[str, dict[str, dict[str, Any]]] = {}
     for (name, family), (given, _) in evaluation.inputs.items():
-        counts.setdefault(name, {})[family] = len(given["predictions"])
+        left_out = evaluation.left_out.get(name, {}).get(family, 0)
+        counts.setdefault(name, {})[family] = len(given["predictions"]) - left_out
         options.setdefault(name, {})[family] = options_used(family, given["options"])
     return counts, options

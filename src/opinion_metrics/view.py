@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .comparison import Difference, format_p, report_notes
+from .comparison import Difference, format_p, method_note, report_notes, signed
 from .families import FAMILIES as DECLARATIONS
 from .families import INTERVAL_OPTIONS, RETURN_PER_EXAMPLE, output_for
 
@@ -36,9 +36,10 @@ class Marks:
     lower: str = "↓"
     best: str = "*"
     significant: str = "†"
+    note: str = "‡"  # a report row whose interval tells another story than the significance mark
 
 
-ASCII_MARKS = Marks("^", "v", "*", "!")
+ASCII_MARKS = Marks("^", "v", "*", "!", "#")
 
 
 def marks_for(stream: Any) -> Marks:
@@ -172,7 +173,7 @@ def entry_text(entry: Entry, marks: Marks, alpha: float, interval: bool = True, 
         text += f" [{value_text(entry.interval[0])}, {value_text(entry.interval[1])}]"
     if entry.difference is not None:
         significant = entry.difference.significant(alpha)
-        text += f" {entry.difference.difference:+.4f}" + (marks.significant if significant else " " * aligned)
+        text += f" {signed(entry.difference.difference)}" + (marks.significant if significant else " " * aligned)
     return text
 
 
@@ -226,11 +227,14 @@ def wrapped(text: str, width: int | None, indent: str = "") -> list[str]:
 
 def wrapped_items(prefix: str, items: Sequence[str], width: int | None, separator: str = " · ") -> list[str]:
     """`prefix` and the items joined by `separator`, in lines of at most `width` characters broken
-    between items only (an item stays on one line); later lines indented by two spaces."""
+    between items only (an item stays on one line); later lines indented by two spaces. At a break,
+    "·" starts the next line (no two options read as one) and "," or ";" ends the line."""
     lines = [prefix + (items[0] if items else "")]
     for item in items[1:]:
         if width is not None and len(lines[-1]) + len(separator) + len(item) > width:
-            lead = separator.lstrip() if separator.strip() == "·" else ""  # no two options read as one
+            mark = separator.strip()
+            lead = mark + " " if mark == "·" else ""
+            lines[-1] += "" if mark == "·" else mark
             lines.append("  " + lead + item)
         else:
             lines[-1] += separator + item
@@ -283,6 +287,11 @@ def options_used(family: str, given: Mapping[str, Any]) -> dict[str, Any]:
     return used
 
 
+def left_out_reason(presence: str) -> str:
+    """Why a --presence view leaves an example out, as the tables, the report and the Spaces say it."""
+    return f"no {presence} gold keyword"
+
+
 def _footer(
     family: str,
     subsets: list[str],
@@ -290,19 +299,30 @@ def _footer(
     options: Mapping[str, Mapping[str, Mapping[str, Any]]] | None,
     width: int | None,
     unit: str = "row",
+    left_out: Mapping[str, Mapping[str, int]] | None = None,
 ) -> list[str]:
-    """How many examples each row covers, and the options common to every row (those that
-    differ, such as a --presence view, are in the row names)."""
+    """How many examples each row covers (those that count: `left_out` gives those a --presence view
+    leaves out, and why), and the options common to every row (those that differ, such as a
+    --presence view, are in the row names)."""
     lines = []
     if counts is not None:
         found = [counts.get(subset, {}).get(family) for subset in subsets]
+        left = [(left_out or {}).get(subset, {}).get(family, 0) for subset in subsets]
+        views = [(options or {}).get(subset, {}).get(family, {}).get("presence", "all") for subset in subsets]
+
+        def counted(number: int, left: int, presence: str) -> str:
+            return f"{number}" + (f" ({left} of {number + left} left out: {left_out_reason(presence)})" if left else "")
+
         if None not in found:
-            if len(set(found)) == 1:
-                lines.append(f"examples per {unit}: {found[0]}")
+            if len(set(zip(found, left, views))) == 1:
+                lines += wrapped(f"examples per {unit}: {counted(found[0], left[0], views[0])}", width, "  ")
+            elif len(set(views)) == 1 and any(left):  # "base/a 1024 of 1429, ..." and why once
+                items = [f"{s} {n} of {n + m}" for s, n, m in zip(subsets, found, left)]
+                prefix = f"examples per {unit} that count (the others: {left_out_reason(views[0])}): "
+                lines += wrapped_items(prefix, items, width, ", ")
             else:
-                lines += wrapped_items(
-                    f"examples per {unit}: ", [f"{s} {n}" for s, n in zip(subsets, found)], width, ", "
-                )
+                items = [f"{s} {counted(n, m, p)}" for s, n, m, p in zip(subsets, found, left, views)]
+                lines += wrapped_items(f"examples per {unit}: ", items, width, ", ")
     if options is not None:
         used = [options.get(subset, {}).get(family, {}) for subset in subsets]
         common = {name: value for name, value in used[0].items() if all(other.get(name) == value for other in used)}
@@ -328,13 +348,16 @@ def legend(family: str, keys: Sequence[str], width: int | None = None) -> list[s
     return lines
 
 
-def _marks_line(blocks: Sequence[Block], table: Mapping[str, Any], marks: Marks, baseline: str | None) -> str:
-    """What the marks of a family's tables mean (only the marks that appear)."""
+def _marks_line(
+    blocks: Sequence[Block], table: Mapping[str, Any], marks: Marks, baseline: str | None, within: str = ""
+) -> str:
+    """What the marks of a family's tables mean (only the marks that appear); `within`: the best is
+    marked within each of these views (movie, --presence view), not across them."""
     directions = {column.higher_is_better for block in blocks for column in block.columns}
     parts = [f"{marks.higher} higher is better"] if True in directions else []
     parts += [f"{marks.lower} lower is better"] if False in directions else []
     if len(table) > 1:
-        parts.append(f"{marks.best} best in its column")
+        parts.append(f"{marks.best} best in its column" + (f" within each {within}" if within else ""))
     if baseline is not None:
         parts.append(f"+/- difference from {baseline} ({marks.significant} significant: see below)")
     return " · ".join(parts)
@@ -352,14 +375,19 @@ def format_tables(
     baseline: str | None = None,
     differences: Mapping[str, Mapping[str, Mapping[str, Difference]]] | None = None,
     alpha: float = 0.05,
+    groups: Mapping[str, str] | None = None,
+    left_out: Mapping[str, Mapping[str, int]] | None = None,
+    within: str = "",
 ) -> str:
     """One table per metric family (the aspect score: one per aspect too): a row per subset, a
     column per metric with its direction, intervals as `value [low, high]`, the best value of
-    each column marked; with a `baseline` and its `differences` ({subset: {family: {key:
+    each column marked (within each view of `groups`, {subset: view}: the systems of one movie
+    or --presence view); with a `baseline` and its `differences` ({subset: {family: {key:
     Difference}}}), each other row's difference from it, marked where significant. Split into
-    stacked blocks to fit `width`. Under each family: the marks, the examples per row and the
-    options used (`counts`, `options`: per subset and family); with `explain`, each column's
-    meaning, range and direction. `label` (per family where it differs) names the rows."""
+    stacked blocks to fit `width`. Under each family: the marks, the examples per row (those
+    that count: `left_out`) and the options used (`counts`, `options`: per subset and family);
+    with `explain`, each column's meaning, range and direction. `label` (per family where it
+    differs) names the rows."""
     text_blocks = []
     families = list(dict.fromkeys(family for by_family in results.values() for family in by_family))
     for family in families:
@@ -369,8 +397,8 @@ def format_tables(
         title = label if isinstance(label, str) else label.get(family, "")
         family_differences = {subset: found[family] for subset, found in (differences or {}).items() if family in found}
         lines = [family]
+        views = {row: (groups or {}).get(row, "") for row in by_row}
         for number, block in enumerate(blocks):
-            views = {row: row.rsplit("/", 1)[-1] for row in by_row} if title.endswith("/presence") else None
             table = entries(block, by_row, family_differences, views)
             names = [subset + (" (baseline)" if subset == baseline else "") for subset in table]
             rows = [
@@ -380,9 +408,10 @@ def format_tables(
             if number or block.title != family:
                 lines += ["", block.title] if number else [block.title]
             lines += fit_table([title], [column.header(marks) for column in block.columns], rows, width)
-        lines += wrapped(_marks_line(blocks, by_row, marks, baseline), width, "  ")
+        several_views = len(set(views.values())) > 1
+        lines += wrapped(_marks_line(blocks, by_row, marks, baseline, within if several_views else ""), width, "  ")
         unit = title if title and "/" not in title else "row"
-        lines += _footer(family, list(by_row), counts, options, width, unit)
+        lines += _footer(family, list(by_row), counts, options, width, unit, left_out)
         if explain:
             lines += legend(family, [column.key for block in blocks for column in block.columns], width)
         text_blocks.append("\n".join(lines))
@@ -399,12 +428,16 @@ def format_significance(
     n_resamples: int,
     width: int | None = None,
     marks: Marks = Marks(),
-    explain: bool = False,
+    groups: Mapping[str, str] | None = None,
+    within: str = "",
+    presence: Mapping[str, str] | None = None,
 ) -> str:
     """The significance report, per family: each compared subset and metric against `baseline`
     (their values, the difference with its interval, the p-value and Holm's adjusted one, marked
-    where significant at 1 - `level`), then the notes of `comparison.report_notes`: which
-    resampling gave what, the pairs, the smallest attainable p-value, a warning below 30 pairs."""
+    where significant at 1 - `level`, and `marks.note` where the interval tells another story),
+    then the notes of `comparison.report_notes` (Holm's correction within each view of `groups`,
+    the pairs that count (`presence`: each subset's view), the smallest attainable p-value, a
+    warning below 30 pairs); which resampling gave what is said once, at the end."""
     alpha = round(1 - level, 10)
     text_blocks = []
     families = list(dict.fromkeys(family for by_family in differences.values() for family in by_family))
@@ -418,22 +451,35 @@ def format_significance(
             for key, row in by_key.items():
                 column = _column(family, key)
                 mark = marks.significant if row.significant(alpha) else ""
+                mark += marks.note if row.disagreement(alpha) else ""
                 p_values = [format_p(row.p_value, n_resamples) + ("" if several else mark)]
                 p_values += [format_p(row.holm_p_value, n_resamples) + mark] if several else []
-                values = [value_text(row.baseline_value), value_text(row.value), f"{row.difference:+.4f}",
-                          f"[{row.low:+.4f}, {row.high:+.4f}]", *p_values]  # fmt: skip
+                values = [value_text(row.baseline_value), value_text(row.value), signed(row.difference),
+                          f"[{signed(row.low)}, {signed(row.high)}]", *p_values]  # fmt: skip
                 rows.append(([subset, column.header(marks)], values))
         heading = f"{family}: each {title or 'row'} against {baseline} (paired {method} test)"
         lines = wrapped(heading, width, "  ")
         lines += fit_table([title or "row", "metric"], headers, rows, width)
+        views = {subset: (presence or {}).get(subset, "all") for subset in compared}
+        view = next(iter(views.values()), "all")
+        reason = f"left out: {left_out_reason(view)}" if len(set(views.values())) == 1 else "left out by presence"
         notes = report_notes(
-            compared, baseline=baseline, method=method, level=level, n_resamples=n_resamples, marker=marks.significant
+            compared,
+            baseline=baseline,
+            method=method,
+            level=level,
+            n_resamples=n_resamples,
+            marker=marks.significant,
+            note=marks.note,
+            groups=groups,
+            within=within,
+            left_out=reason,
         )
         for note in notes:
             lines += wrapped(note, width, "  ")
-        if explain:
-            lines += legend(family, list(dict.fromkeys(key for by_key in compared.values() for key in by_key)), width)
         text_blocks.append("\n".join(lines))
+    if text_blocks:
+        text_blocks.append("\n".join(wrapped(method_note(method, level, n_resamples, marks.significant), width, "  ")))
     return "\n\n".join(text_blocks)
 
 

@@ -24,6 +24,7 @@ from .parsing import whole_number
 
 # The Space owner's allow-list: model names or paths separated by commas.
 MODELS_VARIABLE = "OPINION_METRICS_MODELS"
+LEFT_OUT = "left out"  # a per-example value a presence view leaves out: "left out (no present gold keyword)"
 MAX_LOADED_MODELS = 2
 NO_OVERLAP = "n/a (no overlap)"
 
@@ -67,6 +68,22 @@ _SLIDERS = {"k": (1, 20, 1), "threshold": (0.0, 1.0, 0.01)}
 _TOP_K_INFO = "; type M (all), O (as many as gold keywords) or an integer"
 
 
+# The controls' labels in words; a label that is not the option's name gives the name (the API
+# parameter, the CLI flag's) in its info text.
+_LABELS = {
+    "normalize": "normalization",
+    "one_to_one": "one-to-one matching",
+    "top_k": "top K predictions",
+    "zero_division": "value of 0 / 0",
+    "k": "rank cut-off k",
+    "clip_scores": "clip scores into [0, 1]",
+    "threshold": "cosine threshold",
+    "mapping": "sentiment mapping",
+    "min_rating": "lowest rating",
+    "max_rating": "highest rating",
+}
+
+
 def _shown(name: str, value: Any) -> Any:
     return _NONE_SHOWN.get(name, "none") if value is None else value
 
@@ -99,6 +116,8 @@ def controls(name: str) -> list[Option]:
             control = replace(control, kind="text", info=option.meaning + _TOP_K_INFO)
         elif option.kind == "int":
             control.kind = "number"
+        if option.name in _LABELS:
+            control = replace(control, label=_LABELS[option.name], info=f"{control.info} (API: {option.name})")
         options.append(control)
     return options
 
@@ -375,7 +394,7 @@ def evaluate_family(name: str, data: dict[str, Any], options: dict[str, Any]) ->
     per_example = result.pop("per_example", {})
     presence = options.get("presence", "all")
     if presence != "all":  # docs/definitions.md section 9: an example without such gold keywords is left out
-        left_out = f"left out (no {presence} gold keyword)"
+        left_out = f"{LEFT_OUT} (no {presence} gold keyword)"
         per_example = {key: [left_out if v is None else v for v in values] for key, values in per_example.items()}
     if name == "aspect_sentiment_score":
         aspects = data["aspects"]

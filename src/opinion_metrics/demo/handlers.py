@@ -12,12 +12,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..comparison import DEFAULT_RESAMPLES, Difference, differing_pairs, format_p, report_notes, significance
+from ..comparison import DEFAULT_RESAMPLES, Difference, Pairs, format_p, method_note, report_notes, signed, significance
 from ..families import output_for
-from ..tables import Rows, Table, pair_rows, pairing
-from ..view import Block, Marks, entries, family_blocks, option_text, results_figure, value_text
+from ..tables import Rows, Table, id_column, pair_rows, pairing
+from ..view import Block, Marks, entries, family_blocks, left_out_reason, option_text, results_figure, value_text
 from . import families
-from .families import COMBINED, FAMILIES, INTERVAL_LEVEL, Family, evaluate_family, keyword_options, presence_texts
+from .families import (
+    COMBINED,
+    FAMILIES,
+    INTERVAL_LEVEL,
+    LEFT_OUT,
+    Family,
+    evaluate_family,
+    keyword_options,
+    presence_texts,
+)
 from .parsing import PREDICTION_PREFIX, Inputs, Systems, read_systems, read_upload, system_column, whole_number
 from .plots import plot_differences, plot_for, plot_systems
 
@@ -54,11 +63,11 @@ def _interval(low: float, high: float) -> str:
     return f"[{low:.4f}, {high:.4f}]"
 
 
-def _read(upload: str | None) -> Table | None:
+def _read(upload: str | None, mapping: Mapping[str, str] | None = None) -> Table | None:
     if not upload:
         return None
     try:
-        return read_upload(upload)
+        return read_upload(upload, mapping)
     except ValueError as problem:
         raise _fail(problem) from None
 
@@ -97,7 +106,7 @@ def _cell(entry: Any, several: bool, alpha: float) -> str:
         text += "<br>" + _interval(*entry.interval).replace(" ", _NBSP)
     if entry.difference is not None:
         mark = f"{_NBSP}{MARKS.significant}" if entry.difference.significant(alpha) else ""
-        text += f"<br>{entry.difference.difference:+.4f}{mark}"
+        text += f"<br>{signed(entry.difference.difference)}{mark}"
     return text
 
 
@@ -117,18 +126,21 @@ def results_frame(
     differences: Mapping[str, Mapping[str, Mapping[str, Difference]]] | None = None,
     baseline: str | None = None,
     alpha: float = 0.05,
+    totals: Mapping[str, int] | None = None,
 ) -> Any:
     """The shared view with a column per system (a row per metric, so that full metric names fit
     half a page): a first row with each system's examples, then per family and block (the aspect
     score: one per aspect) each metric with its direction and meaning, each value with its
     interval, bold where best, and its difference from the `baseline`. `results`: {system:
-    {family: result}}; one unnamed system ("") gets the column "value"."""
+    {family: result}}; one unnamed system ("") gets the column "value". `counts`: the examples
+    that count, "1 of 3" where a presence view leaves some of the `totals` out."""
     import pandas as pd
 
     systems = list(results)
     several = len(systems) > 1
     names = [(system or "value") + (" (baseline)" if system == baseline else "") for system in systems]
-    rows = [["examples", *(str(counts[system]) for system in systems)]]
+    totals = totals or counts
+    rows = [["examples", *(f"{counts[s]}" + (f" of {totals[s]}" if totals[s] != counts[s] else "") for s in systems)]]
     for family in families:
         by_system = {system: results[system][family] for system in systems if family in results[system]}
         keys = list(dict.fromkeys(key for result in by_system.values() for key in result))
@@ -142,16 +154,15 @@ def results_frame(
 
 
 def frame_widths(frame: Any) -> list[str]:
-    """Column widths in pixels from each column's longest unbreakable run of text (a line of a
-    cell split at <br>, its words at spaces; intervals and marks are held together by no-break
-    spaces; small print wraps): no header or value is ever cut, and no column wider than needed."""
+    """Column widths in pixels from each column's longest line (a header, or a line of a cell split
+    at <br>: a value, an interval "[+0.7083, +0.9583]", a header "p (Holm)"; only small print
+    wraps): no header or value is ever cut or wrapped, and no column wider than needed."""
     widths = []
     for column in frame.columns:
         longest = 0
         for text in [str(column), *map(str, frame[column])]:
             text = re.sub(r"<small>.*?</small>", "", text).replace("**", "")
-            words = [word for line in text.split("<br>") for word in line.split(" ")]
-            longest = max(longest, *(len(word) for word in words))
+            longest = max(longest, *(len(line) for line in text.split("<br>")))
         widths.append(f"{round(7.6 * longest) + 36}px")
     return widths
 
@@ -195,10 +206,8 @@ def _rows_table(per_example: dict[str, list], upload: Table | None) -> Any:
     count = max((len(v) for v in per_example.values()), default=0)
     if "aspect" in per_example:  # the aspect score is corpus-level: one row per aspect instead
         rows = pd.DataFrame({"aspect": per_example.pop("aspect")})
-    elif upload is not None and upload.lines is None:
-        rows = pd.DataFrame({"row": range(1, 1 + count)})
     else:
-        rows = pd.DataFrame({"line": upload.lines if upload is not None else range(1, 1 + count)})
+        rows = pd.DataFrame(_example_names(upload, count))
     for key, values in per_example.items():
         rows[key] = [round(v, 4) if isinstance(v, float) else v for v in values]
     return rows
@@ -216,7 +225,7 @@ def _read_systems(
     """`parsing.read_systems`, errors in the Space's words; several uploaded files are systems each
     (named by their system column where it has one value, else by the file's name)."""
     paths = [upload] if isinstance(upload, str) else list(upload or [])
-    tables = [_read(path) for path in paths] or [None]
+    tables = [_read(path, mapping) for path in paths] or [None]
     inputs, given = FAMILIES[name].inputs, dict(mapping or {})
     try:
         if len(tables) == 1:
@@ -253,14 +262,33 @@ def _merged(files: Sequence[Systems], paths: Sequence[Path], typed_boxes: bool =
     return Systems(inputs, parts, described, "", files[0].paired_by)
 
 
-def _status(systems: Systems, counts: Mapping[str, int], shown: str) -> str:
-    sizes = set(counts.values())
+def _status(systems: Systems, counts: Mapping[str, int], shown: str, presence: str = "all") -> str:
+    """The status line: where the systems came from, their examples (those that count, where a
+    presence view leaves some out, and why), the options and the columns read."""
+    given = {system: len(inputs.data["predictions"]) for system, inputs in systems.inputs.items()}
+    sizes = set(zip(counts.values(), given.values()))
     if len(sizes) == 1:
-        examples = _examples(next(iter(sizes))) + (" each" if systems.named else "")
+        count, total = next(iter(sizes))
+        each = " each" if systems.named else ""
+        if count == total:
+            examples = _examples(count) + each
+        else:  # "1 of 3 examples each count (2 left out: no present gold keyword)"
+            examples = (
+                f"{count} of {_examples(total)}{each} count ({total - count} left out: {left_out_reason(presence)})"
+            )
     else:
-        examples = "examples: " + ", ".join(f"{system} {count}" for system, count in counts.items())
+        found = [f"{system} {count}" + (f" of {given[system]}" if count != given[system] else "")
+                 for system, count in counts.items()]  # fmt: skip
+        left = f" (the others left out: {left_out_reason(presence)})" if counts != given else ""
+        examples = "examples: " + ", ".join(found) + left
     columns = f" · columns: {systems.columns}" if systems.columns else ""
     return f"Computed on {systems.described}: {examples} · {shown}{columns}"
+
+
+def _counted(per_example: Mapping[str, list[Any]]) -> int:
+    """The examples that count: those a presence view does not leave out (`evaluate_family` marks them)."""
+    first = next(iter(per_example.values()), [])
+    return sum(not (isinstance(value, str) and value.startswith(LEFT_OUT)) for value in first)
 
 
 def _evaluate(
@@ -294,19 +322,23 @@ def _evaluate(
         for result in results.values():
             result[name] = {key: value for key, value in result[name].items() if key.split("_ci_")[0] == "score"}
     first = next(iter(results))
-    counts = {system: len(inputs.data["predictions"]) for system, inputs in systems.inputs.items()}
+    if name == "aspect_sentiment_score":  # per aspect, not per example: every example counts
+        counts = {system: len(inputs.data["predictions"]) for system, inputs in systems.inputs.items()}
+    else:
+        counts = {system: _counted(per_example) for system, per_example in per_examples.items()}
     differences, report, notes = None, None, ""
     chosen = baseline if baseline in results and len(results) > 1 else None
     if chosen is not None:
         differences, report, notes = _against_baseline(name, systems, chosen, options)
-    frame = results_frame([name], results, counts, differences, chosen)
+    totals = {system: len(inputs.data["predictions"]) for system, inputs in systems.inputs.items()}
+    frame = results_frame([name], results, counts, differences, chosen, totals=totals)
     if len(results) == 1:
         inputs = systems.inputs[first]
         figure = plot_for(name, inputs.data, options, results[first][name], per_examples[first])
     else:
         keys = _plotted(name, results)
         figure = results_figure(results, keys=keys)  # a bar per system, the legend naming them
-    status = _status(systems, counts, options_line(family, options))
+    status = _status(systems, counts, options_line(family, options), options.get("presence", "all"))
     rows = _rows_table(per_examples[first], systems.parts[first])
     parts = {system: (inputs, systems.parts[system]) for system, inputs in systems.inputs.items()}
     label = legend(len(results) > 1, chosen, bool(options.get("confidence_level")))
@@ -375,9 +407,11 @@ def _paired(systems: Systems, baseline: str, system: str) -> tuple[dict[str, Any
     return base, other
 
 
-def _compared(name: str, options: Mapping[str, Any], base: dict[str, Any], other: dict[str, Any], **settings: Any):
-    """`compare_systems` with the family's options as the controls give them."""
-    from .. import compare_systems
+def _compared(
+    name: str, options: Mapping[str, Any], base: dict[str, Any], other: dict[str, Any], **settings: Any
+) -> tuple[dict[str, dict[str, float]], Pairs]:
+    """`compare_systems` with the family's options as the controls give them, and its `Pairs`."""
+    from ..comparison import compare_systems_with_pairs
 
     library = keyword_options(dict(options))
     level = float(settings.pop("confidence_level", INTERVAL_LEVEL))
@@ -401,7 +435,7 @@ def _compared(name: str, options: Mapping[str, Any], base: dict[str, Any], other
     if name == "sentiment_appropriateness" and not references:
         references = None
     try:
-        return compare_systems(
+        return compare_systems_with_pairs(
             name, base["predictions"], other["predictions"], references, confidence_level=level, **library, **settings
         )
     finally:
@@ -421,18 +455,16 @@ def _against_baseline(
     with Holm's correction over them, the report's frame and its notes (Markdown)."""
     import pandas as pd
 
-    compared, pairs, differing = {}, {}, {}
+    compared, pairs = {}, {}
     for system in versus or [name for name in systems.inputs if name != baseline]:
         try:
             base, other = _paired(systems, baseline, system)
-            compared[system] = _compared(name, options, base, other, method=method, confidence_level=level)
+            compared[system], pairs[system] = _compared(
+                name, options, base, other, method=method, confidence_level=level
+            )
         except (ValueError, ImportError) as problem:
             raise _fail(problem, systems.inputs[system].where) from None
-        pairs[system] = len(base["predictions"])
-        differing[system] = differing_pairs(
-            base["predictions"], other["predictions"], base.get("scores"), other.get("scores")
-        )
-    found = significance(compared, method=method, n_resamples=DEFAULT_RESAMPLES, pairs=pairs, differing=differing)
+    found = significance(compared, method=method, n_resamples=DEFAULT_RESAMPLES, pairs=pairs)
     alpha = round(1 - level, 10)
     several = len(found) > 1
     rows = []
@@ -440,17 +472,28 @@ def _against_baseline(
         for key, row in by_key.items():
             output = output_for(name, key)
             arrow = MARKS.lower if output is not None and not output.higher_is_better else MARKS.higher
-            significant = "yes" if row.significant(alpha) else "no"
+            significant = ("yes" if row.significant(alpha) else "no") + (
+                f" {MARKS.note}" if row.disagreement(alpha) else ""
+            )
             p_values = [format_p(row.p_value, DEFAULT_RESAMPLES)] + (
                 [format_p(row.holm_p_value, DEFAULT_RESAMPLES)] if several else []
             )
-            interval = f"[{row.low:+.4f}, {row.high:+.4f}]"
-            values = [value_text(row.baseline_value), value_text(row.value), f"{row.difference:+.4f}", interval]
+            interval = f"[{signed(row.low)}, {signed(row.high)}]"
+            values = [value_text(row.baseline_value), value_text(row.value), signed(row.difference), interval]
             rows.append([system, f"{key} {arrow}", *values, *p_values, significant])
     headers = ["system", "metric", baseline, "value", "difference", f"{level:.0%} interval", "p"]
     headers += ["p (Holm)"] if several else []
     frame = pd.DataFrame(rows, columns=[*headers, "significant"])
-    notes = report_notes(found, baseline=baseline, method=method, level=level, n_resamples=DEFAULT_RESAMPLES)
+    presence = options.get("presence", "all")
+    notes = report_notes(
+        found,
+        baseline=baseline,
+        method=method,
+        level=level,
+        n_resamples=DEFAULT_RESAMPLES,
+        left_out=f"left out: {left_out_reason(presence)}",
+    )
+    notes.append(method_note(method, level, DEFAULT_RESAMPLES))
     return {system: {name: by_key} for system, by_key in found.items()}, frame, "\n".join(f"- {note}" for note in notes)
 
 
@@ -468,8 +511,32 @@ def _pairs(matches: list[dict[str, Any]], detail: str = "") -> str:
     return "; ".join(shown) or "none"
 
 
-def _sentiments(items: list[dict[str, Any]]) -> str:
-    return "; ".join(f"{item['keyword']} {item['sentiment']:.4f}" for item in items) or "none"
+def _sentiments(items: list[dict[str, Any]], limit: int | None = None) -> str:
+    return _listed([f"{item['keyword']} {item['sentiment']:.4f}" for item in items], limit) or "none"
+
+
+# Unmatched gold keywords shown per example (real gold lists hold hundreds): the first, most important ones.
+GOLD_SHOWN = 12
+
+
+def _listed(items: Sequence[str], limit: int | None = GOLD_SHOWN) -> str:
+    """Items joined by "; ", at most `limit` of them and then how many more: "a; b; … and 398 more (400)"."""
+    if limit is None or len(items) <= limit:
+        return "; ".join(items)
+    return "; ".join(items[:limit]) + f"; … and {len(items) - limit} more ({len(items)} in all)"
+
+
+def _example_names(upload: Table | None, count: int) -> dict[str, list[Any]]:
+    """The columns naming each example of a per-example table: its line in the boxes or the file (a
+    Parquet file's row), and its id where the file has an id column (review_id, id)."""
+    if upload is None or upload.lines is not None:
+        names: dict[str, list[Any]] = {"line": list(upload.lines if upload is not None else range(1, 1 + count))}
+    else:
+        names = {"row": [row + 1 for row in (upload.rows or range(count))]}
+    column = id_column(upload.columns) if upload is not None else None
+    if column is not None and len(upload.columns[column]) == count:
+        names[column] = list(upload.columns[column])
+    return names
 
 
 def _number(value: float | None) -> str:
@@ -501,9 +568,7 @@ def explanation_table(name: str, data: dict[str, Any], options: dict[str, Any], 
         records = explain(name, data["predictions"], data.get("references"), **given, **library)
     finally:
         families.clear_embedding_cache()
-    count = len(records)
-    lines = upload.lines if upload is not None and upload.lines is not None else range(1, 1 + count)
-    frame = pd.DataFrame({"line" if upload is None or upload.lines is not None else "row": list(lines)})
+    frame = pd.DataFrame(_example_names(upload, len(records)))
     if name in ("keyword_prf", "weighted_keyword_prf"):
         frame["matched: prediction → gold keyword" + (" (its score)" if name != "keyword_prf" else "")] = [
             _pairs(r["matches"], "score") for r in records
@@ -511,8 +576,8 @@ def explanation_table(name: str, data: dict[str, Any], options: dict[str, Any], 
         frame["unmatched predictions"] = [
             "; ".join(_written(p, r.get("normalized", {}).get(p)) for p in r["unmatched_predictions"]) for r in records
         ]
-        frame["unmatched gold keywords"] = [
-            "; ".join(_written(g, r.get("normalized", {}).get(g)) for g in r["unmatched_references"]) for r in records
+        frame[f"unmatched gold keywords (the first {GOLD_SHOWN}, most important first)"] = [
+            _listed([_written(g, r.get("normalized", {}).get(g)) for g in r["unmatched_references"]]) for r in records
         ]
     elif name == "semantic_keyword_prf":
         threshold = records[0]["threshold"] if records else library.get("threshold")
@@ -525,8 +590,8 @@ def explanation_table(name: str, data: dict[str, Any], options: dict[str, Any], 
             )
         frame[f"unmatched predictions: closest gold keyword (cosine < {threshold:g})"] = closest
         frame["unmatched gold keywords (what recall misses): closest prediction"] = [
-            "; ".join(
-                f"{p['reference']} ← {p['prediction']} ({p['similarity']:.4f})" for p in r["unmatched_references"]
+            _listed(
+                [f"{p['reference']} ← {p['prediction']} ({p['similarity']:.4f})" for p in r["unmatched_references"]]
             )
             or "none"
             for r in records
@@ -536,7 +601,7 @@ def explanation_table(name: str, data: dict[str, Any], options: dict[str, Any], 
             _sentiments(r["predictions"]) for r in records
         ]
         frame["their mean"] = [_number(r["prediction_sentiment"]) for r in records]
-        frame["gold keywords (sentiment)"] = [_sentiments(r["references"]) for r in records]
+        frame["gold keywords (sentiment)"] = [_sentiments(r["references"], GOLD_SHOWN) for r in records]
         frame["gold mean"] = [_number(r["reference_sentiment"]) for r in records]
         frame["review sentiment"] = [_number(r["text_sentiment"]) for r in records]
     else:
@@ -559,15 +624,17 @@ def compare_families(
     upload: str | None,
     confidence_level: bool = False,
     mapping: Mapping[str, str] | None = None,
-) -> tuple[str, Any, Any]:
+) -> tuple[str, Any, Any, dict[str, Outcome]]:
     """Every family of keyword lists with its default options on one input, for each system of it
     (the upload read once): the status line, the shared view (a row per family and metric, a
-    column per system) and grouped bars (with error bars)."""
+    column per system), grouped bars (with error bars), and per family its options and each
+    system's inputs (an `Outcome` of those only: for the per-example explanation)."""
 
-    table = _read(upload)
+    table = _read(upload, mapping)
     results: dict[str, dict[str, Any]] = {}
     skipped: list[str] = []
     systems: Systems | None = None
+    explained: dict[str, Outcome] = {}
     for name in COMBINED:
         family = FAMILIES[name]
         options = {o.name: o.default for o in family.options}
@@ -587,6 +654,9 @@ def compare_families(
                 where = f"{name}" + (f", system {system!r}" if system else "")
                 raise error(f"{where}: {space_message(problem, inputs.where)}") from None
             results.setdefault(system, {})[name] = summary
+        if name not in skipped:
+            parts = {system: (inputs, systems.parts[system]) for system, inputs in systems.inputs.items()}
+            explained[name] = Outcome("", None, None, None, options, parts)
     assert systems is not None
     counts = {system: len(inputs.data["predictions"]) for system, inputs in systems.inputs.items()}
     shown = [name for name in COMBINED if name not in skipped]
@@ -596,7 +666,7 @@ def compare_families(
         status += " weighted_keyword_prf needs a score per keyword, as in `keyword (0.8)`: not shown."
     frame = results_frame(shown, results, counts)
     title = "every keyword metric" + (f" of {_plural(len(results), 'system')}" if len(results) > 1 else "")
-    return status, frame, plot_systems(results, title)
+    return status, frame, plot_systems(results, title), explained
 
 
 METHODS = ("permutation", "bootstrap")
@@ -641,15 +711,22 @@ def compare_systems_tab(
         options["presence"] = presence
     options["confidence_level"] = False
     level = float(confidence_level)
-    _, frame, notes = _against_baseline(family, systems, base, options, chosen, method, level)
+    differences, frame, notes = _against_baseline(family, systems, base, options, chosen, method, level)
     paired = f"paired by {systems.paired_by}" if systems.paired_by else "paired by position"
+    first = next(iter(next(iter(differences.values()))[family].values()))
+    examples = _examples(first.pairs + first.left_out)
+    if first.left_out:  # a presence view: the pairs that count
+        counts = "counts" if first.pairs == 1 else "count"
+        examples += f" {paired}, {first.pairs} {counts} ({first.left_out} left out: {left_out_reason(presence)})"
+    else:
+        examples += f" {paired}"
+    view = f", presence {presence}" if presence != "all" and "presence" in options else ""
     status = (
-        f"Compared on {systems.described}: {base} against {', '.join(chosen)}, "
-        f"{_examples(len(systems.inputs[base].data['predictions']))} {paired} ({family}, {method} test, "
-        f"{DEFAULT_RESAMPLES:,} resamples, seed 0)"
+        f"Compared on {systems.described}: {base} against {', '.join(chosen)}, {examples} ({family}{view}, "
+        f"{method} test, {DEFAULT_RESAMPLES:,} resamples, seed 0)"
     )
     alpha = 1 - level
-    rows = [(f"{row[0]}: {row[1]}", float(row[4]), row[-1] == "yes") for row in frame.itertuples(index=False)]
+    rows = [(f"{row[0]}: {row[1]}", float(row[4]), row[-1].startswith("yes")) for row in frame.itertuples(index=False)]
     intervals = [
         tuple(float(bound) for bound in row[5].strip("[]").split(", ")) for row in frame.itertuples(index=False)
     ]

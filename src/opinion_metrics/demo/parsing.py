@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import families as declared
 from ..aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
+from ..columns import first_text, list_columns, number_columns, text_cell_message
 from ..tables import Table, check_unique_names, rating_rows, read_table
 from ..validation import check_same_length
 
@@ -230,14 +231,19 @@ def check_upload_size(path: Path, max_mb: float = MAX_UPLOAD_MB, max_expanded_mb
         raise ValueError(f"{path.name} expands to more than {max_expanded_mb:g} MB, the most this Space accepts")
 
 
-def read_upload(path: str | Path) -> Table:
-    """An uploaded CSV / TSV / JSONL / JSON / Parquet file (list cells in CSV: ';'), after
-    `check_upload_size`: its columns and the line of each row."""
+def read_upload(path: str | Path, mapping: Mapping | None = None) -> Table:
+    """An uploaded CSV / TSV / JSONL / JSON / Parquet file, after `check_upload_size`: its columns
+    and the line of each row. CSV list cells are read as the CLI reads them (`columns.list_columns`:
+    "a; b", or a JSON or Python list as pandas writes it), in the columns of the usual names and
+    those `mapping` ({role: column}) names."""
     path = Path(path)
     if not path.name.lower().endswith(tuple(UPLOAD_TYPES)):  # an Arrow file's decoded size is not bounded here
         raise ValueError(f"{path.name}: upload a {', '.join(UPLOAD_TYPES)} file")
     check_upload_size(path)
-    return read_table(path, ["predictions", "references"], ["scores", "prediction_sentiments"])
+    given = {role: (column or "").strip() for role, column in (mapping or {}).items()}
+    lists = list_columns([given.get("predictions"), given.get("references")])
+    numbers = number_columns([given.get("scores"), "prediction_sentiments"])
+    return read_table(path, lists, numbers)
 
 
 def takes_scores(family: str) -> bool:
@@ -331,9 +337,10 @@ def collect_inputs(
 ) -> Inputs:
     """The metric inputs of a family taking `inputs` ("predictions", "references", and
     "texts" or "aspects"), from the `upload` when given, else from the text boxes. The
-    predictions box reads "keyword (0.8)" as a scored keyword only where `family` takes
-    scores (None: a box shared by every family, read as scored unless a number in
-    parentheses is outside [0, 1], as in "Star Wars (1977)"); an upload
+    predictions box reads "keyword (0.8)" as a scored keyword for every family (the same
+    keywords everywhere; a family without scores ignores them) unless a number in parentheses
+    is outside [0, 1], as in "Star Wars (1977)" (where `family` takes scores, that is a score
+    too, refused later); an upload
     holding several systems (`system_column`) is refused: score each of `split_systems`."""
     data: dict[str, Any] = {}
     typed = any((text or "").strip() for text in (predictions, references, extra if "texts" in inputs else None))
@@ -387,7 +394,9 @@ def collect_inputs(
         data["prediction_sentiments"] = table.get("prediction_sentiments")
         data["texts"] = table.get("texts", table.get("review")) if "texts" in inputs else None
     else:
-        scored = None if family is None else takes_scores(family)
+        # Scores are read alike for every family (those without scores drop them): the same box gives the same
+        # keywords in every tab and Space; a family with scores takes a number outside [0, 1] as a score too.
+        scored = True if family is not None and takes_scores(family) else None
         data["predictions"], data["scores"] = parse_keyword_lines(predictions, "predictions", scored)
         if "references" in inputs:
             data["references"], _ = parse_keyword_lines(references, "references", scored=False)
@@ -487,7 +496,8 @@ def _typed_systems(family: str, inputs: Sequence[str], predictions: str, referen
 
         data = collect_inputs(inputs, text, references, extra, None, family=family).data
         found[name] = Inputs(data, TYPED_SOURCE, where)
-    described = f"{TYPED_SOURCE}: {_plural(len(found), 'system')} named [like this]"
+    names = ", ".join(list(found)[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    described = f"{TYPED_SOURCE}: {_plural(len(found), 'system')} ({names}) named at the start of their lines"
     return Systems(found, dict.fromkeys(found), described)
 
 
@@ -509,16 +519,20 @@ def _file_systems(
 ) -> Systems:
     """The systems of an uploaded file, its columns found by name or as `mapping` gives them: a
     system column (one row per system and example), predictions side by side (`keywords_*`), or one."""
+    from ..columns import NAMES, WHAT, closest, find_columns
     from ..columns import described as mapping_words
-    from ..columns import find_columns
 
     given = {role: value.strip() for role, value in (mapping or {}).items() if value and value.strip()}
     found = find_columns(list(upload.columns), given)
     for role, column in given.items():
         if column != "none" and "*" not in column and column not in upload.columns:
-            raise ValueError(f"no column `{column}` for {role} in the file (found: {_code(upload.columns) or 'none'})")
+            near = closest(column, upload.columns)
+            hint = f"; did you mean `{near}`?" if near else ""
+            found_columns = _code(upload.columns) or "none"
+            raise ValueError(
+                f"no column `{column}` for {role} in {upload.path.name} (its columns: {found_columns}){hint}"
+            )
     roles = {role: found[role] for role in ("predictions", "references", "scores", "texts") if found[role]}
-    from ..columns import NAMES, WHAT
 
     for role in ("predictions", "references"):
         if role in inputs and "aspects" not in inputs and found[role] is None:
@@ -549,6 +563,12 @@ def _file_systems(
         how = f"{_plural(len(parts), 'system')} of its `{column}` column" if column else ""
     systems: dict[str, Inputs] = {}
     for name, part in parts.items():
+        for role in ("predictions", "references"):
+            column = pattern.replace("*", name) if role == "predictions" and pattern else found[role]
+            keywords = role in inputs and "aspects" not in inputs and column in part.columns
+            row = first_text(part.columns[column]) if keywords else None
+            if row is not None:
+                raise ValueError(text_cell_message(column, part.columns[column][row], part.location(row)))
         systems[name] = collect_inputs(inputs, predictions, references, extra, part, prefix, family)
     source = next(iter(systems.values())).source  # the file, and for the aspect score the columns read as aspects
     usual = {"predictions": ("predictions",), "references": ("references",), "scores": ("scores",)}
@@ -572,8 +592,8 @@ def read_systems(
     by a system column or side-by-side columns, `mapping` naming columns found otherwise), else
     the text boxes (several systems when every predictions line starts with "[name]", the
     references and texts once per example, shared). `inputs`: the family's boxes ("predictions",
-    "references", and "texts" or "aspects"); `family` reads "keyword (0.8)" as a scored keyword
-    where it takes scores (None: a box shared by every family, as `collect_inputs` says)."""
+    "references", and "texts" or "aspects"); "keyword (0.8)" is the keyword "keyword" with a
+    score in every family, as `collect_inputs` says (None: the box shared by every family)."""
     if upload is not None:
         return _file_systems(family, inputs, upload, mapping, prefix, extra, predictions, references)
     typed = _typed_systems(family, inputs, predictions or "", references or "", extra or "")

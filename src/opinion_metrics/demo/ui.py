@@ -41,6 +41,7 @@ from .parsing import (
     PREDICTION_PREFIX,
     UPLOAD_LIMITS,
     UPLOAD_TYPES,
+    typed_lines,
 )
 
 _REPO = Path(__file__).resolve().parents[3]
@@ -54,6 +55,8 @@ _PLACEHOLDERS = {
 # A click while a computation runs is computed after it (Gradio's default drops it): the
 # user who turns intervals on and clicks again gets intervals, never the older result.
 LAST_CLICK_RUNS = "always_last"
+# Above an upload box (whose own label stays short: its buttons would hide a long one).
+UPLOAD_HINT = f"CSV / TSV / JSONL / JSON / Parquet, optionally .gz ({UPLOAD_LIMITS}); replaces the text boxes."
 # Tables show their rows without an inner scroll box up to this height (pixels).
 _TALL = 2400
 # Options shown next to Compute rather than in the options accordion.
@@ -130,12 +133,8 @@ def _control(option: Option) -> Any:
 def _upload_box() -> Any:
     import gradio as gr
 
-    return gr.File(
-        label=f"CSV / TSV / JSONL / JSON / Parquet, optionally .gz ({UPLOAD_LIMITS}); replaces the text boxes",
-        file_types=UPLOAD_TYPES,
-        type="filepath",
-        elem_classes=["om-upload"],
-    )
+    gr.Markdown(UPLOAD_HINT)
+    return gr.File(label="file", file_types=UPLOAD_TYPES, type="filepath", elem_classes=["om-upload"])
 
 
 def _named(
@@ -236,6 +235,7 @@ CSS = """
 .dark .info-text { color: #d1d5db !important; }
 .block.om-status { padding: 6px 10px; border-left: 4px solid #2563eb; background: rgba(37, 99, 235, 0.06); }
 .block.om-status:has(strong:first-child) { border-left-color: #b91c1c; background: rgba(185, 28, 28, 0.07); }
+.om-why td { vertical-align: top !important; }
 """
 
 
@@ -292,7 +292,7 @@ def _after(name: str) -> Callable[..., Any]:
         several = len(systems) > 1
         selector = gr.update(choices=systems, value=systems[0], visible=several)
         summary = gr.update(visible=True, column_widths=frame_widths(recalled.summary), label=recalled.label)
-        why = [gr.update(value=_styled(_explanation(name, recalled, systems[0])), visible=True)][:extra]
+        why = [_why_update(name, _explanation(name, recalled, systems[0]))][:extra]
         shown = gr.update(visible=True)
         baseline = gr.update(choices=[NO_BASELINE, *systems], value=recalled.baseline or NO_BASELINE, visible=several)
         report = gr.update(value=recalled.report, visible=recalled.report is not None)
@@ -335,6 +335,26 @@ _WHY_WIDTHS = {
     "sentiment_appropriateness": ["6%", "28%", "10%", "28%", "12%", "16%"],
     "keyword_diversity": ["6%", "47%", "47%"],
 }
+
+
+def why_widths(name: str, frame: Any) -> list[str]:
+    """The explanation table's column widths: those of `_WHY_WIDTHS`, with room made for an id
+    column (review_id) after the line where the file has one."""
+    widths = _WHY_WIDTHS[name]
+    if frame is None or len(frame.columns) == len(widths):
+        return widths
+    named = len(frame.columns) - len(widths) + 1  # the line and the id
+    rest = [float(width.rstrip("%")) for width in widths[1:]]
+    scale = (100 - 6 - 9 * (named - 1)) / sum(rest)
+    return ["6%", *["9%"] * (named - 1), *(f"{width * scale:.0f}%" for width in rest)]
+
+
+def _why_update(name: str, frame: Any) -> Any:
+    import gradio as gr
+
+    return gr.update(value=_styled(frame), visible=True, column_widths=why_widths(name, frame))
+
+
 # Under a family's explanation: how to read it.
 _WHY_NOTES = {"sentiment_appropriateness": SENTIMENT_SCALE}
 
@@ -371,7 +391,7 @@ def _select(name: str) -> Callable[..., Any]:
         inputs, part = recalled.systems[system]
         _, per_example = evaluate_family(name, inputs.data, recalled.options)
         rows = _styled(_rows_table(per_example, part))
-        return (rows, _styled(_explanation(name, recalled, system)))[: 1 + _explains(name)]
+        return (rows, _why_update(name, _explanation(name, recalled, system)))[: 1 + _explains(name)]
 
     select.__annotations__ = {"system": str, "request": gr.Request}
     return select
@@ -454,6 +474,7 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
                     wrap=True,
                     max_height=_TALL,
                     column_widths=_WHY_WIDTHS[name],
+                    elem_classes=["om-why"],
                 )
             ]
             if name in _WHY_NOTES:
@@ -529,6 +550,13 @@ def _combined_tab() -> tuple[Any, ...]:
             status = gr.Markdown("Computing the example…", elem_classes=["om-status"])
             figure = gr.Plot(label="plot")
     table = _results_table()
+    with gr.Row():  # why: per example, for a family and a system of the results above
+        why_family = gr.Dropdown(list(COMBINED), value=COMBINED[0], label="family explained per example",
+                                 interactive=True, visible=False)  # fmt: skip
+        why_system = gr.Dropdown([], label="system explained per example", interactive=True, visible=False)
+    why = gr.Dataframe(
+        label="why: per example", interactive=False, wrap=True, max_height=_TALL, visible=False, elem_classes=["om-why"]
+    )
     names = ["predictions", "references", "texts", "upload", "confidence_level", *COLUMN_NAMES]
 
     def handler(**values: Any) -> Any:
@@ -541,14 +569,47 @@ def _combined_tab() -> tuple[Any, ...]:
             mapping=_mapping(values),
         )
 
-    compute = _named(handler, names, "compare", defaults={"confidence_level": False, **dict.fromkeys(COLUMN_NAMES, "")})
+    defaults = {"confidence_level": False, **dict.fromkeys(COLUMN_NAMES, "")}
+    compute = _named(handler, names, "compare", defaults=defaults, shown=3)
     inputs, outputs = [predictions, references, texts, upload, intervals, *mapping], [status, table, figure]
-    after = _error_shown("compare", len(outputs))
+    shown = _error_shown("compare", len(outputs))
+
+    def after(request: gr.Request) -> tuple[Any, ...]:
+        """The results' widths (`_error_shown`), then the explanation of the first family and system."""
+        updates = shown(request)
+        recalled = _recalled(request, "compare")
+        if not isinstance(recalled, tuple):  # an error: the explanation of an earlier input is hidden
+            return (*updates, *[gr.update(visible=False)] * 3)
+        explained = recalled[3]
+        family = next(iter(explained), None)
+        systems = list(explained[family].systems) if family else []
+        frame = _explanation(family, explained[family], systems[0]) if family else None
+        return (
+            *updates,
+            gr.update(choices=list(explained), value=family, visible=family is not None),
+            gr.update(choices=systems, value=systems[0] if systems else None, visible=len(systems) > 1),
+            _why_update(family, frame) if frame is not None else gr.update(visible=False),
+        )
+
+    after.__annotations__ = {"request": gr.Request}
+
+    def select(family: str, system: str, request: gr.Request) -> Any:
+        recalled = _recalled(request, "compare")
+        if not isinstance(recalled, tuple) or family not in recalled[3]:
+            return gr.skip()
+        outcome = recalled[3][family]
+        frame = _explanation(family, outcome, system if system in outcome.systems else next(iter(outcome.systems)))
+        return _why_update(family, frame) if frame is not None else gr.update(visible=False)
+
+    select.__annotations__ = {"family": str, "system": str, "request": gr.Request}
+    followed = [*outputs, why_family, why_system, why]
     queue = {"concurrency_id": "compare", "trigger_mode": LAST_CLICK_RUNS}
-    _follow(button.click(compute, inputs, outputs, api_name="compare", **queue), after, outputs)
+    _follow(button.click(compute, inputs, outputs, api_name="compare", **queue), after, followed)
     for event in (upload.upload, upload.clear):
-        _follow(event(compute, inputs, outputs, api_visibility="private", **queue), after, outputs)
-    return compute, inputs, outputs, after
+        _follow(event(compute, inputs, outputs, api_visibility="private", **queue), after, followed)
+    for selector in (why_family, why_system):
+        selector.input(select, [why_family, why_system], [why], api_visibility="private")
+    return compute, inputs, followed, after
 
 
 # The comparison tab's example: three systems on 8 films; B finds most gold keywords, A generic words.
@@ -619,9 +680,12 @@ def _comparison_tab() -> tuple[Any, ...]:
             with gr.Accordion(
                 f"or upload: one file with a model column, or a file per system ({UPLOAD_LIMITS})", open=False
             ):
+                gr.Markdown(
+                    f"{UPLOAD_HINT[:-1]}: predictions (scores for the weighted family), references, texts, a model "
+                    "column or columns side by side; several files: a file per system."
+                )
                 upload = gr.File(
-                    label=f"CSV / TSV / JSONL / JSON / Parquet, optionally .gz ({UPLOAD_LIMITS}): predictions "
-                    "(scores for the weighted family), references, texts; replaces the text boxes",
+                    label="files",
                     file_types=UPLOAD_TYPES,
                     file_count="multiple",
                     type="filepath",
@@ -662,7 +726,29 @@ def _comparison_tab() -> tuple[Any, ...]:
     _follow(button.click(compute, inputs, outputs, api_name="compare_systems", **queue), after, followed)
     for event in (upload.upload, upload.clear, baseline.input, versus.input):
         _follow(event(compute, inputs, outputs, api_visibility="private", **queue), after, followed)
+    # the selectors follow the systems typed, before Compare (a file's systems: once it is read)
+    predictions.input(_typed_choices, [predictions, baseline, versus], [baseline, versus], api_visibility="private")
     return compute, inputs, followed, after
+
+
+def _typed_choices(predictions: str, baseline: str, versus: str) -> tuple[Any, Any]:
+    """The baseline and "compared with" choices: the systems named in the predictions box (lines
+    starting with [name]); unchanged while the box names none or is being fixed."""
+    import gradio as gr
+
+    try:
+        systems = typed_lines(predictions)
+    except ValueError:
+        systems = None
+    if not systems:
+        return gr.skip(), gr.skip()
+    names = list(systems)
+    base = baseline if baseline in names else names[0]
+    others = [name for name in names if name != base]
+    return (
+        gr.update(choices=names, value=base),
+        gr.update(choices=[ALL_OTHERS, *others], value=versus if versus in others else ALL_OTHERS),
+    )
 
 
 def build_combined_app(card: str | Path | None = None) -> Any:
@@ -688,6 +774,6 @@ def build_combined_app(card: str | Path | None = None) -> Any:
         gr.Markdown(metric_card("opinion_metrics", card))
         for (compute, inputs, outputs, after), queue in ((every, "compare"), (paired, "compare_systems")):
             # the prefilled examples when the page loads, in the queue of their button
-            shown = outputs[:4] if queue == "compare_systems" else outputs
+            shown = outputs[:4] if queue == "compare_systems" else outputs[:3]
             _follow(app.load(compute, inputs, shown, api_visibility="private", concurrency_id=queue), after, outputs)
     return app
