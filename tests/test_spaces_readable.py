@@ -419,7 +419,7 @@ def test_each_space_opens_with_its_example_computed_and_readable(browser, name, 
         expect(page.get_by_text("Computed on the text boxes").first).to_be_visible(timeout=120_000)
         expect(page.get_by_text(re.compile(r"\d+ examples? · "))).to_be_visible()
         tables = page.locator("div.table-wrap")
-        expected_tables = 1 if combined else 3 - (name == "aspect_sentiment_score")
+        expected_tables = 2 if combined else 3 - (name == "aspect_sentiment_score")  # combined: results, why
         expect(tables).to_have_count(expected_tables, timeout=30_000)  # (the other tab renders when opened)
         page.wait_for_timeout(1500)  # the outputs fade in
         for index in range(expected_tables):  # results, per example (per aspect), why
