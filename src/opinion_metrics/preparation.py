@@ -1028,22 +1028,32 @@ def cutoff_lengths(corpus: PreparedCorpus, top_k: int | str | None) -> list[int 
 
 def prediction_cutoffs(corpus: PreparedCorpus, top_k: int | str | None) -> np.ndarray | None:
     """`cutoff_lengths` as an array (None: every prediction kept)."""
+    return cutoffs_of_sizes(top_k, corpus.references.sizes if top_k == "O" else np.zeros(len(corpus), np.int64))
+
+
+def cutoffs_of_sizes(top_k: int | str | None, gold_sizes: np.ndarray) -> np.ndarray | None:
+    """`prediction_cutoffs` of examples with `gold_sizes` kept gold keywords."""
     if top_k is None:
         return None
     if top_k == "O":
-        return corpus.references.sizes
-    return np.full(len(corpus), min(int(top_k), np.iinfo(np.int64).max), dtype=np.int64)
+        return gold_sizes
+    return np.full(len(gold_sizes), min(int(top_k), np.iinfo(np.int64).max), dtype=np.int64)
 
 
 def precision_denominators(corpus: PreparedCorpus, top_k: int | str | None) -> np.ndarray:
     """Per example, the precision denominator of the count-based families (docs/definitions.md section 3):
     the number of predictions (`None`), k (an int: a missing prediction counts as wrong,
     trec_eval's `P_k`) or |G| ("O": R-precision)."""
+    return denominators_of_sizes(top_k, corpus.predictions.sizes, corpus.references.sizes)
+
+
+def denominators_of_sizes(top_k: int | str | None, prediction_sizes: np.ndarray, gold_sizes: np.ndarray) -> np.ndarray:
+    """`precision_denominators` of examples with these numbers of kept predictions and gold keywords."""
     if top_k is None:
-        return corpus.predictions.sizes
+        return prediction_sizes
     if top_k == "O":
-        return corpus.references.sizes
-    return np.full(len(corpus), float(top_k))  # float: k may exceed int64
+        return gold_sizes
+    return np.full(len(prediction_sizes), float(top_k))  # float: k may exceed int64
 
 
 def apply_top_k(corpus: PreparedCorpus, top_k: int | str | None) -> PreparedCorpus:
