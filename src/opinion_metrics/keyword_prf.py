@@ -64,10 +64,11 @@ def keyword_prf_statistics(
         found = matching.document_edges(predictions, references, normalize, match)  # type: ignore[arg-type]
         if found is not None:  # (None: rows the corpus path checks and names)
             prediction_sizes, gold_sizes, edges = found
-            check_all_texts(texts, len(gold_sizes))
-            cutoffs = cutoffs_of_sizes(top_k, gold_sizes)
-            matched_predictions, matched_gold = matching.edge_counts(edges, len(gold_sizes), one_to_one, cutoffs)
-            denominators = denominators_of_sizes(top_k, prediction_sizes, gold_sizes)
+            n = len(gold_sizes)
+            check_all_texts(texts, n)
+            cutoffs = cutoffs_of_sizes(top_k, n, lambda: gold_sizes)
+            matched_predictions, matched_gold = matching.edge_counts(edges, n, one_to_one, cutoffs)
+            denominators = denominators_of_sizes(top_k, n, lambda: prediction_sizes, lambda: gold_sizes)
             statistics = prf_statistics(
                 matched_predictions, denominators, matched_gold, gold_sizes, zero_division=zero_division
             )

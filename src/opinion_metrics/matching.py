@@ -11,11 +11,12 @@ normalized and related document by document, without a vocabulary (`document_edg
 
 from __future__ import annotations
 
+import operator
 import threading
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
-from itertools import chain
+from itertools import chain, islice
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -686,7 +687,9 @@ def documents_cheaper(references: Sequence[Any]) -> bool:
     if preparation._speedups is None:
         return False
     sample = references[: preparation._CONTENT_SAMPLE]
-    if len(set(map(id, sample))) < len(sample):  # a list given again (found without reading the lists)
+    # a list given again, found without reading the lists: right after itself (a movie's list
+    # given to each of its reviews: found at once), or later
+    if any(map(operator.is_, sample, islice(sample, 1, None))) or len(set(map(id, sample))) < len(sample):
         return False
     try:
         keywords = list(chain.from_iterable(sample))
