@@ -828,7 +828,7 @@ def diverse_corpus(n: int, words: list[str], seed: int = 0) -> tuple[list, list]
     predictions, references = [], []
     for _ in range(n):
         gold = list(dict.fromkeys(phrase() for _ in range(rng.randint(5, 20))))
-        predictions.append(list(dict.fromkeys(rng.sample(gold, 2) + [phrase() for _ in range(3)])))
+        predictions.append(list(dict.fromkeys(rng.sample(gold, min(2, len(gold))) + [phrase() for _ in range(3)])))
         references.append(gold)
     return predictions, references
 
