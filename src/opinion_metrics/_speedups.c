@@ -2044,7 +2044,7 @@ PyInit__speedups(void)
 {
     str_hash = (hashfunc)PyType_GetSlot(&PyUnicode_Type, Py_tp_hash);
     PyObject *created = PyModule_Create(&module);
-    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 4) < 0)
+    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 5) < 0)
         Py_CLEAR(created);
     return created;
 }

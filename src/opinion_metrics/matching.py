@@ -693,9 +693,10 @@ def documents_cheaper(references: Sequence[Any]) -> bool:
         return False
     try:
         keywords = list(chain.from_iterable(sample))
-        return len(set(keywords)) >= _DISTINCT_GOLD * len(keywords)
-    except TypeError:  # not lists of hashable keywords: the corpus path names what is wrong
+    except TypeError:  # rows that are not lists: the corpus path names what is wrong
         return False
+    # exact str only: a subclass's __hash__ and __eq__ are never asked (the corpus path reads it by value)
+    return set(map(type, keywords)) <= {str} and len(set(keywords)) >= _DISTINCT_GOLD * len(keywords)
 
 
 # The share of distinct strings among a sample of gold keywords above which documents are

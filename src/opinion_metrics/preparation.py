@@ -36,7 +36,7 @@ from .validation import (
     lone_surrogate,
 )
 
-_SPEEDUPS_VERSION = 4  # the VERSION of _speedups.c these functions call
+_SPEEDUPS_VERSION = 5  # the VERSION of _speedups.c these functions call
 
 
 def _load_speedups() -> Any:
