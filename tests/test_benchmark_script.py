@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+import reference_impl as ref
 from conftest import MOVIE_REVIEWS, REPO, require_shared
 
 SCRIPT = REPO / "scripts" / "benchmark.py"
@@ -43,6 +44,27 @@ def test_naive_weighted_follows_spec_worked_example(script):
     assert math.isclose(short["map@5"], 1 / 4)
 
 
+def test_naive_match_loops_count_as_the_definitions_without_one_to_one(script):
+    # "war" is in "star wars saga" (substring) but is no token of it; "b" is a token of "a b c".
+    predictions = [["Star Wars", "war", "x", "war"], ["a b", "b"], []]
+    references = [["star wars saga", "wars"], ["a b c", "c a b"], ["z"]]
+    for match in ("substring", "token"):
+        expected = ref.keyword_prf(predictions, references, match=match, one_to_one=False)
+        actual = script.naive_match_loop(predictions, references, match)
+        assert actual == pytest.approx({key: expected[key] for key in ("precision", "recall", "f1")}), match
+
+
+def test_diverse_documents_have_their_own_phrases(script):
+    words = ["alpha", "beta", "gamma"]  # a vocabulary small enough to repeat phrases
+    predictions, references = script.diverse_corpus(200, words)
+    for predicted, gold in zip(predictions, references):
+        assert 1 <= len(gold) <= 20 and len(predicted) <= 5
+        assert len(set(predicted) & set(gold)) >= min(2, len(gold))  # two of its gold phrases
+        for phrase in predicted + gold:
+            assert 1 <= len(phrase.split()) <= 3 and set(phrase.lower().split()) <= set(words)
+    assert len({id(gold) for gold in references}) == 200  # each its own list
+
+
 def test_naive_presence_leaves_out_examples_without_present_references(script):
     # Example 0: "art" is not present in "party"; "star wars" is; gold "wars" present.
     # Example 1: no gold keyword occurs in the text: left out of the means.
@@ -67,11 +89,15 @@ def test_small_run_passes_its_own_checks():
 
 @pytest.mark.parametrize("helper", [[], ["--without-c-helper"]])
 def test_keyphrase_shape_run_passes_its_own_checks(helper):
-    """exact == the lower-cased set loop (asserted by the script), with the C helper and without."""
+    """exact == the lower-cased set loop, and on documents of their own phrases each match ==
+    its naive loop (asserted by the script), with the C helper and without."""
+    require_shared(MOVIE_REVIEWS)
     command = [sys.executable, str(SCRIPT), "--families", "keyphrase", "--sample", "100", "--repeat", "1", *helper]
+    command += ["--data", str(MOVIE_REVIEWS)]
     run = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     assert 'keyword_prf(match="token")' in run.stdout and "1,000 documents" in run.stdout
+    assert "documents of their own phrases" in run.stdout and "2,000" in run.stdout
 
 
 @pytest.mark.slow

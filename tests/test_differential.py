@@ -2,8 +2,11 @@
 `weighted_keyword_prf` on random corpora, with each internal strategy forced and also left
 to choose, against the brute force of `reference_impl` (written straight from SPEC.md).
 
-Strategies: substring containment by dict lookup, by `str.find` or by rolling hashes
-(`matching`), each run with other fast paths forced off or on: the vectorized preparation
+Strategies: the relation tested on the pairs that meet in each example (in C or in Python),
+or computed between the distinct strings by substring containment by dict lookup, by
+`str.find` or by rolling hashes (`matching`); examples normalized and related document by
+document (in C or in Python) or through a prepared corpus; each run with other fast paths
+forced off or on: the vectorized preparation
 or the per-row one, joining predictions to gold lists by expanding the relation or by
 testing each gold keyword, one-to-one counts from edge counts or by Hopcroft-Karp for every
 example, exact-match counts from one sort of (example, keyword) keys or from the edges,
@@ -40,19 +43,39 @@ _FIND = matching._containment_by_find
 _LOOKUP = matching._containment_by_lookup
 _HASH = matching._containment_by_hash
 _IN_C = matching._contained_in_c
-STRATEGIES = ("auto", "find", "lookup", "hash", "automata", "windows")
+_PAIRS = matching.pair_edges
+_PAIRS_IN_PYTHON = matching._pair_edges_in_python
+_DOCUMENTS = matching.document_edges
+_DOCUMENTS_IN_PYTHON = matching._document_edges_in_python
+STRATEGIES = (
+    "auto", "find", "lookup", "hash", "automata", "windows", "pairs", "pairs_in_python", "documents",
+    "documents_in_python",
+)  # fmt: skip
 CONTAINMENTS = {"find": "find_cost", "lookup": "lookup_cost", "hash": "hash_cost"}
-# Which containment search each strategy runs ("c": the C helper's).
-SEARCHES = {"auto": "c", "find": "find", "lookup": "lookup", "hash": "hash", "automata": "c", "windows": "c"}
-# The other fast paths forced with each containment strategy (every one runs on every corpus).
+# Which search each strategy runs under "substring" and "token" ("c": the C helper's
+# containment; "pairs": the C helper's pair tests; the documents strategies relate by pairs
+# what the per-document path leaves to the corpus: the weighted family, a callable normalize).
+SEARCHES = {
+    "auto": None, "find": "find", "lookup": "lookup", "hash": "hash", "automata": "c", "windows": "c",
+    "pairs": "pairs", "pairs_in_python": "pairs_in_python", "documents": "pairs",
+    "documents_in_python": "pairs_in_python",
+}  # fmt: skip
+# The other fast paths forced with each strategy (every one runs on every corpus).
 FORCED = {
     "auto": (),
-    "find": ("python_containment", "per_row_preparation", "matching_everywhere", "c_edges_by_list"),
-    "lookup": ("expand_relation", "one_by_one_normalization", "python_twins"),
-    "hash": ("test_each_gold", "exact_by_edges", "python_twins"),
-    "automata": ("c_containment_by_small_automata",),
-    "windows": ("c_containment_by_windows",),
+    "find": ("python_containment", "per_row_preparation", "matching_everywhere", "c_edges_by_list", "index"),
+    "lookup": ("expand_relation", "one_by_one_normalization", "python_twins", "index"),
+    "hash": ("test_each_gold", "exact_by_edges", "python_twins", "index"),
+    "automata": ("c_containment_by_small_automata", "index"),
+    "windows": ("c_containment_by_windows", "index"),
+    "pairs": ("pairs", "prepared_corpus", "matching_everywhere"),
+    "pairs_in_python": ("pairs", "prepared_corpus", "python_twins"),
+    "documents": ("documents", "pairs"),
+    "documents_in_python": ("documents", "python_twins", "pairs", "matching_everywhere"),
 }
+# Which per-document path each strategy runs where it applies (keyword_prf, a built-in
+# normalization, no stemmer, presence "all").
+DOCUMENTS = {"documents": "documents", "documents_in_python": "documents_in_python"}
 
 
 def devowel(text: str) -> str:
@@ -213,12 +236,25 @@ def strategy(name: str, monkeypatch: pytest.MonkeyPatch, used: dict[str, int] | 
 
         return wrapper
 
+    def documents(kind, function):
+        def wrapper(*args, **kwargs):
+            found = function(*args, **kwargs)
+            if used is not None and found is not None:
+                used[kind] = used.get(kind, 0) + 1
+            return found
+
+        return wrapper
+
     matching.clear_lexical_caches()  # every strategy computes afresh
     with monkeypatch.context() as patch:
         patch.setattr(matching, "_containment_by_find", counted("find", _FIND))
         patch.setattr(matching, "_containment_by_lookup", counted("lookup", _LOOKUP))
         patch.setattr(matching, "_containment_by_hash", counted("hash", _HASH))
         patch.setattr(matching, "_contained_in_c", counted("c", _IN_C))
+        patch.setattr(matching, "pair_edges", counted("pairs", _PAIRS))
+        patch.setattr(matching, "_pair_edges_in_python", counted("pairs_in_python", _PAIRS_IN_PYTHON))
+        patch.setattr(matching, "document_edges", documents("documents", _DOCUMENTS))
+        patch.setattr(matching, "_document_edges_in_python", documents("documents_in_python", _DOCUMENTS_IN_PYTHON))
         if name != "auto":
             for kind, cost in CONTAINMENTS.items():
                 patch.setattr(matching, cost, lambda *args, kind=kind: 0 if name == kind else 1)
@@ -229,7 +265,15 @@ def strategy(name: str, monkeypatch: pytest.MonkeyPatch, used: dict[str, int] | 
 
 def force(path: str, patch: pytest.MonkeyPatch) -> None:
     """Force one of the fast paths of `preparation` and `matching` off (or its alternative on)."""
-    if path == "per_row_preparation":
+    if path == "pairs":  # the relation tested on each example's pairs, however many per distinct string
+        patch.setattr(matching, "relation_by_pairs", lambda corpus: True)
+    elif path == "index":  # the relation computed between the distinct strings
+        patch.setattr(matching, "relation_by_pairs", lambda corpus: False)
+    elif path == "documents":  # every example on its own, also where gold lists repeat
+        patch.setattr(matching, "documents_cheaper", lambda references: True)
+    elif path == "prepared_corpus":
+        patch.setattr(matching, "documents_cheaper", lambda references: False)
+    elif path == "per_row_preparation":
         patch.setattr(preparation, "_prepare_flat", lambda *args, **kwargs: None)
     elif path == "matching_everywhere":  # Hopcroft-Karp even where the edges form a matching
         patch.setattr(matching, "needs_matching", lambda edge_count, *args: edge_count > 0)
@@ -438,13 +482,63 @@ def distinct_gold_corpus(seed: int, n_examples: int) -> tuple[list, list, list]:
     return predictions, scores, references
 
 
+def movie_corpus(seed: int, n_examples: int) -> tuple[list, list, list]:
+    """One movie against its gold list: reviews of a few predictions each, drawn from a few
+    hundred keywords (some of them gold keywords or parts of one), all against one list of
+    80 gold keywords (one object): few distinct strings meet in many pairs."""
+    rng = np.random.default_rng(seed)
+    gold = list(dict.fromkeys(random_keyword(rng) for _ in range(80)))
+    candidates = [random_keyword(rng) for _ in range(300)] + gold[:40] + [g.split()[0] for g in gold if g.split()]
+    predictions = [
+        [candidates[i] for i in rng.integers(len(candidates), size=int(rng.integers(0, 5)))] for _ in range(n_examples)
+    ]
+    scores = [random_scores(rng, len(p)) for p in predictions]
+    return predictions, scores, [gold] * n_examples
+
+
+def diverse_corpus(seed: int, n_examples: int) -> tuple[list, list, list]:
+    """Documents of their own phrases (the keyphrase benchmark shape with a real vocabulary):
+    each example's 3-12 gold keywords and 2-6 predictions are phrases of 1-3 words drawn
+    from thousands of words, so that nearly every string is new and short words make the
+    relation between the distinct strings large; predictions copy or cut some gold phrases."""
+    rng = np.random.default_rng(seed)
+    words = list(dict.fromkeys("".join(rng.choice(list("abcdeilnorst"), int(rng.integers(1, 8)))) for _ in range(4000)))
+    words += TOKENS
+
+    def phrase() -> str:
+        text = " ".join(words[i] for i in rng.integers(len(words), size=int(rng.integers(1, 4))))
+        return text.title() if rng.random() < 0.2 else text if rng.random() < 0.9 else random_keyword(rng)
+
+    predictions, references = [], []
+    for _ in range(n_examples):
+        gold = [phrase() for _ in range(int(rng.integers(3, 13)))]
+        predicted = [phrase() for _ in range(int(rng.integers(1, 4)))]
+        for source in [gold[i] for i in rng.integers(len(gold), size=int(rng.integers(0, 4)))]:
+            tokens = source.split()
+            start = int(rng.integers(len(tokens))) if tokens else 0
+            predicted.append(
+                " ".join(tokens[start : start + int(rng.integers(1, 3))]) if rng.random() < 0.5 else source
+            )
+        predictions.append(predicted)
+        references.append(gold)
+    scores = [random_scores(rng, len(p)) for p in predictions]
+    return predictions, scores, references
+
+
 SHAPES = {
     "broadcast": lambda: broadcast_corpus(10, 2500, fresh=False),
     "copies": lambda: broadcast_corpus(11, 2500, fresh=True),
     "long_gold": lambda: long_gold_corpus(12, 8),
     "distinct_gold": lambda: distinct_gold_corpus(13, 2500),
+    "movie": lambda: movie_corpus(14, 1000),
+    "diverse": lambda: diverse_corpus(15, 600),
 }
 PYTHON_CHOICE = {"broadcast": "lookup", "copies": "lookup", "long_gold": "find", "distinct_gold": "hash"}
+# What the cost models choose, left to choose: the relation between the distinct strings
+# ("c": the C helper's containment) where few strings meet in many pairs, each example's
+# pairs ("pairs") in a diverse vocabulary, normalized and related document by document where
+# that path applies, no gold list repeats and the C helper is built.
+AUTO = {"movie": ("c", None), "diverse": ("pairs", "documents")}
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -462,6 +556,7 @@ def test_strategy_shapes_equal_spec(shape, match, monkeypatch):
             used: dict[str, int] = {}
             with strategy(name, monkeypatch, used):
                 actual = keyword_prf(predictions, references, return_per_example=True, **common)
+                by_documents = dict(used)
                 weighted = weighted_keyword_prf(
                     predictions, scores, references, return_per_example=True, **weighted_options
                 )
@@ -469,17 +564,30 @@ def test_strategy_shapes_equal_spec(shape, match, monkeypatch):
             problems += differences(actual, expected, (predictions, references), where)
             where = f"{shape}: weighted_keyword_prf({options_text(**weighted_options)}; strategy {name})"
             problems += differences(weighted, expected_weighted, (predictions, scores, references), where)
-            if match != "exact" and (preparation._speedups is not None or SEARCHES[name] != "c"):
-                assert used.get(SEARCHES[name]), f"{shape}, strategy {name}: {SEARCHES[name]} never ran ({used})"
+            has_c = preparation._speedups is not None
+            search, documents = (
+                AUTO.get(shape, (None, None)) if name == "auto" else (SEARCHES[name], DOCUMENTS.get(name))
+            )
+            documents = documents if has_c or name != "auto" else None  # (chosen only with the helper)
+            if match != "exact" and search:
+                assert used.get(search), f"{shape}, strategy {name}: {search} never ran ({used})"
+            if name == "pairs" and has_c:
+                assert not used.get("pairs_in_python"), f"{shape}: the C helper's pair tests did not run ({used})"
+            if documents and isinstance(normalize, str):
+                assert by_documents.get(documents), f"{shape}, strategy {name}: {documents} never ran ({used})"
+            if name == "auto" and shape in AUTO and not documents:
+                assert not by_documents.get("documents"), f"{shape}: the per-document path ran ({used})"
     check(problems)
 
 
-@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("shape", PYTHON_CHOICE)
 def test_without_the_c_helper_each_shape_gets_its_cheap_containment_search(shape, monkeypatch):
     predictions, _, references = SHAPES[shape]()
     used: dict[str, int] = {}
     with strategy("auto", monkeypatch, used):
         monkeypatch.setattr(preparation, "_speedups", None)
+        force("index", monkeypatch)
+        force("prepared_corpus", monkeypatch)
         keyword_prf(predictions, references)
     assert used.get(PYTHON_CHOICE[shape]), used
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import reference_impl as ref
 from conftest import approx_nested
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -364,6 +365,165 @@ def test_edges_found_in_c_and_by_the_joins_in_numpy_as_defined(examples, gold_li
         assert list(zip(*(column.tolist() for column in edges[:3]))) == expected
 
 
+pair_text = st.text(alphabet="ab  \tç🎬\x00", max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.lists(pair_text, max_size=5), st.integers(0, 2)), min_size=1, max_size=8),
+    st.lists(st.lists(pair_text, max_size=5), min_size=3, max_size=3),
+    st.sampled_from(["substring", "token"]),
+    st.booleans(),
+)
+def test_pair_edges_in_c_and_in_python_as_defined(examples, gold_lists, match, shared):
+    """The relation tested on each example's pairs (`pair_edges`), in C and in Python, equals
+    the definitions' pairs: gold lists shared by several examples (each (prediction, list)
+    tested once) or each its own; inner white space, tabs, NUL, multi-byte characters."""
+    predictions = [predicted for predicted, _ in examples]
+    references = [gold_lists[which] if shared else list(gold_lists[which]) for _, which in examples]
+    corpus = prepare_corpus(predictions, references, normalize="none")
+    expected = [
+        (i, j, k)
+        for i, (predicted, gold) in enumerate(zip(predictions, references))
+        for j, p in enumerate(ref.prepare(predicted, normalize_mode="none")[0])
+        for k, g in enumerate(ref.prepare(gold, normalize_mode="none")[0])
+        if ref.related(p, g, match)
+    ]
+    paths = [matching._pair_edges_in_python]
+    if preparation._speedups is not None:
+        paths.append(matching.pair_edges)
+    for path in paths:
+        edges = path(corpus, match)
+        assert list(zip(*(column.tolist() for column in edges[:3]))) == expected, path.__name__
+
+
+def test_pair_edges_in_c_leave_what_they_cannot_read_to_python():
+    speedups = preparation._speedups
+    if speedups is None:
+        pytest.skip("the C helper is not built here (no compiler)")
+    ids, offsets = np.array([0, 1], dtype=np.int64), np.array([0, 1, 2], dtype=np.int64)
+    lists = np.array([0, 1], dtype=np.int64)
+
+    class Keyword(str):
+        pass
+
+    assert speedups.pair_edges(["a\ud800", "a"], ids, offsets, ids[::-1].copy(), offsets, lists, None, 1) is None
+    assert speedups.pair_edges([Keyword("a"), "ab"], ids, offsets, ids[::-1].copy(), offsets, lists, None, 1) is None
+    found = speedups.pair_edges(["a", "ab"], ids, offsets, ids[::-1].copy(), offsets, lists, None, 1)
+    assert [np.frombuffer(column, np.int64).tolist() for column in found] == [[0, 1], [0, 0], [0, 0]]
+    with pytest.raises(ValueError, match="an id is out of range"):
+        speedups.pair_edges(["a"], ids, offsets, ids, offsets, lists, None, 1)
+    with pytest.raises(ValueError, match="a list is out of range"):
+        speedups.pair_edges(["a", "b"], ids, offsets, ids, offsets, lists, np.array([0, 2], dtype=np.int64), 1)
+    with pytest.raises(ValueError, match="one list"):
+        speedups.pair_edges(["a", "b"], ids, offsets, ids, offsets, lists[:1], None, 1)
+
+
+# Keywords for the per-document path: every ASCII character each built-in normalization
+# treats specially, non-ASCII ones (normalized in Python, then related in C), and words of
+# letters of either case between single spaces, past 8 bytes (read 8 bytes at a time).
+document_text = (
+    st.text(alphabet=ASCII + "ßİé\u00a0\u200b\u3000", max_size=8)
+    | st.text(alphabet="aZbY  ", max_size=30)
+    | st.sampled_from(
+        ["War", "war", "star wars", "Star-Wars", "a b", "a  b", "a\tb", "x a b y", "ab", "b a", "café", "Straße"]
+        + ["the empire strikes back", "The Empire Strikes Back", "the empire Strikes", "empire strikes", "a new hope"]
+    )
+)
+
+
+@pytest.mark.parametrize("normalize", ["default", "ascii", "none"])
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.lists(document_text, max_size=6), st.lists(document_text, max_size=6)), min_size=1, max_size=6
+    ),
+    st.sampled_from(["exact", "substring", "token"]),
+)
+def test_document_edges_in_c_and_in_python_as_defined(normalize, examples, match):
+    """Each document normalized and related on its own (`document_edges`), in C (ASCII text
+    normalized there) and in Python: the kept keywords' counts and the definitions' pairs."""
+    predictions = [predicted for predicted, _ in examples]
+    references = [gold for _, gold in examples]
+    kept = [
+        (ref.prepare(predicted, normalize_mode=normalize)[0], ref.prepare(gold, normalize_mode=normalize)[0])
+        for predicted, gold in examples
+    ]
+    expected = [
+        (i, j, k)
+        for i, (predicted, gold) in enumerate(kept)
+        for j, p in enumerate(predicted)
+        for k, g in enumerate(gold)
+        if ref.related(p, g, match)
+    ]
+    paths = [matching._document_edges_in_python]
+    if preparation._speedups is not None:
+        paths.append(matching.document_edges)
+    for path in paths:
+        prediction_sizes, gold_sizes, edges = path(predictions, references, normalize, match)
+        assert prediction_sizes.tolist() == [len(p) for p, _ in kept], path.__name__
+        assert gold_sizes.tolist() == [len(g) for _, g in kept], path.__name__
+        assert list(zip(*(column.tolist() for column in edges[:3]))) == expected, path.__name__
+        assert edges.matching == (match == "exact")
+
+
+@pytest.mark.parametrize("normalize", ["default", "ascii", "none"])
+def test_document_normalization_in_c_of_every_ascii_character_equals_the_normalizers(normalize):
+    """Each ASCII character, alone and between words, gives in C the form the normalizer gives:
+    the keyword and its form are one keyword (an exact match), and it is dropped where the
+    form is empty."""
+    if preparation._speedups is None:
+        pytest.skip("the C helper is not built here (no compiler)")
+    normalizer = make_normalizer(normalize)
+    keywords = [
+        text
+        for c in range(128)
+        for text in (
+            chr(c),
+            f" W{chr(c)}x {chr(c)}Y\t",
+            f"{chr(c)}{chr(c)}a b",
+            f"the empire strikes{chr(c)}Back again",
+        )
+    ]
+    forms = list(map(normalizer, keywords))
+    prediction_sizes, gold_sizes, edges = matching.document_edges(
+        [[k] for k in keywords], [[f] for f in forms], normalize, "exact"
+    )
+    assert prediction_sizes.tolist() == gold_sizes.tolist() == [int(bool(form)) for form in forms]
+    assert edges.examples.tolist() == [i for i, form in enumerate(forms) if form]
+
+
+def test_document_edges_in_c_leave_what_they_cannot_read_to_the_corpus_path():
+    speedups = preparation._speedups
+    if speedups is None:
+        pytest.skip("the C helper is not built here (no compiler)")
+
+    class Keyword(str):
+        pass
+
+    table, spaces, collapse = matching._DOCUMENT_TABLES["default"]
+    for predictions, references in (
+        ([["a\ud800"]], [["a"]]),  # a lone surrogate
+        ([[Keyword("a")]], [["a"]]),
+        ([["a", None]], [["a"]]),
+        ([("a",)], ["a"]),  # a row that is not a list or tuple
+        ([["a"]], [["a"], ["b"]]),  # not as many rows
+        (iter([["a"]]), [["a"]]),
+    ):
+        assert speedups.document_edges(predictions, references, table, spaces, collapse, 1, {}) is None
+        assert matching.document_edges(predictions, references, "default", "substring") is None
+    # the keywords that are not ASCII (gold keywords first), for Python to normalize
+    assert speedups.document_edges([["café", "x"]], [["Café", "é"]], table, spaces, collapse, 1, {}) == [
+        "Café",
+        "é",
+        "café",
+    ]
+    with pytest.raises(ValueError, match="not ASCII"):
+        speedups.document_edges([["a"]], [["a"]], b"\x80" * 128, spaces, collapse, 1, {})
+    with pytest.raises(ValueError, match="one byte per ASCII character"):
+        speedups.document_edges([["a"]], [["a"]], table[:5], spaces, collapse, 1, {})
+
+
 containment_text = st.text(alphabet="ab é🎬\x00", max_size=5)
 
 
@@ -528,8 +688,6 @@ def test_exact_match_counts_from_keys_equal_spec(helper, shared, top_k, monkeypa
         pytest.skip("the C helper is not built here (no compiler)")
     if not helper:
         monkeypatch.setattr(preparation, "_speedups", None)
-    import reference_impl as ref
-
     from opinion_metrics import keyword_prf
 
     rng = np.random.default_rng(3)
@@ -544,6 +702,7 @@ def test_exact_match_counts_from_keys_equal_spec(helper, shared, top_k, monkeypa
     predictions = [draw(int(rng.integers(0, 5))) for _ in range(n)]
     calls = []
     counts = matching.exact_match_counts
+    monkeypatch.setattr(matching, "documents_cheaper", lambda references: False)  # through the prepared corpus
     monkeypatch.setattr(
         matching,
         "exact_match_counts",
@@ -560,8 +719,6 @@ def test_exact_match_counts_from_keys_equal_spec(helper, shared, top_k, monkeypa
 
 
 def test_a_corpus_evaluated_again_is_prepared_once_and_its_changes_are_seen(monkeypatch):
-    import reference_impl as ref
-
     from opinion_metrics import keyword_prf, weighted_keyword_prf
 
     predictions = [["Star Wars", "jedi"], ["sith", "empire"], ("yoda", "force")]
@@ -856,6 +1013,7 @@ def test_a_small_corpus_is_kept_from_its_first_call_with_the_c_helper(monkeypatc
     prepared = []
     prepare_side = preparation.prepare_side
     monkeypatch.setattr(preparation, "prepare_side", lambda *a, **k: prepared.append(1) or prepare_side(*a, **k))
+    monkeypatch.setattr(matching, "documents_cheaper", lambda references: False)  # through the prepared corpus
     predictions, references = [["a", "b"]], [["a"]]
     keyword_prf(predictions, references)
     keyword_prf(predictions, references, match="exact")
@@ -892,6 +1050,7 @@ def test_rows_changed_while_they_are_prepared_are_not_kept(monkeypatch):
         return prepared
 
     monkeypatch.setattr(preparation, "prepare_side", changing)
+    monkeypatch.setattr(matching, "documents_cheaper", lambda references: False)  # through the prepared corpus
     for _ in range(3):  # first and later calls (snapshots taken from the first or the second)
         keyword_prf(predictions, references)
     monkeypatch.setattr(preparation, "prepare_side", prepare_side)

@@ -17,7 +17,7 @@ import textwrap
 
 import pytest
 
-from opinion_metrics import keyword_diversity, keyword_prf, preparation, weighted_keyword_prf
+from opinion_metrics import keyword_diversity, keyword_prf, matching, preparation, weighted_keyword_prf
 
 
 @pytest.fixture(params=["c", "python"])
@@ -41,6 +41,9 @@ def test_a_row_changed_and_restored_while_prepared_is_kept_as_it_was_frozen(help
     truth = keyword_prf(copy.deepcopy(predictions), copy.deepcopy(references), match="exact")
     if helper == "python":  # the Python twin snapshots a corpus from its second call
         assert keyword_prf(predictions, references, match="exact") == truth
+    # through the kept corpus (the per-document path keeps nothing, and reads the rows in C
+    # without running Python code)
+    monkeypatch.setattr(matching, "documents_cheaper", lambda references: False)
     original = preparation.prepare_side
     raced = []
 
@@ -123,6 +126,23 @@ def test_keywords_enter_the_vocabulary_by_value_as_exact_str(helper):
     assert result == pytest.approx({"precision": 0.5, "recall": 1.0, "f1": 2 / 3})
     # A subclass with __hash__ = None: a bare TypeError before; its value now.
     assert keyword_prf([[Unhashable("jedi")]], [[Unhashable("Jedi")]]) == keyword_prf([["jedi"]], [["Jedi"]])
+
+
+class RaisingHash(str):
+    """A str whose hash is refused with an error other than TypeError."""
+
+    def __hash__(self):
+        raise RuntimeError("hashed")
+
+
+def test_gold_keywords_choosing_the_path_are_never_hashed_unless_exact_str(helper):
+    """The per-document path's choice hashed a sample of the gold keywords: a subclass's
+    __hash__ ran (a bare RuntimeError from inside the choice before); read by value now."""
+    predictions = [["jedi", "war"], ["empire"], ["droid"]]
+    references = [[RaisingHash("Jedi"), "force"], ["empire"], ["droid", "rebel"]]
+    plain = [["Jedi", "force"], ["empire"], ["droid", "rebel"]]
+    for match in ("exact", "substring", "token"):
+        assert keyword_prf(predictions, references, match=match) == keyword_prf(predictions, plain, match=match)
 
 
 def test_rows_are_grouped_by_content_only_when_they_hold_exact_str(helper):

@@ -22,6 +22,14 @@ def vocabulary_corpus(seed: int, n: int, words: list[str]) -> tuple[list, list]:
     return [draw(0, 5) for _ in range(n)], [draw(0, 9) for _ in range(n)]
 
 
+@pytest.fixture(autouse=True)
+def relation_between_distinct_strings(monkeypatch):
+    """The relation kept across calls is the one computed between the distinct strings of
+    prepared corpora: forced where testing each example's pairs would cost less."""
+    monkeypatch.setattr(matching, "relation_by_pairs", lambda corpus: False)
+    monkeypatch.setattr(matching, "documents_cheaper", lambda references: False)
+
+
 WORDS = ["a", "ab", "b a", "a b c", "abc", "c", "x y", "y", "x", "Ab C", "zz", "z", "b  a", "ca b", "a-b"]
 
 

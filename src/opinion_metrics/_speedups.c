@@ -56,6 +56,31 @@
  * The last three mark each list's ids in an array of `size` entries: one pass, no sort of
  * the corpus.
  *
+ * pair_edges(strings, predicted, prediction_offsets, gold, gold_offsets, lists, order, match)
+ *     -> (examples, predictions, gold_positions) or None
+ *
+ * every (i, j, g) where the prediction at position j of example i is related to the gold
+ * keyword at position g of its list, testing the pair itself: equal ids, or the UTF-8 bytes
+ * of strings[id] (match 1: "substring") or of their canonical token forms (match 2:
+ * " ".join(s.split()), "token") one inside the other. Time linear in the examples' pairs.
+ * `order` None: the examples in turn; else the examples in that order (grouped by list), and
+ * each (prediction id, list) tested once, the edges of its later examples copied. The rows
+ * as in exact_hits; int64 bytearrays, each example's edges ordered by j, then g. None when a
+ * string read is not an exact str or has no UTF-8 (a lone surrogate).
+ *
+ * document_edges(predictions, references, table, spaces, collapse, match, known)
+ *     -> (prediction_sizes, gold_sizes, (examples, predictions, gold_positions)), missing or None
+ *
+ * each example on its own, with no vocabulary: its keywords normalized, empty and repeated
+ * forms dropped, and every (prediction, gold keyword) pair of the kept ones related (match 0
+ * exact, 1 substring, 2 token); positions among the kept keywords, sizes their counts (int64
+ * bytes). ASCII keywords are normalized here: each byte replaced by table[byte] (255:
+ * removed), then runs of `spaces` bytes made one space and stripped (collapse 1) or only
+ * stripped (0). Others are looked up in `known` (a dict of exact str: (form, token form));
+ * when some are not there, the list of those (`missing`) is returned instead, for Python to
+ * normalize and call again. None unless both sides are lists or tuples of as many rows, each
+ * a list or tuple of exact str without lone surrogates.
+ *
  * contained_pairs(needles, haystacks, block=NEEDLE_BLOCK, how=0)
  *     -> (needle_positions, haystack_positions) or None
  *
@@ -688,6 +713,808 @@ done:
     return result;
 }
 
+/* pair_edges and document_edges: the relation tested on the pairs that meet in a document. */
+
+/* Whether `needle` (nn bytes, at least 1) occurs in `haystack` (hn bytes); with `tokens`, only
+ * where it starts and ends at a token boundary (a space or an end of a canonical token form). */
+static int
+occurs_in(const char *haystack, Py_ssize_t hn, const char *needle, Py_ssize_t nn, int tokens)
+{
+    if (nn > hn)
+        return 0;
+    const char *last = haystack + (hn - nn); /* the last start */
+    for (const char *at = haystack; at <= last; at++) {
+        at = memchr(at, needle[0], (size_t)(last - at) + 1);
+        if (at == NULL)
+            return 0;
+        if (memcmp(at + 1, needle + 1, (size_t)nn - 1) == 0 &&
+            (!tokens || ((at == haystack || at[-1] == ' ') && (at == last || at[nn] == ' '))))
+            return 1;
+    }
+    return 0;
+}
+
+/* A 64-bit set of the bytes of a string (byte % 64): a string holds another only if its set
+ * holds the other's. */
+static uint64_t
+byte_bits(const char *data, Py_ssize_t size)
+{
+    uint64_t bits = 0;
+    for (Py_ssize_t k = 0; k < size; k++)
+        bits |= (uint64_t)1 << ((uint8_t)data[k] & 63);
+    return bits;
+}
+
+/* Whether two non-empty strings are related: equal, or the shorter in the longer (as tokens:
+ * both canonical token forms, tokens separated by one space). */
+static int
+related_strings(const char *a, Py_ssize_t an, const char *b, Py_ssize_t bn, int tokens)
+{
+    if (an == bn)
+        return memcmp(a, b, (size_t)an) == 0;
+    return an < bn ? occurs_in(b, bn, a, an, tokens) : occurs_in(a, an, b, bn, tokens);
+}
+
+/* The bytes str.split() separates at among ASCII: \t \n \v \f \r \x1c-\x1f and space. */
+static int
+ascii_space(uint8_t byte)
+{
+    return byte == ' ' || (byte >= '\t' && byte <= '\r') || (byte >= 0x1c && byte <= 0x1f);
+}
+
+/* Whether UTF-8 bytes are a canonical token form: ASCII, tokens separated by one space, no
+ * other white space, none at the ends (" ".join(s.split()) == s). */
+static int
+canonical_tokens(const char *data, Py_ssize_t size)
+{
+    if (size > 0 && (data[0] == ' ' || data[size - 1] == ' '))
+        return 0;
+    for (Py_ssize_t k = 0; k < size; k++) {
+        uint8_t byte = (uint8_t)data[k];
+        if (byte >= 0x80 || (byte != ' ' && ascii_space(byte)) || (byte == ' ' && data[k + 1] == ' '))
+            return 0;
+    }
+    return 1;
+}
+
+/* The strings of a vocabulary as pair_edges reads them: each one's UTF-8 bytes, or its
+ * canonical token form's, read when first needed and held (a new reference) until the end. */
+typedef struct {
+    PyObject *strings; /* an exact list of str */
+    int tokens;
+    PyObject **held; /* per id: the object read (NULL: not yet) */
+    const char **data;
+    Py_ssize_t *size;
+} Vocabulary;
+
+/* Reads string `id` into `v` (once); 0 with an exception, or without one (*plain = 0) when it is
+ * not an exact str or has no UTF-8 (a lone surrogate). A token form not canonical already is
+ * made as " ".join(s.split()). */
+static int
+read_string(Vocabulary *v, int64_t id, int *plain)
+{
+    if (v->held[id] != NULL)
+        return 1;
+    PyObject *string = PyList_GetItem(v->strings, (Py_ssize_t)id);
+    if (string == NULL)
+        return 0;
+    if (!PyUnicode_CheckExact(string)) {
+        *plain = 0;
+        return 0;
+    }
+    Py_INCREF(string);
+    const char *data = PyUnicode_AsUTF8AndSize(string, &v->size[id]);
+    if (data != NULL && v->tokens && !canonical_tokens(data, v->size[id])) {
+        PyObject *parts = PyUnicode_Split(string, NULL, -1), *space = PyUnicode_FromString(" ");
+        PyObject *joined = parts == NULL || space == NULL ? NULL : PyUnicode_Join(space, parts);
+        Py_XDECREF(parts);
+        Py_XDECREF(space);
+        Py_DECREF(string);
+        string = joined;
+        data = string == NULL ? NULL : PyUnicode_AsUTF8AndSize(string, &v->size[id]);
+    }
+    if (data == NULL) {
+        Py_XDECREF(string);
+        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+            PyErr_Clear();
+            *plain = 0;
+        }
+        return 0;
+    }
+    v->held[id] = string;
+    v->data[id] = data;
+    return 1;
+}
+
+static PyObject *
+pair_edges(PyObject *module, PyObject *args)
+{
+    Py_buffer views[6] = {{0}};
+    PyObject *strings, *objects[6], *result = NULL;
+    int match, plain = 1;
+    int64_t *memo_list = NULL, *memo_start = NULL, *memo_count = NULL;
+    Rows edges = {{NULL, NULL, NULL}, 3, 0, 0};
+    Vocabulary v = {NULL, 0, NULL, NULL, NULL};
+    if (!PyArg_ParseTuple(args, "O!OOOOOOi:pair_edges", &PyList_Type, &strings, &objects[0], &objects[1],
+                          &objects[2], &objects[3], &objects[4], &objects[5], &match))
+        return NULL;
+    if (!int64_views(objects, views, 6, 5))
+        goto done;
+    const int64_t *predicted = ITEMS(views[0]), *prediction_offsets = ITEMS(views[1]);
+    const int64_t *gold = ITEMS(views[2]), *gold_offsets = ITEMS(views[3]), *lists = ITEMS(views[4]);
+    const int64_t *order = objects[5] == Py_None ? NULL : ITEMS(views[5]);
+    Py_ssize_t n = COUNT(views[1]) - 1, n_lists = COUNT(views[3]) - 1, size = PyList_Size(strings);
+    if (!check_rows(predicted, COUNT(views[0]), prediction_offsets, n, size) ||
+        !check_rows(gold, COUNT(views[2]), gold_offsets, n_lists, size))
+        goto done;
+    if (COUNT(views[4]) != n || (order != NULL && COUNT(views[5]) != n)) {
+        PyErr_SetString(PyExc_ValueError, "one list (and one place in the order) per example");
+        goto done;
+    }
+    if (!check_lists(lists, n, n_lists) || (order != NULL && !check_lists(order, n, n)))
+        goto done;
+    v.strings = strings;
+    v.tokens = match == 2;
+    v.held = PyMem_Calloc((size_t)size + 1, sizeof(PyObject *));
+    v.data = PyMem_Malloc(((size_t)size + 1) * sizeof(char *));
+    v.size = PyMem_Malloc(((size_t)size + 1) * sizeof(Py_ssize_t));
+    if (v.held == NULL || v.data == NULL || v.size == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* With an order (the examples grouped by list), each (prediction, list) is tested once:
+     * memo_list[p] == list: p's edges with that list are rows memo_start[p]... of `edges`. */
+    if (order != NULL) {
+        if ((memo_list = new_marks(size)) == NULL)
+            goto done;
+        memo_start = PyMem_Malloc(((size_t)size + 1) * sizeof(int64_t));
+        memo_count = PyMem_Malloc(((size_t)size + 1) * sizeof(int64_t));
+        if (memo_start == NULL || memo_count == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    for (Py_ssize_t t = 0; t < n; t++) {
+        int64_t i = order == NULL ? t : order[t];
+        int64_t list = lists[i], first = gold_offsets[list], list_size = gold_offsets[list + 1] - first;
+        for (int64_t k = prediction_offsets[i]; k < prediction_offsets[i + 1]; k++) {
+            int64_t p = predicted[k], j = k - prediction_offsets[i];
+            if (p < 0)
+                continue;
+            if (memo_list != NULL && memo_list[p] == list) {
+                for (int64_t r = memo_start[p]; r < memo_start[p] + memo_count[p]; r++)
+                    if (!add_row(&edges, i, j, edges.columns[2][r]))
+                        goto done;
+                continue;
+            }
+            Py_ssize_t from = edges.length;
+            if (!read_string(&v, p, &plain))
+                goto done;
+            for (int64_t g = 0; g < list_size; g++) {
+                int64_t q = gold[first + g];
+                if (q < 0)
+                    continue;
+                if (q != p) {
+                    if (!read_string(&v, q, &plain))
+                        goto done;
+                    if (!related_strings(v.data[p], v.size[p], v.data[q], v.size[q], v.tokens))
+                        continue;
+                }
+                if (!add_row(&edges, i, j, g))
+                    goto done;
+            }
+            if (memo_list != NULL) {
+                memo_list[p] = list;
+                memo_start[p] = from;
+                memo_count[p] = edges.length - from;
+            }
+        }
+    }
+    result = rows_as_columns(&edges);
+done:
+    if (v.held != NULL)
+        for (Py_ssize_t id = 0; id < size; id++)
+            Py_XDECREF(v.held[id]);
+    PyMem_Free(v.held);
+    PyMem_Free(v.data);
+    PyMem_Free(v.size);
+    PyMem_Free(memo_list);
+    PyMem_Free(memo_start);
+    PyMem_Free(memo_count);
+    free_rows(&edges);
+    release_views(views, 6);
+    if (result == NULL && !plain && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return result;
+}
+
+/* document_edges: each document's keywords normalized, de-duplicated and related on their own. */
+
+#define DELETED 0xFF /* a byte's replacement in a normalization table: none */
+
+/* A built-in normalization of ASCII text: each byte replaced (`map`: lower case, punctuation
+ * mapped or DELETED), then white space (`space`: str.split's) collapsed to single spaces and
+ * stripped (`collapse` 1), or only stripped (0). */
+typedef struct {
+    const uint8_t *map, *space;
+    int collapse;
+    uint8_t keep[128], gap[128]; /* per byte: kept as a character; replaced by white space */
+    uint8_t same[256];           /* per byte: 1 left as it is (and not white space, collapsing); 2 a
+                                  * space left as it is, collapsing; 0 otherwise */
+    int letters, lower;          /* letters_and_spaces applies; it lower-cases letters */
+} Normalization;
+
+/* A kept keyword of a document: its form and its token form (in the keyword's own UTF-8
+ * bytes where normalizing changes nothing, else in the arena). */
+typedef struct {
+    const char *form, *token;
+    Py_ssize_t form_size, token_size;
+    uint64_t hash, bits; /* bits: byte_bits of the form compared (the token form under "token") */
+} Keyword;
+
+/* The bytes the forms of a document are written to: blocks that never move (a keyword's
+ * form stays where it was written), reused from one document to the next. */
+typedef struct {
+    char **blocks;
+    Py_ssize_t *capacity, count, current, used;
+} Arena;
+
+#define ARENA_BLOCK ((Py_ssize_t)1 << 16)
+
+/* Room for `size` bytes in the current block (the next one, made or grown, where they do not
+ * fit); NULL with MemoryError. The bytes are the arena's once `arena_keep` counts them. */
+static char *
+arena_room(Arena *a, Py_ssize_t size)
+{
+    if (a->count > 0 && a->used + size <= a->capacity[a->current])
+        return a->blocks[a->current] + a->used;
+    Py_ssize_t next = a->count > 0 ? a->current + 1 : 0;
+    if (next == a->count) {
+        char **blocks = PyMem_Realloc(a->blocks, (size_t)(a->count + 1) * sizeof(char *));
+        Py_ssize_t *capacity = blocks == NULL ? NULL : PyMem_Realloc(a->capacity, (size_t)(a->count + 1) * sizeof(Py_ssize_t));
+        if (blocks != NULL)
+            a->blocks = blocks;
+        if (capacity == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        a->capacity = capacity;
+        a->blocks[next] = NULL;
+        a->capacity[next] = 0;
+        a->count++;
+    }
+    if (a->capacity[next] < size) {
+        Py_ssize_t capacity = size > ARENA_BLOCK ? size : ARENA_BLOCK;
+        char *block = PyMem_Realloc(a->blocks[next], (size_t)capacity);
+        if (block == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        a->blocks[next] = block;
+        a->capacity[next] = capacity;
+    }
+    a->current = next;
+    a->used = 0;
+    return a->blocks[next];
+}
+
+static void
+arena_keep(Arena *a, Py_ssize_t size)
+{
+    a->used += size;
+}
+
+static void
+arena_rewind(Arena *a)
+{
+    a->current = 0;
+    a->used = 0;
+}
+
+static void
+arena_free(Arena *a)
+{
+    for (Py_ssize_t b = 0; b < a->count; b++)
+        PyMem_Free(a->blocks[b]);
+    PyMem_Free(a->blocks);
+    PyMem_Free(a->capacity);
+}
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Up to 8 bytes as a little-endian word, the bytes past `size` taken as 'a' (so that a word
+ * of letters stays one). */
+static uint64_t
+load_word(const char *data, Py_ssize_t size)
+{
+    uint64_t word = 0x6161616161616161ULL; /* 'a' x 8 */
+    if (size >= 8) {
+        memcpy(&word, data, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        word = __builtin_bswap64(word);
+#endif
+        return word;
+    }
+    for (Py_ssize_t k = 0; k < size; k++) /* (bytes, not a copy to memory read back as a word) */
+        word = (word & ~((uint64_t)0xFF << (8 * k))) | (uint64_t)(uint8_t)data[k] << (8 * k);
+    return word;
+}
+
+static uint64_t
+mix_word(uint64_t hash, uint64_t word)
+{
+    hash = (hash ^ word) * 0xBF58476D1CE4E5B9ULL;
+    return hash ^ (hash >> 29);
+}
+
+static uint64_t
+finish_hash(uint64_t hash)
+{
+    hash ^= hash >> 32;
+    return hash * 0x94D049BB133111EBULL;
+}
+
+/* A hash of the bytes: their words (`load_word`) mixed in turn. */
+static uint64_t
+hash_bytes(const char *data, Py_ssize_t size)
+{
+    uint64_t hash = 0x9E3779B97F4A7C15ULL ^ (uint64_t)size;
+    for (Py_ssize_t k = 0; k < size; k += 8)
+        hash = mix_word(hash, load_word(data + k, size - k));
+    return finish_hash(hash);
+}
+
+/* The keywords most often given: ASCII letters and single spaces, neither leading nor
+ * trailing. Their form, where the normalization lower-cases letters (`lower`) and keeps
+ * spaces between words, is their bytes lower-cased: found 8 bytes at a time, hashed on the
+ * way (`hash_bytes`), written to `out` (room for `size` + 8 bytes) where a letter is upper
+ * case, else left in place (*form = data). Returns 0 for any other keyword. */
+static int
+letters_and_spaces(const char *data, Py_ssize_t size, int lower, char *out, const char **form, uint64_t *hash)
+{
+    uint64_t mixed = 0x9E3779B97F4A7C15ULL ^ (uint64_t)size, all_upper = 0, after_space = 1;
+    if (size == 0 || data[0] == ' ' || data[size - 1] == ' ')
+        return 0;
+    for (Py_ssize_t k = 0; k < size; k += 8) {
+        uint64_t word = load_word(data + k, size - k);
+        if (word & HIGHS)
+            return 0;
+        uint64_t folded = word | (0x20 * ONES); /* letters in lower case (and other bytes moved) */
+        uint64_t letter = ((folded + (0x80 - 'a') * ONES) & ~(folded + (0x80 - 'z' - 1) * ONES)) & HIGHS;
+        uint64_t other = word ^ (' ' * ONES); /* a space: 0 */
+        uint64_t space = ~((((other & ~HIGHS) + ~HIGHS) | other)) & HIGHS;
+        uint64_t upper = letter & ~(word << 2); /* bit 5 clear: upper case */
+        if ((letter | space) != HIGHS || (space & ((space << 8) | (after_space >> 56))))
+            return 0; /* another byte, or two spaces in a row (here or across words) */
+        after_space = space << 8 & (HIGHS << 56);
+        all_upper |= upper;
+        if (lower)
+            word |= upper >> 2;
+        mixed = mix_word(mixed, word);
+        if (lower && all_upper) { /* from the first upper-case letter on, the lower-cased bytes */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            uint64_t stored = __builtin_bswap64(word);
+#else
+            uint64_t stored = word;
+#endif
+            memcpy(out + k, &stored, 8);
+        }
+    }
+    if (lower && all_upper) {
+        Py_ssize_t first = 0; /* the words before the first upper-case letter's, copied as they are */
+        while (first < size && !(data[first] >= 'A' && data[first] <= 'Z'))
+            first++;
+        memcpy(out, data, (size_t)(first & ~(Py_ssize_t)7));
+        *form = out;
+    } else {
+        *form = data;
+    }
+    *hash = finish_hash(mixed);
+    return 1;
+}
+
+/* Writes `size` bytes as a token form to `out`: white space runs (ASCII) as one space, none
+ * at the ends. Returns the form's length (`size` at most). */
+static Py_ssize_t
+collapse_spaces(char *out, const char *data, Py_ssize_t size)
+{
+    Py_ssize_t length = 0;
+    int pending = 0;
+    for (Py_ssize_t k = 0; k < size; k++) {
+        uint8_t byte = (uint8_t)data[k];
+        if (ascii_space(byte)) {
+            pending = length > 0;
+            continue;
+        }
+        if (pending)
+            out[length++] = ' ';
+        pending = 0;
+        out[length++] = (char)byte;
+    }
+    return length;
+}
+
+/* Whether normalizing the ASCII bytes changes nothing (0 also for bytes of 0x80 and up). */
+static int
+normalized_already(const Normalization *norm, const uint8_t *data, Py_ssize_t size)
+{
+    uint8_t bad = 0, previous = 2; /* (as if after a space: none leads) */
+    if (norm->collapse) { /* kept bytes, single spaces between them */
+        for (Py_ssize_t k = 0; k < size; k++) {
+            uint8_t same = norm->same[data[k]];
+            bad |= (uint8_t)((same == 0) | ((same & previous) >> 1)); /* (2 & 2: a second space) */
+            previous = same;
+        }
+        return !bad && previous != 2; /* (none trails; an empty keyword is not taken) */
+    }
+    for (Py_ssize_t k = 0; k < size; k++)
+        bad |= (uint8_t)(norm->same[data[k]] == 0);
+    return !bad && (size == 0 || (!norm->space[data[0]] && !norm->space[data[size - 1]]));
+}
+
+/* Sets `kw`'s token form: its form, or (`make`, where the form may not be canonical) the
+ * canonical one, made in the arena where the form is not; 0 with MemoryError. */
+static int
+set_token_form(Arena *a, Keyword *kw, int make)
+{
+    kw->token = kw->form;
+    kw->token_size = kw->form_size;
+    if (make && !canonical_tokens(kw->form, kw->form_size)) {
+        char *out = arena_room(a, kw->form_size);
+        if (out == NULL)
+            return 0;
+        kw->token = out;
+        kw->token_size = collapse_spaces(out, kw->form, kw->form_size);
+        arena_keep(a, kw->token_size);
+    }
+    return 1;
+}
+
+/* Normalizes keyword `raw` (its form, and its token form where `tokens`): 1 done (`*kw` set;
+ * an empty form: dropped), 2 a non-ASCII keyword whose forms `known` lacks (added to
+ * `missing`), 0 with an exception, or without one (*plain = 0): not an exact str, or a lone
+ * surrogate. */
+static int
+normalize_into(Arena *a, PyObject *raw, const Normalization *norm, int tokens, PyObject *known, PyObject *missing,
+               Keyword *kw, int *plain)
+{
+    Py_ssize_t size;
+    const char *data = PyUnicode_CheckExact(raw) ? PyUnicode_AsUTF8AndSize(raw, &size) : NULL;
+    if (data == NULL) {
+        if (PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+                return 0;
+            PyErr_Clear();
+        }
+        *plain = 0;
+        return 0;
+    }
+    char *out = arena_room(a, size + 8);
+    if (out == NULL)
+        return 0;
+    if (norm->letters && letters_and_spaces(data, size, norm->lower, out, &kw->form, &kw->hash)) {
+        kw->form_size = kw->token_size = size; /* (canonical token forms) */
+        kw->token = kw->form;
+        if (kw->form == out)
+            arena_keep(a, size);
+        return 1;
+    }
+    if (normalized_already(norm, (const uint8_t *)data, size)) { /* its own bytes */
+        kw->form = data;
+        kw->form_size = size;
+        kw->hash = hash_bytes(data, size);
+        return set_token_form(a, kw, tokens && !norm->collapse);
+    }
+    /* Without branches on the bytes (white space is frequent): each byte's replacement is
+     * written, the length advanced only over those kept, a space before a kept byte after
+     * white space. Bytes of 0x80 and up (not ASCII) are noted and sent to `known` below. */
+    Py_ssize_t length = 0, start = 0;
+    uint8_t high = 0;
+    if (norm->collapse) {
+        uint8_t pending = 0;
+        for (Py_ssize_t k = 0; k < size; k++) {
+            uint8_t byte = (uint8_t)data[k], c = byte & 0x7F, keep = norm->keep[c];
+            high |= byte;
+            out[length] = ' ';
+            length += keep & pending;
+            out[length] = (char)norm->map[c];
+            length += keep;
+            pending = (uint8_t)((pending | (norm->gap[c] & (length > 0))) & !keep);
+        }
+    } else {
+        for (Py_ssize_t k = 0; k < size; k++) {
+            uint8_t byte = (uint8_t)data[k], c = byte & 0x7F;
+            high |= byte;
+            out[length] = (char)norm->map[c];
+            length += norm->map[c] != DELETED;
+        }
+        while (length > 0 && norm->space[(uint8_t)out[length - 1]]) /* stripped */
+            length--;
+        while (start < length && norm->space[(uint8_t)out[start]])
+            start++;
+    }
+    if (high & 0x80) { /* not ASCII: the forms Python computed (the string keeps their bytes) */
+        PyObject *forms = PyDict_GetItemWithError(known, raw); /* borrowed; exact str keys: no Python code */
+        if (forms == NULL) {
+            if (PyErr_Occurred() || PyList_Append(missing, raw) < 0)
+                return 0;
+            return 2;
+        }
+        const char *form = NULL, *token = NULL;
+        if (PyTuple_CheckExact(forms) && PyTuple_Size(forms) == 2) {
+            form = PyUnicode_AsUTF8AndSize(PyTuple_GetItem(forms, 0), &kw->form_size);
+            token = form == NULL ? NULL : PyUnicode_AsUTF8AndSize(PyTuple_GetItem(forms, 1), &kw->token_size);
+        }
+        if (token == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "known forms must be (form, token form) pairs of str");
+            return 0;
+        }
+        kw->form = form;
+        kw->token = token;
+        kw->hash = hash_bytes(form, kw->form_size);
+        return 1;
+    }
+    arena_keep(a, length);
+    kw->form = out + start;
+    kw->form_size = length - start;
+    kw->hash = hash_bytes(kw->form, kw->form_size);
+    return set_token_form(a, kw, tokens && !norm->collapse);
+}
+
+/* Asks the processor to fetch an object's memory ahead of its use (where the compiler can). */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(address) __builtin_prefetch(address)
+#else
+#define PREFETCH(address) ((void)(address))
+#endif
+
+/* Fetches ahead the rows of documents i + 2 and the first keywords of document i + 1. */
+static void
+prefetch_documents(PyObject *predictions, PyObject *references, Py_ssize_t i, Py_ssize_t n)
+{
+    for (int side = 0; side < 2; side++) {
+        PyObject *rows = side ? references : predictions;
+        GetItem row_of = getter_of(rows);
+        if (i + 2 < n)
+            PREFETCH(row_of(rows, i + 2));
+        if (i + 1 < n) {
+            PyObject *row = row_of(rows, i + 1);
+            GetItem keyword_of = getter_of(row);
+            for (Py_ssize_t k = 0; k < 4 && k < length_of(row); k++)
+                PREFETCH(keyword_of(row, k));
+        }
+    }
+}
+
+/* A set of keyword numbers by their forms' hashes, emptied in O(1) (slots stamped). */
+typedef struct {
+    int32_t *number;
+    uint32_t *stamp;
+    size_t mask;
+    uint32_t now;
+} KeywordSet;
+
+/* Empties the set, with room for `count` keywords; 0 with MemoryError. */
+static int
+set_clear(KeywordSet *s, Py_ssize_t count)
+{
+    if (s->number == NULL || (size_t)count * 2 > s->mask + 1) {
+        size_t slots = 64;
+        while (slots < (size_t)count * 2)
+            slots <<= 1;
+        PyMem_Free(s->number);
+        PyMem_Free(s->stamp);
+        s->number = PyMem_Malloc(slots * sizeof(int32_t));
+        s->stamp = PyMem_Calloc(slots, sizeof(uint32_t));
+        if (s->number == NULL || s->stamp == NULL) {
+            PyErr_NoMemory();
+            return 0;
+        }
+        s->mask = slots - 1;
+        s->now = 0;
+    }
+    if (++s->now == 0) {
+        memset(s->stamp, 0, (s->mask + 1) * sizeof(uint32_t));
+        s->now = 1;
+    }
+    return 1;
+}
+
+/* The number of the keyword in the set whose form equals `kw`'s, or -1 (then `kw` is added as
+ * `number` if number >= 0). */
+static int32_t
+set_find(KeywordSet *s, const Keyword *keywords, const Keyword *kw, int32_t number)
+{
+    for (size_t slot = (size_t)kw->hash & s->mask;; slot = (slot + 1) & s->mask) {
+        if (s->stamp[slot] != s->now) {
+            if (number >= 0) {
+                s->stamp[slot] = s->now;
+                s->number[slot] = number;
+            }
+            return -1;
+        }
+        const Keyword *other = &keywords[s->number[slot]];
+        if (other->hash == kw->hash && other->form_size == kw->form_size &&
+            memcmp(other->form, kw->form, (size_t)kw->form_size) == 0)
+            return s->number[slot];
+    }
+}
+
+/* Normalizes a row of keywords into `kept` (room for all), dropping empty and repeated forms;
+ * returns how many are kept, -1 with an exception or not plain, -2 if some are missing. */
+static Py_ssize_t
+keep_row(PyObject *row, Arena *a, const Normalization *norm, int match, PyObject *known, PyObject *missing,
+         KeywordSet *seen, Keyword *kept, int *plain)
+{
+    Py_ssize_t m = length_of(row), count = 0;
+    GetItem keyword_of = getter_of(row);
+    int incomplete = 0;
+    if (!set_clear(seen, m))
+        return -1;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        if (k + 4 < m) /* the keywords are read one after the other: their objects fetched ahead */
+            PREFETCH(keyword_of(row, k + 4));
+        int status = normalize_into(a, keyword_of(row, k), norm, match == 2, known, missing, &kept[count], plain);
+        if (status == 0)
+            return -1;
+        if (status == 2 || incomplete) {
+            incomplete = 1;
+            continue;
+        }
+        Keyword *kw = &kept[count];
+        if (kw->form_size > 0 && set_find(seen, kept, kw, (int32_t)count) < 0) {
+            if (match != 0) /* (exact compares forms: no bits) */
+                kw->bits = match == 2 ? byte_bits(kw->token, kw->token_size) : byte_bits(kw->form, kw->form_size);
+            count++;
+        }
+    }
+    return incomplete ? -2 : count;
+}
+
+static PyObject *
+document_edges(PyObject *module, PyObject *args)
+{
+    PyObject *predictions, *references, *known, *result = NULL, *missing = NULL;
+    PyObject *prediction_sizes = NULL, *gold_sizes = NULL;
+    Py_buffer table, spaces;
+    int collapse, match, plain = 1, incomplete = 0;
+    Arena arena = {NULL, NULL, 0, 0, 0};
+    KeywordSet gold_set = {NULL, NULL, 0, 0}, prediction_set = {NULL, NULL, 0, 0};
+    Keyword *gold_kept = NULL, *predicted_kept = NULL;
+    Py_ssize_t gold_room = 0, predicted_room = 0;
+    Rows edges = {{NULL, NULL, NULL}, 3, 0, 0};
+    if (!PyArg_ParseTuple(args, "OOy*y*iiO!:document_edges", &predictions, &references, &table, &spaces, &collapse,
+                          &match, &PyDict_Type, &known))
+        return NULL;
+    if (table.len != 128 || spaces.len != 128) {
+        PyErr_SetString(PyExc_ValueError, "the tables have one byte per ASCII character");
+        goto done;
+    }
+    Normalization norm = {table.buf, spaces.buf, collapse, {0}, {0}, {0}, 1, 1};
+    for (int c = 0; c < 128; c++) {
+        if (norm.map[c] >= 0x80 && norm.map[c] != DELETED) {
+            PyErr_SetString(PyExc_ValueError, "a byte is replaced by a byte that is not ASCII");
+            goto done;
+        }
+        norm.gap[c] = norm.map[c] != DELETED && norm.space[norm.map[c]];
+        norm.keep[c] = norm.map[c] != DELETED && !norm.gap[c];
+        norm.same[c] = norm.map[c] != c ? 0 : !collapse || norm.keep[c] ? 1 : c == ' ' ? 2 : 0;
+    }
+    /* letters_and_spaces holds where letters are kept, lower-cased (or all as they are),
+     * and a space is white space kept between words. */
+    norm.lower = norm.map['A'] == 'a';
+    for (int c = 'A'; c <= 'z'; c++)
+        if ((c <= 'Z' || c >= 'a') && norm.map[c] != (c <= 'Z' && norm.lower ? c + 32 : c))
+            norm.letters = 0;
+    if (norm.map[' '] != ' ' || !norm.space[' '])
+        norm.letters = 0;
+    int tokens = match == 2;
+    if ((!PyList_CheckExact(predictions) && !PyTuple_CheckExact(predictions)) ||
+        (!PyList_CheckExact(references) && !PyTuple_CheckExact(references)) ||
+        length_of(predictions) != length_of(references)) {
+        plain = 0;
+        goto done;
+    }
+    Py_ssize_t n = length_of(predictions);
+    missing = PyList_New(0);
+    prediction_sizes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    gold_sizes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (missing == NULL || prediction_sizes == NULL || gold_sizes == NULL)
+        goto done;
+    /* No Python code runs below (the rows are read after the objects above were made, and
+     * `known` has exact str keys): the rows, and the strings whose bytes are read, do not
+     * change meanwhile. */
+    if (length_of(predictions) != n || length_of(references) != n) {
+        plain = 0;
+        goto done;
+    }
+    GetItem predicted_of = getter_of(predictions), gold_of = getter_of(references);
+    for (int side = 0; side < 2; side++) /* the rows, and room for the longest */
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *row = side ? gold_of(references, i) : predicted_of(predictions, i);
+            if (!PyList_CheckExact(row) && !PyTuple_CheckExact(row)) {
+                plain = 0;
+                goto done;
+            }
+            Py_ssize_t *room = side ? &gold_room : &predicted_room;
+            *room = length_of(row) > *room ? length_of(row) : *room;
+        }
+    gold_kept = PyMem_Malloc(((size_t)gold_room + 1) * sizeof(Keyword));
+    predicted_kept = PyMem_Malloc(((size_t)predicted_room + 1) * sizeof(Keyword));
+    if (gold_kept == NULL || predicted_kept == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *predicted_count = (int64_t *)PyBytes_AsString(prediction_sizes);
+    int64_t *gold_count = (int64_t *)PyBytes_AsString(gold_sizes);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *gold_row = gold_of(references, i), *predicted_row = predicted_of(predictions, i);
+        prefetch_documents(predictions, references, i, n);
+        arena_rewind(&arena);
+        Py_ssize_t g_count = keep_row(gold_row, &arena, &norm, match, known, missing, &gold_set, gold_kept, &plain);
+        if (g_count == -1)
+            goto done;
+        Py_ssize_t p_count = keep_row(predicted_row, &arena, &norm, match, known, missing, &prediction_set,
+                                      predicted_kept, &plain);
+        if (p_count == -1)
+            goto done;
+        if (g_count < 0 || p_count < 0 || incomplete) {
+            incomplete = 1;
+            continue;
+        }
+        predicted_count[i] = p_count;
+        gold_count[i] = g_count;
+        for (Py_ssize_t j = 0; j < p_count; j++) {
+            const Keyword *p = &predicted_kept[j];
+            if (match == 0) { /* exact: the gold keyword of the same form */
+                int32_t g = set_find(&gold_set, gold_kept, p, -1);
+                if (g >= 0 && !add_row(&edges, i, j, g))
+                    goto done;
+                continue;
+            }
+            const char *p_bytes = tokens ? p->token : p->form;
+            Py_ssize_t p_size = tokens ? p->token_size : p->form_size;
+            for (Py_ssize_t g = 0; g < g_count; g++) {
+                const Keyword *q = &gold_kept[g];
+                Py_ssize_t q_size = tokens ? q->token_size : q->form_size;
+                uint64_t shared = p->bits & q->bits; /* the shorter's bytes must all be in the longer */
+                if (shared != (p_size <= q_size ? p->bits : q->bits))
+                    continue;
+                if (related_strings(p_bytes, p_size, tokens ? q->token : q->form, q_size, tokens) &&
+                    !add_row(&edges, i, j, g))
+                    goto done;
+            }
+        }
+    }
+    if (incomplete) {
+        result = missing;
+        Py_INCREF(result);
+        goto done;
+    }
+    PyObject *columns = rows_as_columns(&edges);
+    if (columns != NULL)
+        result = Py_BuildValue("(OON)", prediction_sizes, gold_sizes, columns);
+done:
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&spaces);
+    arena_free(&arena);
+    PyMem_Free(gold_set.number);
+    PyMem_Free(gold_set.stamp);
+    PyMem_Free(prediction_set.number);
+    PyMem_Free(prediction_set.stamp);
+    PyMem_Free(gold_kept);
+    PyMem_Free(predicted_kept);
+    free_rows(&edges);
+    Py_XDECREF(missing);
+    Py_XDECREF(prediction_sizes);
+    Py_XDECREF(gold_sizes);
+    if (result == NULL && !plain && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return result;
+}
+
 /* contained_pairs: Aho-Corasick automata over the needles' UTF-8 bytes. */
 
 #define NEEDLE_BLOCK ((Py_ssize_t)1 << 22)
@@ -1189,6 +2016,13 @@ static PyMethodDef methods[] = {
     {"related_edges", related_edges, METH_VARARGS,
      "related_edges(predicted, prediction_offsets, gold, gold_offsets, lists, starts, related, size, by) -> "
      "(examples, predictions, gold_positions) (int64 bytearrays)."},
+    {"pair_edges", pair_edges, METH_VARARGS,
+     "pair_edges(strings, predicted, prediction_offsets, gold, gold_offsets, lists, order, match) -> (examples, "
+     "predictions, gold_positions) (int64 bytearrays) or None: the relation (1 substring, 2 token) tested on each "
+     "example's (prediction, gold keyword) pairs, once per (prediction, list) along `order`."},
+    {"document_edges", document_edges, METH_VARARGS,
+     "document_edges(predictions, references, table, spaces, collapse, match, known) -> (prediction_sizes, "
+     "gold_sizes, (examples, predictions, gold_positions)), a list of keywords missing from known, or None."},
     {"contained_pairs", contained_pairs, METH_VARARGS,
      "contained_pairs(needles, haystacks, block=4194304, how=0) -> (needle_positions, haystack_positions) "
      "(int64 bytearrays) or None: every (i, j) with needles[i] in haystacks[j]; how 1: by automata over "
@@ -1210,7 +2044,7 @@ PyInit__speedups(void)
 {
     str_hash = (hashfunc)PyType_GetSlot(&PyUnicode_Type, Py_tp_hash);
     PyObject *created = PyModule_Create(&module);
-    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 4) < 0)
+    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 5) < 0)
         Py_CLEAR(created);
     return created;
 }

@@ -7,10 +7,17 @@ from typing import Any
 
 import numpy as np
 
+from . import matching
 from .averaging import Values, per_example_columns, prf_statistics, prf_values, summarize
-from .matching import match_counts
-from .preparation import NormalizeOption, precision_denominators, prediction_cutoffs, prepare_corpus
-from .presence import select_presence
+from .preparation import (
+    NormalizeOption,
+    cutoffs_of_sizes,
+    denominators_of_sizes,
+    precision_denominators,
+    prediction_cutoffs,
+    prepare_corpus,
+)
+from .presence import check_all_texts, select_presence
 from .resampling import RandomState
 from .validation import (
     TopK,
@@ -52,10 +59,24 @@ def keyword_prf_statistics(
     check_average(average)
     top_k = check_top_k(top_k)
     zero_division = check_zero_division(zero_division)
+    values = keyword_prf_reducer({"average": average, "zero_division": zero_division})
+    if presence == "all" and stemmer is None and matching.by_documents(predictions, references, normalize):
+        found = matching.document_edges(predictions, references, normalize, match)  # type: ignore[arg-type]
+        if found is not None:  # (None: rows the corpus path checks and names)
+            prediction_sizes, gold_sizes, edges = found
+            n = len(gold_sizes)
+            check_all_texts(texts, n)
+            cutoffs = cutoffs_of_sizes(top_k, n, lambda: gold_sizes)
+            matched_predictions, matched_gold = matching.edge_counts(edges, n, one_to_one, cutoffs)
+            denominators = denominators_of_sizes(top_k, n, lambda: prediction_sizes, lambda: gold_sizes)
+            statistics = prf_statistics(
+                matched_predictions, denominators, matched_gold, gold_sizes, zero_division=zero_division
+            )
+            return statistics, values, None
     corpus = prepare_corpus(predictions, references, normalize=normalize, stemmer=stemmer)
     corpus, included = select_presence(corpus, texts, presence, normalize, stemmer)
     cutoffs = prediction_cutoffs(corpus, top_k)
-    matched_predictions, matched_gold = match_counts(corpus, match, one_to_one, cutoffs)
+    matched_predictions, matched_gold = matching.match_counts(corpus, match, one_to_one, cutoffs)
     statistics = prf_statistics(
         matched_predictions,
         precision_denominators(corpus, top_k),
@@ -64,7 +85,7 @@ def keyword_prf_statistics(
         zero_division=zero_division,
         included=included,
     )
-    return statistics, keyword_prf_reducer({"average": average, "zero_division": zero_division}), included
+    return statistics, values, included
 
 
 def keyword_prf(

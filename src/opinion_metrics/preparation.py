@@ -36,7 +36,7 @@ from .validation import (
     lone_surrogate,
 )
 
-_SPEEDUPS_VERSION = 4  # the VERSION of _speedups.c these functions call
+_SPEEDUPS_VERSION = 5  # the VERSION of _speedups.c these functions call
 
 
 def _load_speedups() -> Any:
@@ -1028,22 +1028,36 @@ def cutoff_lengths(corpus: PreparedCorpus, top_k: int | str | None) -> list[int 
 
 def prediction_cutoffs(corpus: PreparedCorpus, top_k: int | str | None) -> np.ndarray | None:
     """`cutoff_lengths` as an array (None: every prediction kept)."""
+    return cutoffs_of_sizes(top_k, len(corpus), lambda: corpus.references.sizes)
+
+
+def cutoffs_of_sizes(top_k: int | str | None, n: int, gold_sizes: Callable[[], np.ndarray]) -> np.ndarray | None:
+    """`prediction_cutoffs` of n examples whose kept gold keywords `gold_sizes()` counts
+    (called only for "O")."""
     if top_k is None:
         return None
     if top_k == "O":
-        return corpus.references.sizes
-    return np.full(len(corpus), min(int(top_k), np.iinfo(np.int64).max), dtype=np.int64)
+        return gold_sizes()
+    return np.full(n, min(int(top_k), np.iinfo(np.int64).max), dtype=np.int64)
 
 
 def precision_denominators(corpus: PreparedCorpus, top_k: int | str | None) -> np.ndarray:
     """Per example, the precision denominator of the count-based families (docs/definitions.md section 3):
     the number of predictions (`None`), k (an int: a missing prediction counts as wrong,
     trec_eval's `P_k`) or |G| ("O": R-precision)."""
+    return denominators_of_sizes(top_k, len(corpus), lambda: corpus.predictions.sizes, lambda: corpus.references.sizes)
+
+
+def denominators_of_sizes(
+    top_k: int | str | None, n: int, prediction_sizes: Callable[[], np.ndarray], gold_sizes: Callable[[], np.ndarray]
+) -> np.ndarray:
+    """`precision_denominators` of n examples whose kept predictions and gold keywords
+    `prediction_sizes()` and `gold_sizes()` count (each called only where needed)."""
     if top_k is None:
-        return corpus.predictions.sizes
+        return prediction_sizes()
     if top_k == "O":
-        return corpus.references.sizes
-    return np.full(len(corpus), float(top_k))  # float: k may exceed int64
+        return gold_sizes()
+    return np.full(n, float(top_k))  # float: k may exceed int64
 
 
 def apply_top_k(corpus: PreparedCorpus, top_k: int | str | None) -> PreparedCorpus:

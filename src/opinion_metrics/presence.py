@@ -142,6 +142,12 @@ def apply_presence(
     return PreparedCorpus(corpus.strings, predictions, references), included
 
 
+def check_all_texts(texts: Sequence[str] | None, n: int) -> None:
+    """Texts given with presence="all" are not read, but a wrong count is a mistake worth naming."""
+    if texts is not None and len(check_corpus(texts, "texts")) != n:
+        check_texts(texts, n)
+
+
 def select_presence(
     corpus: PreparedCorpus,
     texts: Sequence[str] | None,
@@ -152,7 +158,6 @@ def select_presence(
     """`apply_presence` for "present" / "absent"; the corpus unchanged (every example
     included: None) for "all"."""
     if check_presence(presence) == "all":
-        if texts is not None and len(check_corpus(texts, "texts")) != len(corpus):
-            check_texts(texts, len(corpus))  # unused, but a wrong count is a mistake worth naming
+        check_all_texts(texts, len(corpus))
         return corpus, None
     return apply_presence(corpus, check_texts(texts, len(corpus)), presence, normalize, stemmer)
