@@ -1,0 +1,311 @@
+"""Embedding distinct keywords with a sentence-transformers model at the model's own speed.
+
+A model made of the usual modules (Transformer, Pooling, optionally Normalize) is run without
+`model.encode`: every keyword is tokenized in one call of the fast tokenizer, keywords are
+grouped by token count (no padding, so no attention mask to apply), batches are sized in
+tokens, and the model's own Transformer and Pooling modules run under
+`torch.inference_mode()`. The token ids are gathered into batches and the embeddings
+normalized on the model's device; a GPU works through its queue while the host prepares the
+next batch, and the embeddings come back once, at the end. In float32 the vectors equal
+`model.encode(..., normalize_embeddings=True)` to 1e-6. Any other model (other modules, a
+prompt, a processor that is not a fast tokenizer, an object with only `.encode`) is called
+through `.encode`, in batches of keywords of one token count.
+
+`precision="float16"` or `"bfloat16"` runs the Transformer in half precision (a cast copy;
+the model itself is not changed); pooling and normalization stay in float32.
+"""
+
+from __future__ import annotations
+
+import copy
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+PRECISIONS = ("float32", "float16", "bfloat16")
+# A batch of the module path holds at most batch_size x TOKENS_PER_KEYWORD tokens: batch_size
+# keywords of 16 tokens, more of shorter ones (keywords are mostly 3-8 tokens with [CLS] and [SEP]).
+TOKENS_PER_KEYWORD = 16
+
+# Half-precision copies of Transformer modules: module -> {dtype name: copy}, dropped with the module.
+_CAST_COPIES: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def check_precision(precision: Any) -> str:
+    """One of PRECISIONS: the floating-point format the model's transformer computes in."""
+    if not isinstance(precision, str) or precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}, got {precision!r}")
+    return precision
+
+
+def module_path(model: Any) -> tuple[Any, Any] | None:
+    """`(transformer, pooling)` when `model` is a SentenceTransformer whose modules are
+    Transformer + Pooling (+ Normalize of the sentence embedding) and whose Transformer
+    encodes plain text with a fast tokenizer and no prompt or processing options (what
+    `embed_texts` reproduces); None for any other model."""
+    try:
+        from sentence_transformers import SentenceTransformer
+        from sentence_transformers.base.modules import Normalize, Transformer
+        from sentence_transformers.sentence_transformer.modules import Pooling
+    except ImportError:
+        return None
+    if not isinstance(model, SentenceTransformer) or len(model) not in (2, 3):
+        return None
+    transformer, pooling = model[0], model[1]
+    if type(transformer) is not Transformer or type(pooling) is not Pooling:
+        return None
+    if len(model) == 3:
+        normalize = model[2]
+        if type(normalize) is not Normalize or not (
+            normalize.module_input_name == normalize.module_output_name == "sentence_embedding"
+        ):
+            return None
+    modalities = getattr(transformer, "modality_config", None)
+    tokenizer = getattr(transformer, "tokenizer", None)
+    plain = (
+        isinstance(modalities, Mapping)
+        and list(modalities) == ["text"]
+        and modalities["text"].get("method") == "forward"
+        and getattr(transformer, "transformer_task", None) == "feature-extraction"
+        and getattr(transformer, "backend", None) == "torch"
+        and getattr(transformer, "module_output_name", None) == "token_embeddings"
+        and getattr(transformer, "query_expansion", None) is None
+        and not getattr(transformer, "processing_kwargs", None)
+        and getattr(transformer, "processor", None) is tokenizer
+        and getattr(tokenizer, "is_fast", False)
+        and getattr(model, "default_prompt_name", None) is None
+        and getattr(model, "truncate_dim", None) is None
+        and getattr(model, "_distributed_inference", None) is None
+    )
+    return (transformer, pooling) if plain else None
+
+
+def _in_precision(transformer: Any, precision: str) -> Any:
+    """The Transformer module itself (float32) or its cached copy cast to `precision`."""
+    if precision == "float32":
+        return transformer
+    copies = _CAST_COPIES.setdefault(transformer, {})
+    if precision not in copies:
+        import torch
+
+        copies[precision] = copy.deepcopy(transformer).to(getattr(torch, precision)).eval()
+    return copies[precision]
+
+
+def _token_arrays(tokenizer: Any, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Every text tokenized in one call (as the Transformer module tokenizes, without padding):
+    `(flat token ids, offsets, flat token type ids or None)`."""
+    encoding = tokenizer(list(texts), truncation="longest_first", return_attention_mask=False)
+    ids = encoding["input_ids"]
+    lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+    offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    flat = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(offsets[-1]))
+    types = encoding.get("token_type_ids")
+    flat_types = None
+    if types is not None:
+        flat_types = np.fromiter(chain.from_iterable(types), dtype=np.int64, count=int(offsets[-1]))
+    return flat, offsets, flat_types
+
+
+def length_batches(lengths: np.ndarray, tokens_per_batch: int) -> list[np.ndarray]:
+    """Indices of equal-length rows, in batches of at most `tokens_per_batch` tokens (at least
+    one row), shortest rows first."""
+    order = np.argsort(lengths, kind="stable")
+    sorted_lengths = lengths[order]
+    bounds = np.flatnonzero(np.diff(sorted_lengths)) + 1
+    batches = []
+    for run in np.split(order, bounds):
+        if len(run):
+            rows = max(1, tokens_per_batch // max(1, int(lengths[run[0]])))
+            batches.extend(run[start : start + rows] for start in range(0, len(run), rows))
+    return batches
+
+
+def embed_with_modules(
+    model: Any,
+    texts: Sequence[str],
+    *,
+    batch_size: int,
+    precision: str = "float32",
+    progress: Callable[[int], Any] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`(unit float32 embeddings, norms before normalization)` of `texts` through the modules
+    of `model` (`module_path` must accept it), on the model's device."""
+    import torch
+
+    transformer, pooling = module_path(model)
+    module = _in_precision(transformer, precision)
+    device = next(transformer.parameters()).device
+    flat, offsets, flat_types = _token_arrays(transformer.tokenizer, texts)
+    lengths = np.diff(offsets)
+    with torch.inference_mode():
+        flat_on_device = torch.from_numpy(flat).to(device)
+        types_on_device = None if flat_types is None else torch.from_numpy(flat_types).to(device)
+        starts_on_device = torch.from_numpy(offsets[:-1]).to(device)
+        vectors = norms = None
+        for rows in length_batches(lengths, batch_size * TOKENS_PER_KEYWORD):
+            rows_on_device = torch.from_numpy(rows).to(device)
+            positions = starts_on_device[rows_on_device, None] + torch.arange(int(lengths[rows[0]]), device=device)
+            input_ids = flat_on_device[positions]
+            features = {"input_ids": input_ids}  # no padding: no attention mask (pooling takes ones)
+            if types_on_device is not None:
+                features["token_type_ids"] = types_on_device[positions]
+            features = module(features)
+            features["token_embeddings"] = features["token_embeddings"].float()
+            pooled = pooling(features)["sentence_embedding"].float()
+            if vectors is None:
+                vectors = torch.empty((len(texts), pooled.shape[1]), dtype=torch.float32, device=device)
+                norms = torch.empty(len(texts), dtype=torch.float32, device=device)
+            row_norms = torch.linalg.vector_norm(pooled, dim=1)
+            vectors[rows_on_device] = pooled / row_norms[:, None]
+            norms[rows_on_device] = row_norms
+            if progress is not None:
+                progress(len(rows))
+        if vectors is None:
+            return np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.float32)
+        return vectors.cpu().numpy(), norms.cpu().numpy()
+
+
+def _autocast(model: Any, precision: str) -> Any:
+    """A context in which a torch model's `.encode` computes in `precision` (nothing for
+    float32, or for an object that is not a torch module)."""
+    import contextlib
+
+    if precision == "float32":
+        return contextlib.nullcontext()
+    try:
+        import torch
+    except ImportError:
+        return contextlib.nullcontext()
+    if not isinstance(model, torch.nn.Module):
+        return contextlib.nullcontext()
+    device = next(model.parameters(), torch.empty(0)).device
+    return torch.autocast(device_type=device.type, dtype=getattr(torch, precision))
+
+
+class EmbeddingError(ValueError):
+    """A prepared keyword (`text`) cannot be embedded, or the model returned a zero or
+    non-finite embedding for it; `reason` says which."""
+
+    def __init__(self, text: str, reason: str) -> None:
+        self.text, self.reason = text, reason
+        super().__init__(f"the keyword {text!r}: {reason}")
+
+
+def padding_free_batches(model: Any, texts: Sequence[str], batch_size: int) -> list[list[int]]:
+    """Indices of `texts` in batches of at most `batch_size` whose texts have the same token count.
+
+    For models called through `.encode`: it pads every batch to its longest text (it sorts
+    by characters, not tokens), and keywords are a few tokens long, so batches of equal token
+    count waste none of the compute. Models that do not expose a Hugging Face tokenizer get
+    plain batches.
+    """
+    groups = [list(range(len(texts)))]
+    tokenizer = getattr(model, "tokenizer", None)
+    if callable(tokenizer):
+        max_length = getattr(model, "max_seq_length", None)
+        encoding = tokenizer(
+            list(texts),
+            truncation=max_length is not None,
+            max_length=max_length,
+            return_attention_mask=False,  # only the token counts are needed
+            return_token_type_ids=False,
+        )
+        if isinstance(encoding, Mapping) and "input_ids" in encoding:
+            by_length: dict[int, list[int]] = {}
+            for index, token_ids in enumerate(encoding["input_ids"]):
+                by_length.setdefault(len(token_ids), []).append(index)
+            groups = list(by_length.values())
+    return [group[start : start + batch_size] for group in groups for start in range(0, len(group), batch_size)]
+
+
+def _encode_in_batches(
+    model: Any, texts: Sequence[str], batch_size: int, precision: str, progress: Callable[[int], Any]
+) -> np.ndarray:
+    """`model.encode` of `texts` (float32, one row each) in `padding_free_batches`."""
+    batches = padding_free_batches(model, texts, batch_size)
+    parts = []
+    with _autocast(model, precision):
+        for batch in batches:
+            encoded = model.encode(
+                [texts[i] for i in batch],
+                batch_size=len(batch),
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+            encoded = np.asarray(encoded, dtype=np.float32)
+            if encoded.ndim != 2 or len(encoded) != len(batch):
+                raise ValueError(f"the model returned embeddings of shape {encoded.shape} for {len(batch)} texts")
+            parts.append(encoded)
+            progress(len(batch))
+    vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
+    vectors[np.concatenate(batches)] = np.concatenate(parts)
+    return vectors
+
+
+_NORMALIZED_ROWS = 1 << 16  # rows normalized at once through float64 by `unit_rows`
+
+
+def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`(vectors scaled to unit length in float32, their float64 norms)`, through float64 in
+    blocks (a float32 norm can overflow; the whole matrix in float64 would double the memory)."""
+    norms = np.empty(len(vectors), dtype=np.float64)
+    unit = np.empty_like(vectors, dtype=np.float32)
+    for start in range(0, len(vectors), _NORMALIZED_ROWS):
+        block = vectors[start : start + _NORMALIZED_ROWS].astype(np.float64)
+        block_norms = np.linalg.norm(block, axis=1)
+        norms[start : start + len(block)] = block_norms
+        with np.errstate(divide="ignore", invalid="ignore"):
+            unit[start : start + len(block)] = block / block_norms[:, None]
+    return unit, norms
+
+
+def embed_vectors(
+    model: Any,
+    texts: Sequence[str],
+    *,
+    batch_size: int = 256,
+    precision: str = "float32",
+    show_progress: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`(unit-length float32 embeddings, their norms before normalization)` of `texts`
+    (distinct, non-empty), one row each: through the model's own modules where `module_path`
+    accepts the model, else through `.encode`. A zero or non-finite embedding's row is not a
+    unit vector: its norm says why."""
+    from tqdm.auto import tqdm
+
+    precision = check_precision(precision)
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32), np.zeros(0)
+    with tqdm(total=len(texts), desc="encoding keywords", unit="keyword", disable=not show_progress) as bar:
+        if module_path(model) is not None:
+            return embed_with_modules(model, texts, batch_size=batch_size, precision=precision, progress=bar.update)
+        return unit_rows(_encode_in_batches(model, texts, batch_size, precision, bar.update))
+
+
+def embed_texts(
+    model: Any,
+    texts: Sequence[str],
+    *,
+    batch_size: int = 256,
+    precision: str = "float32",
+    show_progress: bool = False,
+) -> np.ndarray:
+    """The unit-length float32 embeddings of `embed_vectors`; `EmbeddingError` for the first
+    text whose embedding is zero or not finite."""
+    vectors, norms = embed_vectors(
+        model, texts, batch_size=batch_size, precision=precision, show_progress=show_progress
+    )
+    bad = ~np.isfinite(norms) | (norms == 0)
+    if bad.any():
+        first = int(np.argmax(bad))
+        kind = "a zero" if norms[first] == 0 else "a non-finite"
+        raise EmbeddingError(
+            texts[first], f"the model returned {kind} embedding; cosine similarity needs a finite, non-zero vector"
+        )
+    return vectors
