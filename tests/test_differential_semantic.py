@@ -56,9 +56,9 @@ def force_path(monkeypatch, path: str) -> list[tuple[bool, bool]]:
     blocks: list[tuple[bool, bool]] = []
     maxima = cosines._Similarities.maxima
 
-    def recorded(self, predicted, gold, edges):
+    def recorded(self, predicted, gold, edges, shared=None):
         blocks.append((self.device is not None, gold.ndim == 1))
-        return maxima(self, predicted, gold, edges)
+        return maxima(self, predicted, gold, edges, shared)
 
     monkeypatch.setattr(cosines._Similarities, "maxima", recorded)
     return blocks

@@ -6,8 +6,9 @@ Examples are handled in blocks, never one by one: a block gathers the embeddings
 examples' keywords into padded arrays (examples sorted by their numbers of gold keywords and
 predictions, so padding stays small) and multiplies them, one small matrix product per
 example in one call. A gold list shared by several examples (a movie's list, broadcast to its
-reviews) is gathered once per block of its examples instead. Blocks hold at most about
-`block_elements` values (similarities and gathered embedding values), whatever the input.
+reviews) is gathered once for all its examples instead. Blocks hold at most about
+`block_elements` values (similarities and gathered embedding values; on the CPU fewer, to
+stay in its caches) besides a shared list's own embeddings, whatever the input.
 
 On the CPU the products are float64 (from the float32 embeddings), so a similarity does not
 depend on the block it is computed in (to 1e-16). On a GPU (`device`, a torch device) they are
@@ -27,6 +28,7 @@ from .preparation import PreparedCorpus, PreparedSide
 
 NEAR = 1e-5  # similarities this close to the threshold are recomputed exactly
 _SHARED_GAIN = 64  # gold vectors a shared list's block must save to be gathered once
+_CPU_BLOCK_ELEMENTS = 1 << 19  # values of a block on the CPU (4 MiB of float64)
 
 
 class PairCounts(NamedTuple):
@@ -100,6 +102,7 @@ class _Similarities:
 
     def __init__(self, matrix: np.ndarray, rows_of: np.ndarray, threshold: float, device: Any = None) -> None:
         self.matrix, self.rows_of, self.threshold, self.device = matrix, rows_of, threshold, device
+        self._buffers: dict[str, np.ndarray] = {}
         if device is not None:
             import torch
 
@@ -110,16 +113,28 @@ class _Similarities:
             self.compact_rows = torch.from_numpy(compact).to(device)
             self.vectors = torch.from_numpy(np.ascontiguousarray(matrix[rows_of[used]])).to(device)
 
+    def shared(self, gold: np.ndarray) -> Any:
+        """The embeddings of a gold list shared by the examples of several blocks, gathered once."""
+        if self.device is None:
+            return self.matrix[self.rows_of[gold]].astype(np.float64)
+        return self.vectors[self.compact_rows[self._on_device(gold)]]
+
     def maxima(
-        self, predicted: np.ndarray, gold: np.ndarray, edges: bool
+        self, predicted: np.ndarray, gold: np.ndarray, edges: bool, shared: Any = None
     ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...] | None]:
         """For a block of examples with prediction ids `predicted` (rows, -1 padded) and gold ids
-        `gold` (rows, or one row shared by all): per prediction its best similarity, per gold
-        keyword (and example) its best similarity (float64; -inf at padding), and, if `edges`,
-        the (example, prediction, gold) positions of the pairs at or above the threshold."""
+        `gold` (rows, or one row shared by all, whose embeddings `shared` are): per prediction
+        its best similarity, per gold keyword (and example) its best similarity (float64; -inf at
+        padding), and, if `edges`, the (example, prediction, gold) positions of the pairs at or
+        above the threshold."""
         if self.device is None:
-            return self._maxima_numpy(predicted, gold, edges)
-        return self._maxima_torch(predicted, gold, edges)
+            return self._maxima_numpy(predicted, gold, edges, shared)
+        return self._maxima_torch(predicted, gold, edges, shared)
+
+    def _on_device(self, array: np.ndarray) -> Any:
+        import torch
+
+        return torch.from_numpy(array).to(self.device)
 
     def _exact(self, predicted: np.ndarray, gold: np.ndarray, near: tuple[np.ndarray, ...]) -> np.ndarray:
         """`exact_cosines` of the pairs at positions `near` (example, prediction, gold)."""
@@ -127,17 +142,35 @@ class _Similarities:
         second = gold[near[2]] if gold.ndim == 1 else gold[near[0], near[2]]
         return exact_cosines(self.matrix, self.rows_of, first, second)
 
-    def _maxima_numpy(self, predicted, gold, edges):
+    def _buffer(self, name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """A reused array of `shape` (blocks reuse memory: a fresh array each block costs page faults)."""
+        size = int(np.prod(shape))
+        buffer = self._buffers.get(name)
+        if buffer is None or buffer.size < size:
+            buffer = self._buffers[name] = np.empty(size, dtype=dtype)
+        return buffer[:size].reshape(shape)
+
+    def _gathered(self, name: str, ids: np.ndarray, filler: int) -> np.ndarray:
+        """The float64 embeddings of string ids `ids` (`filler`'s at the padding, -1)."""
+        rows = self.rows_of[np.where(ids >= 0, ids, filler)]
+        single = self._buffer(name + "32", (*ids.shape, self.matrix.shape[1]), np.float32)
+        np.take(self.matrix, rows, axis=0, out=single)
+        double = self._buffer(name + "64", single.shape, np.float64)
+        np.copyto(double, single)
+        return double
+
+    def _maxima_numpy(self, predicted, gold, edges, shared):
         gold_rows = gold[None, None, :] if gold.ndim == 1 else gold[:, None, :]
         valid = (predicted >= 0)[:, :, None] & (gold_rows >= 0)
         filler = int(predicted.max())  # any string of the block stands in for the padding
-        vectors = self.matrix[self.rows_of[np.where(predicted >= 0, predicted, filler)]].astype(np.float64)
-        gold_vectors = self.matrix[self.rows_of[np.where(gold >= 0, gold, filler)]].astype(np.float64)
+        vectors = self._gathered("predicted", predicted, filler)
+        similarity = self._buffer("similarity", valid.shape, np.float64)
         if gold.ndim == 1:
             rows, width, dimension = vectors.shape
-            similarity = (vectors.reshape(-1, dimension) @ gold_vectors.T).reshape(rows, width, len(gold))
+            np.matmul(vectors.reshape(-1, dimension), shared.T, out=similarity.reshape(rows * width, -1))
         else:
-            similarity = vectors @ gold_vectors.transpose(0, 2, 1)
+            gold_vectors = self._gathered("gold", gold, filler)
+            np.matmul(vectors, gold_vectors.transpose(0, 2, 1), out=similarity)
         np.clip(similarity, -1.0, 1.0, out=similarity)
         similarity[valid & (predicted[:, :, None] == gold_rows)] = 1.0
         near = np.nonzero(valid & (np.abs(similarity - self.threshold) <= NEAR))
@@ -147,20 +180,19 @@ class _Similarities:
         above = np.nonzero(similarity >= self.threshold) if edges else None
         return similarity.max(axis=2), similarity.max(axis=1), above
 
-    def _maxima_torch(self, predicted, gold, edges):
+    def _maxima_torch(self, predicted, gold, edges, shared):
         import torch
 
-        predicted_ids = torch.from_numpy(predicted).to(self.device)
-        gold_ids = torch.from_numpy(gold).to(self.device)
+        predicted_ids, gold_ids = self._on_device(predicted), self._on_device(gold)
         gold_rows = gold_ids[None, None, :] if gold.ndim == 1 else gold_ids[:, None, :]
         valid = (predicted_ids >= 0)[:, :, None] & (gold_rows >= 0)
         filler = int(predicted.max())
         vectors = self.vectors[self.compact_rows[predicted_ids.where(predicted_ids >= 0, filler)]]
-        gold_vectors = self.vectors[self.compact_rows[gold_ids.where(gold_ids >= 0, filler)]]
         if gold.ndim == 1:
             rows, width, dimension = vectors.shape
-            products = (vectors.reshape(-1, dimension) @ gold_vectors.T).reshape(rows, width, len(gold))
+            products = (vectors.reshape(-1, dimension) @ shared.T).reshape(rows, width, len(gold))
         else:
+            gold_vectors = self.vectors[self.compact_rows[gold_ids.where(gold_ids >= 0, filler)]]
             products = torch.bmm(vectors, gold_vectors.transpose(1, 2))
         similarity = products.double().clamp_(-1.0, 1.0)  # float32 products, compared in float64
         similarity[valid & (predicted_ids[:, :, None] == gold_rows)] = 1.0
@@ -210,8 +242,8 @@ def pair_counts(
     similarities = _Similarities(matrix, rows_of, threshold, device)
     dimension = matrix.shape[1]
 
-    def add(examples: np.ndarray, predicted: np.ndarray, gold: np.ndarray) -> None:
-        best_predictions, best_gold, above = similarities.maxima(predicted, gold, one_to_one)
+    def add(examples: np.ndarray, predicted: np.ndarray, gold: np.ndarray, shared: Any = None) -> None:
+        best_predictions, best_gold, above = similarities.maxima(predicted, gold, one_to_one, shared)
         counts.soft_predictions[examples] = np.maximum(best_predictions, 0.0).sum(axis=1)
         counts.soft_gold[examples] = np.maximum(best_gold, 0.0).sum(axis=1)
         if one_to_one:
@@ -231,10 +263,11 @@ def pair_counts(
     for examples in np.split(by_list, bounds) if len(by_list) else ():
         gold_list = int(gold_groups[examples[0]])
         gold = gold_flat[gold_offsets[gold_list] : gold_offsets[gold_list + 1]]
+        shared_vectors = similarities.shared(gold)
         for start, stop in _blocks(prediction_sizes[examples], 0, len(gold), dimension, block_elements):
             block = examples[start:stop]
             width = int(prediction_sizes[block].max())
-            add(block, _padded(predicted_flat, predicted_offsets, block, width), gold)
+            add(block, _padded(predicted_flat, predicted_offsets, block, width), gold, shared_vectors)
 
     # Every other example: padded by the classes of its list sizes.
     rest = active[~shared]
@@ -243,6 +276,8 @@ def pair_counts(
     order = np.lexsort((width_classes, gold_classes))
     rest, width_classes, gold_classes = rest[order], width_classes[order], gold_classes[order]
     change = (np.diff(width_classes) != 0) | (np.diff(gold_classes) != 0)
+    if device is None:  # blocks of gathered embeddings that stay in the CPU's caches are faster
+        block_elements = min(block_elements, _CPU_BLOCK_ELEMENTS)
     for run in np.split(np.arange(len(rest)), np.flatnonzero(change) + 1) if len(rest) else ():
         examples = rest[run]
         for start, stop in _blocks(prediction_sizes[examples], gold_sizes[examples], None, dimension, block_elements):

@@ -227,10 +227,9 @@ def _encode_in_batches(
     model: Any, texts: Sequence[str], batch_size: int, precision: str, progress: Callable[[int], Any]
 ) -> np.ndarray:
     """`model.encode` of `texts` (float32, one row each) in `padding_free_batches`."""
-    batches = padding_free_batches(model, texts, batch_size)
-    parts = []
+    vectors = None
     with _autocast(model, precision):
-        for batch in batches:
+        for batch in padding_free_batches(model, texts, batch_size):
             encoded = model.encode(
                 [texts[i] for i in batch],
                 batch_size=len(batch),
@@ -241,27 +240,33 @@ def _encode_in_batches(
             encoded = np.asarray(encoded, dtype=np.float32)
             if encoded.ndim != 2 or len(encoded) != len(batch):
                 raise ValueError(f"the model returned embeddings of shape {encoded.shape} for {len(batch)} texts")
-            parts.append(encoded)
+            if vectors is None:
+                vectors = np.empty((len(texts), encoded.shape[1]), dtype=np.float32)
+            vectors[batch] = encoded
             progress(len(batch))
-    vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
-    vectors[np.concatenate(batches)] = np.concatenate(parts)
     return vectors
 
 
-_NORMALIZED_ROWS = 1 << 16  # rows normalized at once through float64 by `unit_rows`
+_NORMALIZED_ROWS = 1 << 12  # rows normalized at once through float64 by `unit_rows`
+
+
+_UNIT = 1e-6  # a row whose norm is this close to 1 is unit length already (float32 rounding)
 
 
 def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`(vectors scaled to unit length in float32, their float64 norms)`, through float64 in
-    blocks (a float32 norm can overflow; the whole matrix in float64 would double the memory)."""
+    blocks (a float32 norm can overflow; the whole matrix in float64 would double the memory).
+    Rows of unit length already are kept as they are, so that vectors made by this module
+    and looked up again (an engine's precomputed embeddings) do not change."""
     norms = np.empty(len(vectors), dtype=np.float64)
     unit = np.empty_like(vectors, dtype=np.float32)
     for start in range(0, len(vectors), _NORMALIZED_ROWS):
         block = vectors[start : start + _NORMALIZED_ROWS].astype(np.float64)
         block_norms = np.linalg.norm(block, axis=1)
         norms[start : start + len(block)] = block_norms
+        scale = np.where(np.abs(block_norms - 1.0) <= _UNIT, 1.0, block_norms)
         with np.errstate(divide="ignore", invalid="ignore"):
-            unit[start : start + len(block)] = block / block_norms[:, None]
+            unit[start : start + len(block)] = block / scale[:, None]
     return unit, norms
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from .averaging import Values, per_example_columns, prf_statistics, prf_values, summarize
 from .cosines import pair_counts, used_strings
-from .embedding import EmbeddingError, check_precision, embed_texts, padding_free_batches
+from .embedding import EmbeddingError, check_precision, embed_texts
 from .preparation import (
     NormalizeOption,
     apply_top_k,
@@ -50,7 +50,6 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 SEMANTIC_NAMES = ("semantic_precision", "semantic_recall", "semantic_f1")
 SOFT_NAMES = ("soft_precision", "soft_recall", "soft_f1")
 DEFAULT_BLOCK_ELEMENTS = 4_000_000  # values held at once by the similarity blocks: 32 MB of float64
-__all__ = ["EmbeddingError", "padding_free_batches"]  # (for the modules that import them from here)
 
 
 class EmbeddingStore:
@@ -74,27 +73,31 @@ class EmbeddingStore:
     def find(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """`(matrix, rows)`: the row of each text in `matrix` (-1: not stored)."""
         with self._lock:
-            get = self.rows.get
-            rows = np.fromiter((get(text, -1) for text in texts), dtype=np.int64, count=len(texts))
+            try:  # all stored (a warm cache): C-level lookups
+                rows = np.fromiter(map(self.rows.__getitem__, texts), dtype=np.int64, count=len(texts))
+            except KeyError:
+                get = self.rows.get
+                rows = np.fromiter((get(text, -1) for text in texts), dtype=np.int64, count=len(texts))
             return self._matrix[: len(self.rows)], rows
 
     def add(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Store `vectors[i]` as the embedding of `texts[i]` (distinct), unless stored already."""
         with self._lock:
-            new = [(text, vector) for text, vector in zip(texts, vectors) if text not in self.rows]
-            if not new:
+            rows = self.rows
+            fresh = [index for index, text in enumerate(texts) if text not in rows]
+            if not fresh:
                 return
-            size, width = len(self.rows), vectors.shape[1]
+            size, width = len(rows), vectors.shape[1]
             if size and self._matrix.shape[1] != width:
                 earlier = self._matrix.shape[1]
                 raise ValueError(f"the model returned embeddings of {width} values; earlier ones had {earlier}")
-            if size + len(new) > len(self._matrix):
-                grown = np.empty((max(2 * len(self._matrix), size + len(new)), width), dtype=np.float32)
+            if size + len(fresh) > len(self._matrix):
+                grown = np.empty((max(2 * len(self._matrix), size + len(fresh)), width), dtype=np.float32)
                 if size:
                     grown[:size] = self._matrix[:size]
                 self._matrix = grown
-            for offset, (text, _) in enumerate(new):
-                self.rows[text] = size + offset
-            self._matrix[size : size + len(new)] = np.stack([vector for _, vector in new])
+            self._matrix[size : size + len(fresh)] = vectors if len(fresh) == len(texts) else vectors[fresh]
+            rows.update(zip([texts[index] for index in fresh], range(size, size + len(fresh))))
 
 
 # Embeddings by model and precision: names (str) in a dict; model objects by identity (a model
@@ -384,7 +387,8 @@ def semantic_statistics(
     matrix, rows_of = np.zeros((0, 1), dtype=np.float32), np.full(len(corpus.strings), -1, dtype=np.int64)
     if len(used):
         try:
-            matrix, rows_of[used] = encoder.lookup([corpus.strings[i] for i in used.tolist()])
+            strings = corpus.strings if len(used) == len(corpus.strings) else [corpus.strings[i] for i in used]
+            matrix, rows_of[used] = encoder.lookup(strings)
         except EmbeddingError as error:
             normalizer = make_normalizer(normalize, stemmer)
             raise name_keyword(error, normalizer, predictions=predictions, references=references) from None
