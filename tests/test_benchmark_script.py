@@ -112,3 +112,36 @@ def test_real_shaped_run_passes_its_own_checks(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     assert "33,384 rows" in run.stdout and "Equal results" in run.stdout
     assert len(list((tmp_path / "folder").glob("*.parquet"))) == 24
+
+
+@pytest.mark.slow
+def test_semantic_diverse_shape_runs_in_its_gpu_mode_on_the_cpu():
+    """The diverse-shape semantic rows, with the device and precisions a GPU run passes
+    (here device="cpu"): the library's float32 values equal those of model.encode's vectors
+    and the token loop equals keyword_prf (both asserted by the script)."""
+    require_shared(MOVIE_REVIEWS)
+    command = [sys.executable, str(SCRIPT), "--data", str(MOVIE_REVIEWS), "--families", "semantic"]
+    command += ["--semantic-shapes", "diverse", "--semantic-documents", "60", "--loop-documents", "10"]
+    command += ["--repeat", "1", "--device", "cpu", "--precisions", "float32", "bfloat16"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr
+    for row in ("model.encode(distinct)", "library cold, float32", "library cold, bfloat16", "naive token loop"):
+        assert row in run.stdout
+    assert "60 documents" in run.stdout
+
+
+def test_diverse_documents_have_phrases_of_their_own(script):
+    words = [f"w{i}" for i in range(5000)]
+    predictions, references = script.diverse_keyphrase_corpus(words, 200)
+    assert len(predictions) == len(references) == 200
+    assert all(len(p) == 5 and 5 <= len(g) <= 20 for p, g in zip(predictions, references))
+    assert all(1 <= len(k.split()) <= 3 for rows in (predictions, references) for row in rows for k in row)
+    assert all(sum(k in g for k in p) >= 2 for p, g in zip(predictions, references))
+    distinct = {k for rows in (predictions, references) for row in rows for k in row}
+    assert len(distinct) > 0.9 * sum(len(row) for row in references)  # hardly a phrase comes back
+
+
+def test_naive_token_loop_follows_the_token_relation(script):
+    # "social satire" ~ "satire"; "art" !~ "party"; "star wars" ~ "star wars saga".
+    result = script.naive_token_loop([["satire", "art", "star wars"]], [["social satire", "party", "star wars saga"]])
+    assert result["precision"] == pytest.approx(2 / 3) and result["recall"] == pytest.approx(2 / 3)

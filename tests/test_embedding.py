@@ -206,3 +206,67 @@ def test_bfloat16_on_the_movie_data_changes_only_decisions_at_the_threshold(movi
     assert changed < len(sample) // 20
     for key in ("semantic_f1", "soft_f1"):
         assert abs(results["bfloat16"][key] - results["float32"][key]) < 2e-3
+
+
+def full_call(tokenizer, texts):
+    return tokenizer(texts, truncation="longest_first", return_attention_mask=False)["input_ids"]
+
+
+def composed_ids(tokenizer, texts):
+    composed = embedding._composed_tokens(tokenizer, texts)
+    assert composed is not None, "the tokens were not composed from words"
+    flat, offsets, types = composed
+    assert types is None or not types.any()
+    return [flat[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
+
+
+TRICKY = [
+    "café phở",
+    "東京 タワー",
+    "u.s. army",
+    "don't stop",
+    "[mask] token",
+    "x" * 150,  # longer than WordPiece reads: [UNK]
+    "neo noir 1970s",
+    "state of the art",
+    "ǅemal ΣΊΣΥΦΟΣ",
+]
+
+
+def test_tokens_composed_from_words_equal_the_tokenizers_call(minilm, small_models, movie_reviews):
+    normalize = make_normalizer("default")
+    keywords = {
+        keyword
+        for review in movie_reviews[::7]
+        for name in ("keywords_base", "keywords_sentiment")
+        for keyword in map(normalize, review[name] or [])
+        if keyword
+    }
+    texts = sorted(keywords) + TRICKY + KEYWORDS
+    for model in (minilm, small_models["cls"]):  # the small model truncates at 8 tokens
+        tokenizer = model[0].tokenizer
+        assert composed_ids(tokenizer, texts) == full_call(tokenizer, texts)
+
+
+@pytest.mark.parametrize("texts", [["two  spaces"], [" leading"], ["tab\there"], ["a", ""], ["no\u00a0break"]])
+def test_texts_not_separated_by_single_spaces_are_tokenized_in_one_call(minilm, texts):
+    assert embedding._composed_tokens(minilm[0].tokenizer, texts) is None
+    flat, offsets, _ = embedding._token_arrays(minilm[0].tokenizer, texts)
+    assert [flat[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == full_call(minilm[0].tokenizer, texts)
+
+
+def test_other_tokenizers_are_not_composed():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    backend = Tokenizer(models.WordLevel({"[UNK]": 0, "war": 1, "peace": 2}, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]")
+    assert embedding._word_tokenizer(tokenizer) is None
+    assert embedding._composed_tokens(tokenizer, ["war peace"]) is None
+
+
+def test_composed_and_called_tokens_give_the_same_embeddings(minilm, monkeypatch):
+    composed = embed_texts(minilm, KEYWORDS + TRICKY)
+    monkeypatch.setattr(embedding, "_composed_tokens", lambda tokenizer, texts: None)
+    assert np.array_equal(embed_texts(minilm, KEYWORDS + TRICKY), composed)

@@ -18,6 +18,9 @@ the model itself is not changed); pooling and normalization stay in float32.
 from __future__ import annotations
 
 import copy
+import json
+import operator
+import re
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain
@@ -96,8 +99,12 @@ def _in_precision(transformer: Any, precision: str) -> Any:
 
 
 def _token_arrays(tokenizer: Any, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Every text tokenized in one call (as the Transformer module tokenizes, without padding):
-    `(flat token ids, offsets, flat token type ids or None)`."""
+    """Every text tokenized as the Transformer module tokenizes it (without padding):
+    `(flat token ids, offsets, flat token type ids or None)`; by words (`_composed_tokens`)
+    where the tokenizer allows it, else in one call."""
+    composed = _composed_tokens(tokenizer, texts)
+    if composed is not None:
+        return composed
     encoding = tokenizer(list(texts), truncation="longest_first", return_attention_mask=False)
     ids = encoding["input_ids"]
     lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
@@ -109,6 +116,95 @@ def _token_arrays(tokenizer: Any, texts: Sequence[str]) -> tuple[np.ndarray, np.
     if types is not None:
         flat_types = np.fromiter(chain.from_iterable(types), dtype=np.int64, count=int(offsets[-1]))
     return flat, offsets, flat_types
+
+
+# Texts a split at single spaces does not cut into the tokenizer's words: other white space,
+# two spaces in a row, a space at either end.
+_NOT_SPACE_SEPARATED = re.compile(r"[^\S ]| {2}|^ | $")
+_CHECKED_TEXTS = 256  # texts tokenized both ways before a composition is used
+_WORD_TOKENIZERS: weakref.WeakKeyDictionary[Any, tuple[int, int, Any] | None] = weakref.WeakKeyDictionary()
+
+
+def _word_tokenizer(tokenizer: Any) -> tuple[int, int, Any] | None:
+    """`(id of [CLS], id of [SEP], a copy of the Rust tokenizer without padding or truncation)`
+    when `tokenizer` is a BERT WordPiece tokenizer, whose ids of a text are [CLS], the ids of
+    each of its space-separated words tokenized alone, [SEP]: a normalizer that reads
+    characters one at a time, the BERT pre-tokenizer (words split at white space, then at
+    punctuation), "[CLS] $A [SEP]" around one sequence (token type 0), no added token holding
+    a space; None for any other."""
+    if tokenizer in _WORD_TOKENIZERS:
+        return _WORD_TOKENIZERS[tokenizer]
+    found = None
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    state = json.loads(backend.to_str()) if backend is not None else {}
+    processor = state.get("post_processor") or {}
+    single = [
+        (kind, item.get("id"), item.get("type_id"))
+        for part in processor.get("single", [])
+        for kind, item in part.items()
+    ]
+    if (
+        (state.get("model") or {}).get("type") == "WordPiece"
+        and (state.get("normalizer") or {"type": "BertNormalizer"}).get("type") == "BertNormalizer"
+        and (state.get("pre_tokenizer") or {}).get("type") == "BertPreTokenizer"
+        and processor.get("type") == "TemplateProcessing"
+        and [(kind, type_id) for kind, _, type_id in single]
+        == [("SpecialToken", 0), ("Sequence", 0), ("SpecialToken", 0)]
+        and not any(any(c.isspace() for c in token["content"]) for token in state.get("added_tokens", []))
+    ):
+        first, last = (processor["special_tokens"].get(single[i][1], {}).get("ids", []) for i in (0, 2))
+        if len(first) == len(last) == 1:
+            words = copy.deepcopy(backend)  # the wrapper sets padding and truncation on its own at each call
+            words.no_padding()
+            words.no_truncation()
+            found = (first[0], last[0], words)
+    _WORD_TOKENIZERS[tokenizer] = found
+    return found
+
+
+def _composed_tokens(tokenizer: Any, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """The token arrays of `_token_arrays` built from each distinct word tokenized once (a
+    keyword corpus has far fewer distinct words than keywords), when `_word_tokenizer` accepts
+    the tokenizer and the texts are words separated by single spaces; None otherwise, or when
+    a sample of the texts tokenized both ways differs."""
+    accepted = _word_tokenizer(tokenizer)
+    joined = " ".join(texts)
+    if accepted is None or _NOT_SPACE_SEPARATED.search(joined):  # (an empty text: two spaces in a row)
+        return None
+    first, last, word_tokenizer = accepted
+    every_word = joined.split(" ")
+    words = list(dict.fromkeys(every_word))
+    word_ids = np.fromiter(
+        map(dict(zip(words, range(len(words)))).__getitem__, every_word), dtype=np.int64, count=len(every_word)
+    )
+    counts = np.fromiter(map(operator.methodcaller("count", " "), texts), dtype=np.int64, count=len(texts)) + 1
+    pieces = [encoding.ids for encoding in word_tokenizer.encode_batch(words, add_special_tokens=False)]
+    piece_lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+    piece_starts = np.cumsum(piece_lengths) - piece_lengths
+    piece_flat = np.fromiter(chain.from_iterable(pieces), dtype=np.int64, count=int(piece_lengths.sum()))
+    # Each text's words' pieces, one after the other, then cut to the model's length.
+    sizes = piece_lengths[word_ids]
+    owner = np.repeat(np.repeat(np.arange(len(texts)), counts), sizes)
+    within_word = np.arange(len(owner)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    content = piece_flat[np.repeat(piece_starts[word_ids], sizes) + within_word]
+    content_lengths = np.bincount(owner, minlength=len(texts))
+    position = np.arange(len(owner)) - np.repeat(np.cumsum(content_lengths) - content_lengths, content_lengths)
+    kept = max(0, min(int(getattr(tokenizer, "model_max_length", 1 << 62)), 1 << 62) - 2)
+    lengths = np.minimum(content_lengths, kept) + 2
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    flat = np.empty(int(offsets[-1]), dtype=np.int64)
+    flat[offsets[:-1]] = first
+    flat[offsets[1:] - 1] = last
+    inside = position < kept
+    flat[offsets[owner[inside]] + 1 + position[inside]] = content[inside]
+    checked = np.linspace(0, len(texts) - 1, min(len(texts), _CHECKED_TEXTS)).astype(np.int64)
+    expected = tokenizer([texts[i] for i in checked], truncation="longest_first", return_attention_mask=False)
+    for index, ids in zip(checked.tolist(), expected["input_ids"]):
+        if flat[offsets[index] : offsets[index + 1]].tolist() != ids:
+            return None
+    types = np.zeros(len(flat), dtype=np.int64) if "token_type_ids" in tokenizer.model_input_names else None
+    return flat, offsets, types
 
 
 def length_batches(lengths: np.ndarray, tokens_per_batch: int) -> list[np.ndarray]:
