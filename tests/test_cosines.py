@@ -98,14 +98,8 @@ def test_equal_gold_lists_are_found():
 
 @pytest.mark.parametrize("block_elements", [1, 1000, 50_000, 4_000_000])
 def test_blocks_hold_at_most_block_elements_values(block_elements):
-    rng = np.random.default_rng(1)
-    widths, gold_widths = rng.integers(1, 9, size=500), rng.integers(1, 30, size=500)
-    dimension = 384
-    for shared_width in (None, 400):
-        blocks = cosines._blocks(widths, gold_widths, shared_width, dimension, block_elements)
-        assert blocks[0][0] == 0 and blocks[-1][1] == len(widths)
-        assert all(stop == start for (_, stop), (start, _) in zip(blocks, blocks[1:]))
-        gold_width = shared_width or int(gold_widths.max())
-        per_example = int(widths.max()) * gold_width + (int(widths.max()) + (0 if shared_width else gold_width)) * 384
-        for start, stop in blocks:
-            assert stop - start == 1 or (stop - start) * per_example <= block_elements
+    for width, gold_width, gathered in ((5, 20, True), (5, 400, False), (1, 1, True), (30, 3000, True)):
+        rows = cosines.block_rows(width, gold_width, gathered, 384, block_elements)
+        per_example = width * gold_width + (width + (gold_width if gathered else 0)) * 384
+        assert rows >= 1 and (rows == 1 or rows * per_example <= block_elements)
+        assert rows == 1 or (rows + 1) * per_example > block_elements  # as many as fit

@@ -270,3 +270,9 @@ def test_composed_and_called_tokens_give_the_same_embeddings(minilm, monkeypatch
     composed = embed_texts(minilm, KEYWORDS + TRICKY)
     monkeypatch.setattr(embedding, "_composed_tokens", lambda tokenizer, texts: None)
     assert np.array_equal(embed_texts(minilm, KEYWORDS + TRICKY), composed)
+
+
+def test_keywords_embedded_in_parts_equal_one_part(minilm, monkeypatch):
+    whole = embed_texts(minilm, KEYWORDS)
+    monkeypatch.setattr(embedding, "_EMBEDDED_AT_ONCE", 3)
+    assert np.abs(embed_texts(minilm, KEYWORDS) - whole).max() <= 1e-6

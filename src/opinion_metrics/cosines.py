@@ -67,8 +67,8 @@ def used_strings(corpus: PreparedCorpus) -> np.ndarray:
 
 
 def _size_class(sizes: np.ndarray) -> np.ndarray:
-    """Sizes up to 32 as they are, larger ones rounded up to 1/16 of their power of two: a
-    block padded to its class wastes at most 1/16."""
+    """Sizes below 32 as they are, larger ones rounded up to a multiple of 1/16 of their power
+    of two: a block padded to its class wastes at most 1/16."""
     shift = np.maximum(np.floor(np.log2(np.maximum(sizes, 1))).astype(np.int64) - 4, 0)
     return ((sizes + (1 << shift) - 1) >> shift) << shift
 
@@ -258,15 +258,16 @@ def pair_counts(
     members = np.bincount(lists, minlength=len(gold_offsets) - 1)
     list_sizes = np.diff(gold_offsets)
     shared = (members[lists] - 1) * list_sizes[lists] >= _SHARED_GAIN
-    by_list = active[shared][np.argsort(lists[shared], kind="stable")]
+    by_list = active[shared][np.lexsort((prediction_sizes[active[shared]], lists[shared]))]
     bounds = np.flatnonzero(np.diff(gold_groups[by_list])) + 1
     for examples in np.split(by_list, bounds) if len(by_list) else ():
         gold_list = int(gold_groups[examples[0]])
         gold = gold_flat[gold_offsets[gold_list] : gold_offsets[gold_list + 1]]
         shared_vectors = similarities.shared(gold)
-        for start, stop in _blocks(prediction_sizes[examples], 0, len(gold), dimension, block_elements):
-            block = examples[start:stop]
-            width = int(prediction_sizes[block].max())
+        rows = block_rows(int(prediction_sizes[examples[-1]]), len(gold), False, dimension, block_elements)
+        for start in range(0, len(examples), rows):
+            block = examples[start : start + rows]
+            width = int(prediction_sizes[block[-1]])  # sorted by it
             add(block, _padded(predicted_flat, predicted_offsets, block, width), gold, shared_vectors)
 
     # Every other example: padded by the classes of its list sizes.
@@ -280,22 +281,19 @@ def pair_counts(
         block_elements = min(block_elements, _CPU_BLOCK_ELEMENTS)
     for run in np.split(np.arange(len(rest)), np.flatnonzero(change) + 1) if len(rest) else ():
         examples = rest[run]
-        for start, stop in _blocks(prediction_sizes[examples], gold_sizes[examples], None, dimension, block_elements):
-            block = examples[start:stop]
+        width, gold_width = int(prediction_sizes[examples].max()), int(gold_sizes[examples].max())
+        rows = block_rows(width, gold_width, True, dimension, block_elements)
+        for start in range(0, len(examples), rows):
+            block = examples[start : start + rows]
             width, gold_width = int(prediction_sizes[block].max()), int(gold_sizes[block].max())
             predicted = _padded(predicted_flat, predicted_offsets, block, width)
             add(block, predicted, _padded(gold_flat, gold_offsets, gold_groups[block], gold_width))
     return counts
 
 
-def _blocks(
-    widths: np.ndarray, gold_widths: Any, shared_width: int | None, dimension: int, block_elements: int
-) -> list[tuple[int, int]]:
-    """(start, stop) of consecutive examples whose padded block holds at most `block_elements`
-    values (at least one example per block): each example's gathered prediction (and, unless
-    the gold list is shared, gold) embeddings and its similarities."""
-    width = int(widths.max())
-    gold_width = shared_width if shared_width is not None else int(np.max(gold_widths))
-    per_example = width * gold_width + (width + (0 if shared_width is not None else gold_width)) * dimension
-    rows = max(1, block_elements // max(1, per_example))
-    return [(start, min(start + rows, len(widths))) for start in range(0, len(widths), rows)]
+def block_rows(width: int, gold_width: int, gold_gathered: bool, dimension: int, block_elements: int) -> int:
+    """How many examples of `width` predictions and `gold_width` gold keywords a block holds
+    within `block_elements` values (at least one): their similarities and their gathered
+    prediction embeddings, and gold embeddings unless their list is shared (gathered once)."""
+    per_example = width * gold_width + (width + (gold_width if gold_gathered else 0)) * dimension
+    return max(1, block_elements // max(1, per_example))

@@ -32,6 +32,7 @@ PRECISIONS = ("float32", "float16", "bfloat16")
 # A batch of the module path holds at most batch_size x TOKENS_PER_KEYWORD tokens: batch_size
 # keywords of 16 tokens, more of shorter ones (keywords are mostly 3-8 tokens with [CLS] and [SEP]).
 TOKENS_PER_KEYWORD = 16
+_EMBEDDED_AT_ONCE = 1 << 20  # keywords whose tokens and embeddings the device holds at once
 
 # Half-precision copies of Transformer modules: module -> {dtype name: copy}, dropped with the module.
 _CAST_COPIES: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
@@ -384,9 +385,21 @@ def embed_vectors(
     if not texts:
         return np.zeros((0, 0), dtype=np.float32), np.zeros(0)
     with tqdm(total=len(texts), desc="encoding keywords", unit="keyword", disable=not show_progress) as bar:
-        if module_path(model) is not None:
-            return embed_with_modules(model, texts, batch_size=batch_size, precision=precision, progress=bar.update)
-        return unit_rows(_encode_in_batches(model, texts, batch_size, precision, bar.update))
+        if module_path(model) is None:
+            return unit_rows(_encode_in_batches(model, texts, batch_size, precision, bar.update))
+        parts = [  # in parts, so that the device holds one part's tokens and embeddings
+            embed_with_modules(
+                model,
+                texts[start : start + _EMBEDDED_AT_ONCE],
+                batch_size=batch_size,
+                precision=precision,
+                progress=bar.update,
+            )
+            for start in range(0, len(texts), _EMBEDDED_AT_ONCE)
+        ]
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate([vectors for vectors, _ in parts]), np.concatenate([norms for _, norms in parts])
 
 
 def embed_texts(
