@@ -1,18 +1,19 @@
 """Embedding distinct keywords with a sentence-transformers model at the model's own speed.
 
 A model made of the usual modules (Transformer, Pooling, optionally Normalize) is run without
-`model.encode`: every keyword is tokenized in one call of the fast tokenizer, keywords are
-grouped by token count (no padding, so no attention mask to apply), batches are sized in
-tokens, and the model's own Transformer and Pooling modules run under
-`torch.inference_mode()`. The token ids are gathered into batches and the embeddings
-normalized on the model's device; a GPU works through its queue while the host prepares the
-next batch, and the embeddings come back once, at the end. In float32 the vectors equal
+`model.encode`: the keywords are tokenized at once (a BERT tokenizer tokenizes each distinct
+word once and the keywords' tokens are put together from their words'; any other fast
+tokenizer is called once for all), keywords are grouped by token count (no padding, so no
+attention mask to apply), batches are sized in tokens, and the model's own Transformer and
+Pooling modules run under `torch.inference_mode()`. The token ids are gathered into batches
+and the embeddings normalized on the model's device; a GPU works through its queue while the
+host prepares the next batch, and the embeddings come back once, at the end. In float32 the vectors equal
 `model.encode(..., normalize_embeddings=True)` to 1e-6. Any other model (other modules, a
 prompt, a processor that is not a fast tokenizer, an object with only `.encode`) is called
 through `.encode`, in batches of keywords of one token count.
 
-`precision="float16"` or `"bfloat16"` runs the Transformer in half precision (a cast copy;
-the model itself is not changed); pooling and normalization stay in float32.
+`precision="float16"` or `"bfloat16"` runs the Transformer in half precision (a copy cast at
+its first use; the model itself is not changed); pooling and normalization stay in float32.
 """
 
 from __future__ import annotations
