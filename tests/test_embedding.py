@@ -168,6 +168,29 @@ def test_the_engines_embedding_stage_uses_the_path(minilm):
     assert np.abs(np.stack(embedded.column("vector").to_pylist()) - encode(minilm, KEYWORDS)).max() <= 1e-6
 
 
+def test_the_ray_model_actor_embeds_through_the_path_in_the_runs_precision(minilm, monkeypatch):
+    """Ray's embedding stage (`_Embedder`, one actor per GPU or CPU actors) and the engines'
+    fallback for a keyword the vocabulary pass missed: the module path (model.encode never
+    called), in the run's precision."""
+    pa = pytest.importorskip("pyarrow")
+    pytest.importorskip("ray")
+    from opinion_metrics import ray as om_ray
+    from opinion_metrics.engine_support import Request, VectorLookup, vector_table
+
+    expected = {precision: embed_texts(minilm, KEYWORDS, precision=precision) for precision in ("float32", "bfloat16")}
+    monkeypatch.setattr(type(minilm), "encode", lambda *_, **__: pytest.fail("model.encode called"))
+    table = pa.table({"keyword": pa.array(KEYWORDS, pa.string())})
+    for precision, vectors in expected.items():
+        embedded = om_ray._Embedder(minilm, "cpu", 4, precision, 1)(table)
+        assert np.array_equal(np.stack(embedded.column("vector").to_pylist()), vectors)
+    missed = VectorLookup(vector_table([]), "m", fallback=(minilm, "cpu", 4, "bfloat16"))  # as _embeddings gives it
+    assert np.array_equal(missed.encode(KEYWORDS), expected["bfloat16"])
+    from opinion_metrics import spark as om_spark
+
+    request = Request("semantic_keyword_prf", {"model": minilm, "precision": "bfloat16"}, {})
+    assert om_spark._fallback(request) == (minilm, "cpu", 256, "bfloat16")
+
+
 def test_bfloat16_on_the_movie_data_changes_only_decisions_at_the_threshold(movie_reviews):
     """Measured (docs/semantic.md): on the CPU, bfloat16 moves cosines by up to 7.2e-3 on all
     14.0 million (prediction, gold) pairs of the movie data, so a decision can change only for a

@@ -442,11 +442,12 @@ class VectorLookup:
     row index is built, once per process. Named as states name `model`, so that every
     worker's states merge with each other and with states made with `model` itself.
 
-    A keyword the table lacks is embedded here by `fallback` ((model, device, batch size), as
-    `embed_keywords` takes them): a dataset whose rows differ from one pass to the next
-    (`limit`, sampling) gives the statistics keywords the vocabulary pass never saw."""
+    A keyword the table lacks is embedded here by `fallback` ((model, device, batch size and
+    optionally precision), as `embed_keywords` takes them): a dataset whose rows differ from
+    one pass to the next (`limit`, sampling) gives the statistics keywords the vocabulary pass
+    never saw."""
 
-    def __init__(self, table: Any, name: str, fallback: tuple[Any, str | None, int] | None = None) -> None:
+    def __init__(self, table: Any, name: str, fallback: tuple[Any, ...] | None = None) -> None:
         self.table, self.canonical_name, self.fallback = table, name, fallback
         self._rows: dict[str, int] | None = None
         self._matrix: np.ndarray | None = None
