@@ -128,20 +128,3 @@ def test_semantic_diverse_shape_runs_in_its_gpu_mode_on_the_cpu():
     for row in ("model.encode(distinct)", "library cold, float32", "library cold, bfloat16", "naive token loop"):
         assert row in run.stdout
     assert "60 documents" in run.stdout
-
-
-def test_diverse_documents_have_phrases_of_their_own(script):
-    words = [f"w{i}" for i in range(5000)]
-    predictions, references = script.diverse_keyphrase_corpus(words, 200)
-    assert len(predictions) == len(references) == 200
-    assert all(len(p) == 5 and 5 <= len(g) <= 20 for p, g in zip(predictions, references))
-    assert all(1 <= len(k.split()) <= 3 for rows in (predictions, references) for row in rows for k in row)
-    assert all(sum(k in g for k in p) >= 2 for p, g in zip(predictions, references))
-    distinct = {k for rows in (predictions, references) for row in rows for k in row}
-    assert len(distinct) > 0.9 * sum(len(row) for row in references)  # hardly a phrase comes back
-
-
-def test_naive_token_loop_follows_the_token_relation(script):
-    # "social satire" ~ "satire"; "art" !~ "party"; "star wars" ~ "star wars saga".
-    result = script.naive_token_loop([["satire", "art", "star wars"]], [["social satire", "party", "star wars saga"]])
-    assert result["precision"] == pytest.approx(2 / 3) and result["recall"] == pytest.approx(2 / 3)
