@@ -112,3 +112,19 @@ def test_real_shaped_run_passes_its_own_checks(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     assert "33,384 rows" in run.stdout and "Equal results" in run.stdout
     assert len(list((tmp_path / "folder").glob("*.parquet"))) == 24
+
+
+@pytest.mark.slow
+def test_semantic_diverse_shape_runs_in_its_gpu_mode_on_the_cpu():
+    """The diverse-shape semantic rows, with the device and precisions a GPU run passes
+    (here device="cpu"): the library's float32 values equal those of model.encode's vectors
+    and the token loop equals keyword_prf (both asserted by the script)."""
+    require_shared(MOVIE_REVIEWS)
+    command = [sys.executable, str(SCRIPT), "--data", str(MOVIE_REVIEWS), "--families", "semantic"]
+    command += ["--semantic-shapes", "diverse", "--semantic-documents", "60", "--loop-documents", "10"]
+    command += ["--repeat", "1", "--device", "cpu", "--precisions", "float32", "bfloat16"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr
+    for row in ("model.encode(distinct)", "library cold, float32", "library cold, bfloat16", "naive token loop"):
+        assert row in run.stdout
+    assert "60 documents" in run.stdout

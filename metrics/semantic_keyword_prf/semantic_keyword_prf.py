@@ -61,8 +61,12 @@ Args:
         preparation; the normalized keyword is what gets embedded.
     zero_division (`float`, default 0.0): value of a ratio with a zero denominator, in [0, 1].
     device (`str`, default None): "cuda", "cpu", ...; None picks CUDA when available.
-    batch_size (`int`, default 256): encoding batch size.
-    block_elements (`int`, default 4000000): the most similarities held in memory at once.
+    batch_size (`int`, default 256): keywords per encoding batch (batches hold at most
+        16 x batch_size tokens: more of the short keywords).
+    precision (`str`, default "float32"): what the model computes in: "float32", or
+        "float16" / "bfloat16" (faster on GPUs; cosines change by up to about 3e-3).
+    block_elements (`int`, default 4000000): the most values (similarities and gathered
+        embedding values) held in memory at once.
     show_progress (`bool`, default None): a progress bar while encoding (None: for 10,000+
         new keywords).
     confidence_level (`float`, default None): e.g. 0.95 adds `<key>_ci_low` / `<key>_ci_high`,
@@ -130,6 +134,7 @@ class SemanticKeywordPRF(CheckedArrowInputs, evaluate.Metric):
         batch_size=256,
         block_elements=4_000_000,
         show_progress=None,
+        precision="float32",
         confidence_level=None,
         n_resamples=1000,
         random_state=0,
@@ -153,6 +158,7 @@ class SemanticKeywordPRF(CheckedArrowInputs, evaluate.Metric):
             batch_size=batch_size,
             block_elements=block_elements,
             show_progress=show_progress,
+            precision=precision,
             confidence_level=confidence_level,
             n_resamples=n_resamples,
             random_state=random_state,

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .averaging import Values, optional_mean_statistics, optional_mean_values, summarize
+from .embedding import check_precision
 from .preparation import NormalizeOption, Vocabulary, make_normalizer, plain_keywords
 from .resampling import RandomState
 from .semantic import DEFAULT_BLOCK_ELEMENTS, EmbeddingError, KeywordEncoder, name_keyword
@@ -108,6 +109,7 @@ def diversity_statistics(
     model: Any = None,
     device: str | None = None,
     batch_size: int = 256,
+    precision: str = "float32",
     zero_division: float = 0.0,
 ) -> tuple[np.ndarray, Values, dict[str, list[float | None]]]:
     """Per-example statistics of `keyword_diversity` (docs/definitions.md section 11): `(statistics,
@@ -115,7 +117,10 @@ def diversity_statistics(
     zero_division = check_zero_division(zero_division)
     batch_size = check_positive_int(batch_size, "batch_size")
     device = check_device(device)  # also without a model: a wrong value is a mistake worth naming
-    encoder = None if model is None else KeywordEncoder(model, device=device, batch_size=batch_size)
+    precision = check_precision(precision)
+    encoder = (
+        None if model is None else KeywordEncoder(model, device=device, batch_size=batch_size, precision=precision)
+    )
     predictions = check_corpus(predictions, "predictions")
     check_same_length(predictions=predictions)
     vocabulary = Vocabulary(make_normalizer(normalize, stemmer))
@@ -152,6 +157,7 @@ def keyword_diversity(
     model: Any = None,
     device: str | None = None,
     batch_size: int = 256,
+    precision: str = "float32",
     zero_division: float = 0.0,
     confidence_level: float | None = None,
     n_resamples: int = 1000,
@@ -167,7 +173,7 @@ def keyword_diversity(
             dropped, duplicates are kept.
         model: None (no `self_similarity`), a sentence-transformers model name or path,
             or a model object with `.encode` (as in `semantic_keyword_prf`; same cache).
-        device, batch_size: for the model, as in `semantic_keyword_prf`.
+        device, batch_size, precision: for the model, as in `semantic_keyword_prf`.
         zero_division: the value when no example has a keyword (for `self_similarity`:
             none has two distinct keywords), in [0, 1].
         confidence_level, n_resamples, random_state, bootstrap: bootstrap intervals over examples,
@@ -194,6 +200,7 @@ def keyword_diversity(
         model=model,
         device=device,
         batch_size=batch_size,
+        precision=precision,
         zero_division=zero_division,
     )
     result: dict[str, Any] = summarize(statistics, values, **intervals)

@@ -412,30 +412,26 @@ def _normalized(lists: list[list[Any]], options: Mapping[str, Any]) -> list[str]
     return list(seen)
 
 
-def embed_keywords(table: Any, model: Any, device: str | None, batch_size: int) -> Any:
-    """(keyword, vector) rows: the table's keywords as `model` (a name, path or model object)
-    returns them, batched as the semantic family batches them; the family normalizes them
-    when it looks them up, as it normalizes its own model's output."""
+def embed_keywords(table: Any, model: Any, device: str | None, batch_size: int, precision: str = "float32") -> Any:
+    """(keyword, vector) rows: the table's keywords embedded by `model` (a name, path or model
+    object) as the semantic family embeds them (`embedding.embed_vectors`: unit vectors; a
+    zero embedding's row is zeros and a non-finite one's NaN, which the family names when it
+    looks them up)."""
     import pyarrow as pa
 
-    from .semantic import load_model, padding_free_batches
+    from .embedding import embed_vectors
+    from .semantic import load_model
 
     keywords = python_values(table.column("keyword"))
     if isinstance(model, str):
         model = load_model(model, device)
-    parts = {}
-    for batch in padding_free_batches(model, keywords, batch_size):
-        encoded = model.encode(
-            [keywords[i] for i in batch],
-            batch_size=len(batch),
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        parts.update(zip(batch, np.asarray(encoded, dtype=np.float32)))
-    width = len(next(iter(parts.values()))) if parts else 1
-    vectors = np.stack([parts[i] for i in range(len(keywords))]) if parts else np.zeros((0, width), np.float32)
+    vectors, norms = embed_vectors(model, keywords, batch_size=batch_size, precision=precision)
+    if not len(keywords):
+        vectors = np.zeros((0, 1), np.float32)
+    vectors[norms == 0] = 0.0
+    vectors[~np.isfinite(norms)] = np.nan
     flat = pa.array(np.ascontiguousarray(vectors).reshape(-1))
+    width = vectors.shape[1]
     return pa.table({"keyword": table.column("keyword"), "vector": pa.FixedSizeListArray.from_arrays(flat, width)})
 
 
@@ -446,11 +442,12 @@ class VectorLookup:
     row index is built, once per process. Named as states name `model`, so that every
     worker's states merge with each other and with states made with `model` itself.
 
-    A keyword the table lacks is embedded here by `fallback` ((model, device, batch size), as
-    `embed_keywords` takes them): a dataset whose rows differ from one pass to the next
-    (`limit`, sampling) gives the statistics keywords the vocabulary pass never saw."""
+    A keyword the table lacks is embedded here by `fallback` ((model, device, batch size and
+    optionally precision), as `embed_keywords` takes them): a dataset whose rows differ from
+    one pass to the next (`limit`, sampling) gives the statistics keywords the vocabulary pass
+    never saw."""
 
-    def __init__(self, table: Any, name: str, fallback: tuple[Any, str | None, int] | None = None) -> None:
+    def __init__(self, table: Any, name: str, fallback: tuple[Any, ...] | None = None) -> None:
         self.table, self.canonical_name, self.fallback = table, name, fallback
         self._rows: dict[str, int] | None = None
         self._matrix: np.ndarray | None = None

@@ -134,28 +134,31 @@ def _pair(prediction: str, reference: str, similarity: float) -> dict[str, Any]:
 
 
 def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str, Any]]:
-    from .semantic import KeywordEncoder, cosine_similarities
+    from .cosines import exact_cosines
+    from .semantic import KeywordEncoder
 
     defaults = get_family("semantic_keyword_prf").defaults
-    settings = {name: options.get(name, defaults[name]) for name in ("model", "device", "batch_size", "show_progress")}
+    settings = {
+        name: options.get(name, defaults[name])
+        for name in ("model", "device", "batch_size", "show_progress", "precision")
+    }
     threshold = options.get("threshold", defaults["threshold"])
     one_to_one = options.get("one_to_one", defaults["one_to_one"])
     corpus = apply_top_k(corpus, check_top_k(options.get("top_k", defaults["top_k"])))
     encoder = KeywordEncoder(settings.pop("model"), **settings)
     used = sorted({i for ids in (*corpus.predictions.ids, *corpus.references.ids) for i in ids})
-    embeddings = np.zeros((len(corpus.strings), 1), dtype=np.float32)
+    matrix, rows_of = np.zeros((0, 1), dtype=np.float32), np.full(len(corpus.strings), -1, dtype=np.int64)
     if used:
-        vectors = encoder.encode([corpus.strings[i] for i in used])
-        embeddings = np.zeros((len(corpus.strings), vectors.shape[1]), dtype=np.float32)
-        embeddings[used] = vectors
+        matrix, rows_of[used] = encoder.lookup([corpus.strings[i] for i in used])
     records = []
     for predicted_ids, gold_ids, predicted, gold in zip(
         corpus.predictions.ids, corpus.references.ids, corpus.predictions.originals, corpus.references.originals
     ):
         record: dict[str, Any] = {"predictions": list(predicted), "references": list(gold), "threshold": threshold}
         similarity = np.zeros((len(predicted_ids), len(gold_ids)))
-        if predicted_ids and gold_ids:
-            similarity = cosine_similarities(embeddings, predicted_ids, gold_ids)
+        if predicted_ids and gold_ids:  # each pair as the family computes it near the threshold
+            first, second = np.meshgrid(predicted_ids, gold_ids, indexing="ij")
+            similarity = exact_cosines(matrix, rows_of, first.ravel(), second.ravel()).reshape(first.shape)
         if predicted and gold:  # what soft precision and soft recall average (before clipping at 0)
             record["closest_references"] = [
                 _pair(predicted[i], gold[j], similarity[i, j]) for i, j in enumerate(similarity.argmax(axis=1))

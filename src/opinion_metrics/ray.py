@@ -137,7 +137,7 @@ class _SharedVectors:
 
     _lookups: dict[str, VectorLookup] = {}  # per worker process
 
-    def __init__(self, reference: Any, name: str, fallback: tuple[Any, str | None, int]) -> None:
+    def __init__(self, reference: Any, name: str, fallback: tuple[Any, str | None, int, str]) -> None:
         self.reference, self.canonical_name, self.fallback = reference, name, fallback
 
     def encode(self, texts: Any, **arguments: Any) -> Any:
@@ -159,15 +159,15 @@ def _states(table: Any, request: Request) -> Any:
 class _Embedder:
     """A model actor: loads the model once, embeds batches of distinct keywords."""
 
-    def __init__(self, model: Any, device: str | None, batch_size: int, threads: int) -> None:
+    def __init__(self, model: Any, device: str | None, batch_size: int, precision: str, threads: int) -> None:
         if threads > 1:
             import torch
 
             torch.set_num_threads(threads)
-        self.model, self.device, self.batch_size = model, device, batch_size
+        self.model, self.device, self.batch_size, self.precision = model, device, batch_size, precision
 
     def __call__(self, table: Any) -> Any:
-        return embed_keywords(table, self.model, self.device, self.batch_size)
+        return embed_keywords(table, self.model, self.device, self.batch_size, self.precision)
 
 
 def _vocabulary_table(*tables: Any) -> Any:
@@ -203,7 +203,7 @@ def _embeddings(dataset: Any, request: Request, model_workers: int | None, num_g
     model = options.get("model", DEFAULT_MODEL)
     vocabulary = dataset.map_batches(distinct_keywords, batch_format="pyarrow", batch_size=None, fn_args=(request,))
     vocabulary = vocabulary.groupby("keyword").count().select_columns(["keyword"])
-    embedding = (model, options.get("device"), options.get("batch_size", 256))
+    embedding = (model, options.get("device"), options.get("batch_size", 256), options.get("precision", "float32"))
     embeddings = vocabulary.map_batches(
         _Embedder,
         batch_format="pyarrow",
@@ -217,4 +217,4 @@ def _embeddings(dataset: Any, request: Request, model_workers: int | None, num_g
     reference = ray.remote(_vocabulary_table).options(num_cpus=0).remote(*blocks)
     # the statistics' rows may differ from the vocabulary's (`limit`, sampling): a keyword
     # missed there is embedded where it is met, on CPU
-    return _SharedVectors(reference, model_name(model), (model, "cpu", embedding[2]))
+    return _SharedVectors(reference, model_name(model), (model, "cpu", *embedding[2:]))

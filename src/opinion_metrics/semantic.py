@@ -1,26 +1,28 @@
 """Family 3: embedding-based keyword P/R/F1 and soft P/R/F1 (docs/definitions.md section 5).
 
-Each distinct normalized keyword is encoded once, in batches, by a sentence-transformers
-model (its own pooling, L2-normalized); embeddings are cached in-process by (model, text),
-so a second call (another model's predictions against the same gold keywords) re-encodes
-nothing. Cosine similarities are computed per gold list in blocks of bounded size.
+Each distinct normalized keyword is embedded once by a sentence-transformers model (its own
+pooling, L2-normalized: `embedding.embed_texts`); embeddings are cached in-process by
+(model, precision, text), so a second call (another model's predictions against the same gold
+keywords) embeds nothing again. The similarities of each example's own (prediction, gold
+keyword) pairs are computed in blocks of bounded size (`cosines.pair_counts`), on the GPU
+when the model is there.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from .averaging import Values, per_example_columns, prf_statistics, prf_values, summarize
-from .matching import hopcroft_karp, reference_groups
+from .cosines import pair_counts, used_strings
+from .embedding import EmbeddingError, check_precision, embed_texts
 from .preparation import (
     NormalizeOption,
-    PreparedCorpus,
     apply_top_k,
     make_normalizer,
     precision_denominators,
@@ -47,12 +49,61 @@ from .validation import (
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 SEMANTIC_NAMES = ("semantic_precision", "semantic_recall", "semantic_f1")
 SOFT_NAMES = ("soft_precision", "soft_recall", "soft_f1")
-DEFAULT_BLOCK_ELEMENTS = 4_000_000  # similarities held at once: 32 MB of float64
+DEFAULT_BLOCK_ELEMENTS = 4_000_000  # values held at once by the similarity blocks: 32 MB of float64
 
-# Embeddings by model: names (str) in a dict; model objects by identity (a model object may
-# be unhashable), each entry dropped when its object is.
-_NAMED_CACHES: dict[str, dict[str, np.ndarray]] = {}
-_OBJECT_CACHES: dict[int, tuple[weakref.ref, dict[str, np.ndarray]]] = {}
+
+class EmbeddingStore:
+    """Unit float32 embeddings of strings, one row each of one matrix that grows by doubling
+    (a matrix handed out stays valid: growing copies into a new one)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, int] = {}
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._lock = threading.Lock()  # threads (a Space's concurrent events) share a store
+
+    def __contains__(self, text: object) -> bool:
+        return text in self.rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self.rows))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def find(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """`(matrix, rows)`: the row of each text in `matrix` (-1: not stored)."""
+        with self._lock:
+            try:  # all stored (a warm cache): C-level lookups
+                rows = np.fromiter(map(self.rows.__getitem__, texts), dtype=np.int64, count=len(texts))
+            except KeyError:
+                get = self.rows.get
+                rows = np.fromiter((get(text, -1) for text in texts), dtype=np.int64, count=len(texts))
+            return self._matrix[: len(self.rows)], rows
+
+    def add(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Store `vectors[i]` as the embedding of `texts[i]` (distinct), unless stored already."""
+        with self._lock:
+            rows = self.rows
+            fresh = [index for index, text in enumerate(texts) if text not in rows]
+            if not fresh:
+                return
+            size, width = len(rows), vectors.shape[1]
+            if size and self._matrix.shape[1] != width:
+                earlier = self._matrix.shape[1]
+                raise ValueError(f"the model returned embeddings of {width} values; earlier ones had {earlier}")
+            if size + len(fresh) > len(self._matrix):
+                grown = np.empty((max(2 * len(self._matrix), size + len(fresh)), width), dtype=np.float32)
+                if size:
+                    grown[:size] = self._matrix[:size]
+                self._matrix = grown
+            self._matrix[size : size + len(fresh)] = vectors if len(fresh) == len(texts) else vectors[fresh]
+            rows.update(zip([texts[index] for index in fresh], range(size, size + len(fresh))))
+
+
+# Embeddings by model and precision: names (str) in a dict; model objects by identity (a model
+# object may be unhashable), each entry dropped when its object is.
+_NAMED_CACHES: dict[tuple[str, str], EmbeddingStore] = {}
+_OBJECT_CACHES: dict[int, tuple[weakref.ref, dict[str, EmbeddingStore]]] = {}
 _LOADED_MODELS: dict[tuple[str, str], Any] = {}
 
 
@@ -72,7 +123,8 @@ def unload_model(model: str, device: str | None = None) -> None:
     """Forget a model `load_model` loaded (on `device`, or on every device) and its embeddings."""
     for key in [key for key in _LOADED_MODELS if key[0] == model and device in (None, key[1])]:
         del _LOADED_MODELS[key]
-    _NAMED_CACHES.pop(model, None)
+    for key in [key for key in _NAMED_CACHES if key[0] == model]:
+        del _NAMED_CACHES[key]
 
 
 def default_device() -> str:
@@ -155,19 +207,6 @@ def load_model(model: str = DEFAULT_MODEL, device: str | None = None) -> Any:
     )
 
 
-class EmbeddingError(ValueError):
-    """A prepared keyword (`text`) cannot be embedded, or the model returned a zero or
-    non-finite embedding for it; `reason` says which."""
-
-    def __init__(self, text: str, reason: str) -> None:
-        self.text, self.reason = text, reason
-        super().__init__(f"the keyword {text!r}: {reason}")
-
-
-def _embedding_problem(kind: str) -> str:
-    return f"the model returned {kind} embedding; cosine similarity needs a finite, non-zero vector"
-
-
 def name_keyword(error: EmbeddingError, normalizer: Any, **sides: Sequence[Any]) -> ValueError:
     """`error` restated at the first keyword, as the user wrote it, that prepares to its text."""
     for side, corpus in sides.items():
@@ -210,10 +249,12 @@ class PrecomputedEncoder:
 
 
 class KeywordEncoder:
-    """Encodes strings with a sentence-transformers model, caching by (model, text).
+    """Embeds strings with a sentence-transformers model, caching by (model, precision, text).
 
     `model` is a model name or path (loaded lazily, once) or an object with a
     sentence-transformers style `encode(texts, batch_size=..., normalize_embeddings=...)`.
+    `precision` is what a torch model computes in (`embedding.embed_texts`); an object that
+    is not a torch model (a `PrecomputedEncoder`) returns its own vectors.
     """
 
     def __init__(
@@ -223,6 +264,7 @@ class KeywordEncoder:
         device: str | None = None,
         batch_size: int = 256,
         show_progress: bool | None = None,
+        precision: str = "float32",
     ) -> None:
         if model is None or check_model(model) is None:
             raise ValueError("model must be a sentence-transformers model name, a path or a model object with .encode")
@@ -230,29 +272,47 @@ class KeywordEncoder:
         self.device = check_device(device)
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.show_progress = None if show_progress is None else check_flag(show_progress, "show_progress")
-        self._own_cache: dict[str, np.ndarray] = {}  # for a model object that cannot be weakly referenced
+        self.precision = check_precision(precision)
+        self._own_cache: EmbeddingStore | None = None  # for a model object that cannot be weakly referenced
 
     @property
-    def cache(self) -> dict[str, np.ndarray]:
+    def cache(self) -> EmbeddingStore:
         if isinstance(self.model, str):
-            return _NAMED_CACHES.setdefault(self.model, {})
+            return _NAMED_CACHES.setdefault((self.model, self.precision), EmbeddingStore())
         key = id(self.model)
         entry = _OBJECT_CACHES.get(key)
-        if entry is not None and entry[0]() is self.model:
-            return entry[1]
-        try:
-            reference = weakref.ref(self.model, lambda dead, key=key: _forget_object(key, dead))
-        except TypeError:  # not weakly referenceable: cached for this encoder only
-            return self._own_cache
-        cache: dict[str, np.ndarray] = {}
-        _OBJECT_CACHES[key] = (reference, cache)
-        return cache
+        if entry is None or entry[0]() is not self.model:
+            try:
+                reference = weakref.ref(self.model, lambda dead, key=key: _forget_object(key, dead))
+            except TypeError:  # not weakly referenceable: cached for this encoder only
+                if self._own_cache is None:
+                    self._own_cache = EmbeddingStore()
+                return self._own_cache
+            entry = _OBJECT_CACHES[key] = (reference, {})
+        return entry[1].setdefault(self.precision, EmbeddingStore())
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """L2-normalized float32 embeddings, one row per text; only unseen texts are encoded."""
+    def pair_device(self) -> Any:
+        """The torch device where the document pairs' similarities are computed: the model's,
+        when it is a CUDA GPU; None (numpy on the CPU) otherwise."""
+        if isinstance(self.model, str):
+            device = self.device or default_device()
+        else:
+            parameters = getattr(self.model, "parameters", None)
+            first = next(parameters(), None) if callable(parameters) else None
+            device = getattr(first, "device", None)
+        if device is None or not str(device).startswith("cuda"):
+            return None
+        import torch
+
+        return torch.device(device)
+
+    def lookup(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """`(matrix, rows)`: `matrix[rows[i]]` is the L2-normalized float32 embedding of
+        `texts[i]`; only texts not cached are embedded."""
         cache = self.cache
-        missing = list(dict.fromkeys(text for text in texts if text not in cache))
-        if missing:
+        matrix, rows = cache.find(texts)
+        if (rows < 0).any():
+            missing = list(dict.fromkeys(text for text, row in zip(texts, rows.tolist()) if row < 0))
             for text in missing:  # only a custom normalize can make one
                 if lone_surrogate(text):
                     raise EmbeddingError(
@@ -260,130 +320,19 @@ class KeywordEncoder:
                     )
             model = load_model(self.model, self.device) if isinstance(self.model, str) else self.model
             show = len(missing) >= 10_000 if self.show_progress is None else self.show_progress
-            batches = padding_free_batches(model, missing, self.batch_size)
-            parts = []
-            with tqdm(total=len(missing), desc="encoding keywords", unit="keyword", disable=not show) as progress:
-                for batch in batches:
-                    encoded = model.encode(
-                        [missing[i] for i in batch],
-                        batch_size=len(batch),
-                        normalize_embeddings=True,
-                        convert_to_numpy=True,
-                        show_progress_bar=False,
-                    )
-                    encoded = np.asarray(encoded, dtype=np.float32)
-                    if encoded.ndim != 2 or len(encoded) != len(batch):
-                        raise ValueError(
-                            f"the model returned embeddings of shape {encoded.shape} for {len(batch)} texts"
-                        )
-                    parts.append(encoded)
-                    progress.update(len(batch))
-            vectors = np.empty((len(missing), parts[0].shape[1]), dtype=np.float32)
-            vectors[[i for batch in batches for i in batch]] = np.concatenate(parts)
-            # Unit length (cosine similarity as a dot product), whatever the model returned.
-            norms = np.linalg.norm(vectors.astype(np.float64), axis=1, keepdims=True)  # float64: no overflow
-            bad = ~np.isfinite(norms[:, 0]) | (norms[:, 0] == 0)
-            if bad.any():
-                first = int(np.argmax(bad))
-                raise EmbeddingError(
-                    missing[first], _embedding_problem("a zero" if norms[first, 0] == 0 else "a non-finite")
-                )
-            vectors = (vectors / norms).astype(np.float32)
-            cache.update(zip(missing, vectors))
+            vectors = embed_texts(
+                model, missing, batch_size=self.batch_size, precision=self.precision, show_progress=show
+            )
+            cache.add(missing, vectors)
+            matrix, rows = cache.find(texts)
+        return matrix, rows
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalized float32 embeddings, one row per text; only unseen texts are encoded."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([cache[text] for text in texts])
-
-
-def padding_free_batches(model: Any, texts: Sequence[str], batch_size: int) -> list[list[int]]:
-    """Indices of `texts` in batches of at most `batch_size` whose texts have the same token count.
-
-    Keywords are a few tokens long, so padding a batch to its longest text wastes much of
-    the compute (the model pads every batch; it sorts by characters, not tokens): batches
-    of equal token count need no padding, which makes encoding about 1.8x faster on CPU.
-    Models that do not expose a Hugging Face tokenizer get plain batches.
-    """
-    groups = [list(range(len(texts)))]
-    tokenizer = getattr(model, "tokenizer", None)
-    if callable(tokenizer):
-        max_length = getattr(model, "max_seq_length", None)
-        encoding = tokenizer(
-            list(texts),
-            truncation=max_length is not None,
-            max_length=max_length,
-            return_attention_mask=False,  # only the token counts are needed
-            return_token_type_ids=False,
-        )
-        if isinstance(encoding, Mapping) and "input_ids" in encoding:
-            by_length: dict[int, list[int]] = {}
-            for index, token_ids in enumerate(encoding["input_ids"]):
-                by_length.setdefault(len(token_ids), []).append(index)
-            groups = list(by_length.values())
-    return [group[start : start + batch_size] for group in groups for start in range(0, len(group), batch_size)]
-
-
-def cosine_similarities(embeddings: np.ndarray, rows: Sequence[int], columns: Sequence[int]) -> np.ndarray:
-    """The (rows, columns) similarities of the strings with those ids, as the metric compares
-    them: `embeddings[i]` embeds string i (L2-normalized); cosines in float64 (a similarity does
-    not depend on the batch it is computed in, to 1e-16, so states of any batches merge to the
-    whole corpus' values: docs/definitions.md section 12), clipped to [-1, 1] (rounding can pass
-    1), and exactly 1 for equal strings (equal ids: float32 embeddings can miss 1)."""
-    similarity = embeddings[list(rows)].astype(np.float64) @ embeddings[list(columns)].astype(np.float64).T
-    np.clip(similarity, -1.0, 1.0, out=similarity)
-    similarity[np.asarray(rows)[:, None] == np.asarray(columns)[None, :]] = 1.0
-    return similarity
-
-
-def _semantic_counts(
-    corpus: PreparedCorpus,
-    embeddings: np.ndarray,
-    threshold: float,
-    one_to_one: bool,
-    block_elements: int,
-) -> tuple[np.ndarray, ...]:
-    """Per example: matched predictions, matched gold, soft precision sum, soft recall sum.
-
-    `embeddings[i]` embeds `corpus.strings[i]`. Similarities are computed per distinct
-    gold list, for chunks of examples whose similarity block stays under `block_elements`.
-    """
-    n = len(corpus)
-    matched_pred, matched_gold = np.zeros(n, np.int64), np.zeros(n, np.int64)
-    soft_pred, soft_gold = np.zeros(n), np.zeros(n)
-    prediction_ids = corpus.predictions.ids
-    for gold_ids, members in zip(*reference_groups(corpus)):
-        if not gold_ids:
-            continue
-        members = [index for index in members if prediction_ids[index]]
-        slots_per_block = max(1, block_elements // len(gold_ids))
-        start = 0
-        while start < len(members):
-            chunk, slots = [], 0
-            while start < len(members) and (
-                not chunk or slots + len(prediction_ids[members[start]]) <= slots_per_block
-            ):
-                chunk.append(members[start])
-                slots += len(prediction_ids[members[start]])
-                start += 1
-            rows = [p for index in chunk for p in prediction_ids[index]]
-            similarity = cosine_similarities(embeddings, rows, gold_ids)
-            offsets = np.cumsum([0] + [len(prediction_ids[index]) for index in chunk[:-1]])
-            best_gold = similarity.max(axis=1)  # per prediction slot
-            best_pred = np.maximum.reduceat(similarity, offsets, axis=0)  # per example and gold keyword
-            hit = best_gold >= threshold
-            chunk_index = np.asarray(chunk)
-            matched_pred[chunk_index] = np.add.reduceat(hit, offsets)
-            soft_pred[chunk_index] = np.add.reduceat(np.maximum(best_gold, 0.0), offsets)
-            matched_gold[chunk_index] = (best_pred >= threshold).sum(axis=1)
-            soft_gold[chunk_index] = np.maximum(best_pred, 0.0).sum(axis=1)
-            if one_to_one:
-                above = similarity >= threshold
-                for position, index in enumerate(chunk):
-                    if matched_pred[index] == 0:
-                        continue
-                    block = above[offsets[position] : offsets[position] + len(prediction_ids[index])]
-                    neighbors = [np.flatnonzero(row).tolist() for row in block]
-                    matched_pred[index] = matched_gold[index] = hopcroft_karp(neighbors)
-    return matched_pred, matched_gold, soft_pred, soft_gold
+        matrix, rows = self.lookup(texts)
+        return matrix[rows]
 
 
 def semantic_reducer(options: Mapping[str, Any]) -> Values:
@@ -417,6 +366,7 @@ def semantic_statistics(
     batch_size: int = 256,
     block_elements: int = DEFAULT_BLOCK_ELEMENTS,
     show_progress: bool | None = None,
+    precision: str = "float32",
 ) -> tuple[np.ndarray, Values, np.ndarray | None]:
     """Per-example statistics of `semantic_keyword_prf` (docs/definitions.md section 11): `(statistics,
     values, included)`: the `prf_statistics` columns of the thresholded counts, then those
@@ -427,24 +377,23 @@ def semantic_statistics(
     top_k = check_top_k(top_k)
     zero_division = check_zero_division(zero_division)
     block_elements = check_positive_int(block_elements, "block_elements")
-    encoder = KeywordEncoder(model, device=device, batch_size=batch_size, show_progress=show_progress)
+    encoder = KeywordEncoder(
+        model, device=device, batch_size=batch_size, show_progress=show_progress, precision=precision
+    )
     corpus = prepare_corpus(predictions, references, normalize=normalize, stemmer=stemmer)
     corpus, included = select_presence(corpus, texts, presence, normalize, stemmer)
     corpus = apply_top_k(corpus, top_k)
-    used = sorted(
-        {i for ids in corpus.predictions.ids for i in ids} | {i for ids in corpus.references.ids for i in ids}
-    )
-    embeddings = np.zeros((len(corpus.strings), 1), dtype=np.float32)
-    if used:
+    used = np.flatnonzero(used_strings(corpus))
+    matrix, rows_of = np.zeros((0, 1), dtype=np.float32), np.full(len(corpus.strings), -1, dtype=np.int64)
+    if len(used):
         try:
-            vectors = encoder.encode([corpus.strings[i] for i in used])
+            strings = corpus.strings if len(used) == len(corpus.strings) else [corpus.strings[i] for i in used]
+            matrix, rows_of[used] = encoder.lookup(strings)
         except EmbeddingError as error:
             normalizer = make_normalizer(normalize, stemmer)
             raise name_keyword(error, normalizer, predictions=predictions, references=references) from None
-        embeddings = np.zeros((len(corpus.strings), vectors.shape[1]), dtype=np.float32)
-        embeddings[used] = vectors
-    matched_pred, matched_gold, soft_pred, soft_gold = _semantic_counts(
-        corpus, embeddings, threshold, one_to_one, block_elements
+    matched_pred, matched_gold, soft_pred, soft_gold = pair_counts(
+        corpus, matrix, rows_of, threshold, one_to_one, block_elements, encoder.pair_device()
     )
     n_pred, n_gold = precision_denominators(corpus, top_k), corpus.references.sizes
     options = {"zero_division": zero_division, "included": included}
@@ -477,6 +426,7 @@ def semantic_keyword_prf(
     batch_size: int = 256,
     block_elements: int = DEFAULT_BLOCK_ELEMENTS,
     show_progress: bool | None = None,
+    precision: str = "float32",
     confidence_level: float | None = None,
     n_resamples: int = 1000,
     random_state: RandomState = 0,
@@ -497,9 +447,14 @@ def semantic_keyword_prf(
         one_to_one: count a maximum matching on the thresholded graph (default False).
         average, top_k, normalize, stemmer, zero_division: as in `keyword_prf` (with an int
             `top_k`, precision and soft precision divide by k).
-        device: "cuda", "cpu", ... (default: CUDA when available).
-        batch_size: encoding batch size; block_elements: the most similarities held at once.
+        device: "cuda", "cpu", ... (default: CUDA when available); on a GPU the document
+            pairs' similarities are computed there too.
+        batch_size: keywords per encoding batch (batches are sized in tokens: at most
+            16 x batch_size, so more of the short keywords); block_elements: the most values
+            (similarities and gathered embedding values) held at once.
         show_progress: a progress bar while encoding (default: for 10,000+ new strings).
+        precision: "float32" (default), "float16" or "bfloat16": what the model computes in
+            (half precision is faster on GPUs; cosines then differ by up to about 3e-3).
         confidence_level, n_resamples, random_state, bootstrap: bootstrap intervals, as in `keyword_prf`.
         return_per_example: also return `per_example`, a dict of per-example lists.
 
@@ -527,6 +482,7 @@ def semantic_keyword_prf(
         batch_size=batch_size,
         block_elements=block_elements,
         show_progress=show_progress,
+        precision=precision,
     )
     result: dict[str, Any] = summarize(statistics, values, **intervals)
     if return_per_example:

@@ -188,10 +188,11 @@ def _embeddings(dataframe: Any, request: Request) -> Any:
     from .semantic import DEFAULT_MODEL
 
     options = request.options
-    model, device, batch_size = (
+    model, device, batch_size, precision = (
         options.get("model", DEFAULT_MODEL),
         options.get("device"),
         options.get("batch_size", 256),
+        options.get("precision", "float32"),
     )
 
     def keywords(batches: Iterator[Any]) -> Iterator[Any]:
@@ -202,7 +203,7 @@ def _embeddings(dataframe: Any, request: Request) -> Any:
         import pyarrow as pa
 
         for batch in batches:
-            embedded = embed_keywords(batch, model, device, batch_size)
+            embedded = embed_keywords(batch, model, device, batch_size, precision)
             vector = embedded.column("vector").cast(pa.list_(pa.float32()))
             yield from embedded.set_column(1, "vector", vector).to_batches()
 
@@ -229,7 +230,7 @@ class _BroadcastVectors:
 
     _lookups: dict[str, VectorLookup] = {}  # per executor process
 
-    def __init__(self, broadcast: Any, name: str, fallback: tuple[Any, str | None, int]) -> None:
+    def __init__(self, broadcast: Any, name: str, fallback: tuple[Any, str | None, int, str]) -> None:
         import uuid
 
         self.broadcast, self.canonical_name, self.fallback = broadcast, name, fallback
@@ -274,13 +275,18 @@ def _broadcast(dataframe: Any, embedded: Any, request: Request) -> _BroadcastVec
     return _BroadcastVectors(broadcast, model_name(model), _fallback(request))
 
 
-def _fallback(request: Request) -> tuple[Any, str | None, int]:
+def _fallback(request: Request) -> tuple[Any, str | None, int, str]:
     """How a keyword the vocabulary pass missed is embedded where it is met (a frame whose rows
     differ between two passes: `limit`, `sample`): the model on CPU."""
     from .semantic import DEFAULT_MODEL
 
     options = request.options
-    return options.get("model", DEFAULT_MODEL), "cpu", options.get("batch_size", 256)
+    return (
+        options.get("model", DEFAULT_MODEL),
+        "cpu",
+        options.get("batch_size", 256),
+        options.get("precision", "float32"),
+    )
 
 
 def _joined_states(dataframe: Any, embedded: Any, request: Request, schema: str) -> Any:

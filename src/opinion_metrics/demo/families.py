@@ -81,6 +81,7 @@ _LABELS = {
     "mapping": "sentiment mapping",
     "min_rating": "lowest rating",
     "max_rating": "highest rating",
+    "precision": "model's number format",
 }
 
 
