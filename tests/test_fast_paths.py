@@ -874,17 +874,17 @@ def test_a_snapshot_in_c_stops_at_its_limit_and_takes_only_lists_and_tuples_of_s
     assert not speedups.rows_unchanged([other], (other,), ((),))
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 12), reason="from 3.12, collections run between bytecodes, not in C calls")
-def test_a_row_cut_short_by_a_collection_while_snapshot_rows_copies_is_never_read_past_its_end():
-    """`PyTuple_New` may collect garbage (up to 3.11), and so run Python code that changes a
-    row: the snapshot then freezes the row as the collection left it (or is refused), never
-    reading past its end."""
+def test_no_collection_runs_while_snapshot_rows_copies_and_what_it_freezes_is_never_visited():
+    """A collection could run Python code that changes a row while `snapshot_rows` copies it
+    (up to 3.11 inside `PyTuple_New`): the collector is paused meanwhile, and left as found. The
+    frozen tuples hold only str and float (and each other), so the collector never visits them."""
     import gc
 
     speedups = preparation._speedups
     if speedups is None:
         pytest.skip("the C helper is not built or not used here")
-    row = [f"k{i}" for i in range(1000)]
+    original = tuple(f"k{i}" for i in range(1000))
+    row = list(original)
     armed = [False]
 
     def cut(phase, info):
@@ -896,15 +896,23 @@ def test_a_row_cut_short_by_a_collection_while_snapshot_rows_copies_is_never_rea
     gc.callbacks.append(cut)
     try:
         for _ in range(30):
-            row[:] = [f"k{i}" for i in range(1000)]
+            row[:] = original
             gc.set_threshold(1)
             armed[0] = True
-            taken = speedups.snapshot_rows((row,), 10**9)
+            frozen, count = speedups.snapshot_rows((row, ["a", 0.5]), 10**9)
             gc.set_threshold(*threshold)
-            assert taken is None or taken[0][0] == tuple(row)
+            assert frozen == (original, ("a", 0.5)) and count == 1002
+            assert not any(map(gc.is_tracked, (frozen, *frozen)))
     finally:
         gc.callbacks.remove(cut)
         gc.set_threshold(*threshold)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        speedups.snapshot_rows((["a"],), 10)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_scores_that_can_change_in_place_are_read_again_at_every_call():

@@ -1929,9 +1929,12 @@ snapshot_rows(PyObject *module, PyObject *args)
     }
     if (total > limit)
         Py_RETURN_FALSE;
+    /* No collection while copying: the tuples made below hold only str and float (and the
+     * rows' tuples), so they are untracked, and the collector never visits what corpora keep. */
+    int collecting = PyGC_Disable();
     PyObject *frozen = PyTuple_New(n);
     if (frozen == NULL)
-        return NULL;
+        goto fail;
     Py_ssize_t copied = 0;
     for (Py_ssize_t r = 0; r < n; r++) {
         PyObject *row = PyTuple_GetItem(rows, r), *copy;
@@ -1939,9 +1942,8 @@ snapshot_rows(PyObject *module, PyObject *args)
             copy = PyTuple_GetItem(frozen, r - 1);
             Py_INCREF(copy);
         } else {
-            /* PyTuple_New may run a collection, and so Python code that changes the row: its
-             * size is read after, and each item is read checked (an IndexError past its end)
-             * and held before anything else is allocated. */
+            /* Its size is read after PyTuple_New, and each item read checked (an IndexError
+             * past its end) and held before anything else is allocated. */
             Py_ssize_t m = length_of(row);
             if ((copy = PyTuple_New(m)) == NULL)
                 goto fail;
@@ -1953,17 +1955,25 @@ snapshot_rows(PyObject *module, PyObject *args)
                     Py_DECREF(copy);
                     Py_DECREF(frozen);
                     PyErr_Clear();
+                    if (collecting)
+                        PyGC_Enable();
                     Py_RETURN_NONE;
                 }
                 Py_INCREF(item);
                 PyTuple_SetItem(copy, k, item); /* cannot fail: a new tuple's own slot */
             }
+            PyObject_GC_UnTrack(copy);
         }
         PyTuple_SetItem(frozen, r, copy);
     }
+    PyObject_GC_UnTrack(frozen);
+    if (collecting)
+        PyGC_Enable();
     return Py_BuildValue("(Nn)", frozen, copied);
 fail:
-    Py_DECREF(frozen);
+    Py_XDECREF(frozen);
+    if (collecting)
+        PyGC_Enable();
     return NULL;
 }
 
