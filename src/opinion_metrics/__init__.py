@@ -13,7 +13,7 @@ from .sentiment import sentiment_appropriateness
 from .state import MetricState
 from .weighted_keyword_prf import map_at_k, ndcg_at_k, weighted_keyword_prf
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 # Every definition, formula and worked example (linked from the CLI, the Spaces and the cards).
 DEFINITIONS_URL = "https://github.com/opinion-metrics/opinion-metrics/blob/main/docs/definitions.md"
 
