@@ -44,18 +44,12 @@ def prf_statistics(
     gold / gold, in the order of `PRF_COLUMNS`; rows of excluded examples are zero."""
     precision = safe_ratio(matched_predictions, n_predictions, zero_division)
     recall = safe_ratio(matched_gold, n_gold, zero_division)
-    columns = (
-        np.ones(len(precision)),
-        precision,
-        recall,
-        harmonic_mean(precision, recall),
-        matched_predictions,
-        n_predictions,
-        matched_gold,
-        n_gold,
-    )
+    columns = (1.0, precision, recall, harmonic_mean(precision, recall))
+    columns += (matched_predictions, n_predictions, matched_gold, n_gold)
     # Column-major, so that column sums are numpy's pairwise sums, as `mean` takes them.
-    statistics = np.asfortranarray(np.column_stack([np.asarray(c, dtype=np.float64) for c in columns]))
+    statistics = np.empty((len(precision), len(columns)), dtype=np.float64, order="F")
+    for index, column in enumerate(columns):
+        statistics[:, index] = column
     if included is not None:
         statistics[~np.asarray(included, dtype=bool)] = 0.0
     return statistics

@@ -341,11 +341,15 @@ def check_random_state(random_state: Any) -> np.random.Generator:
         return random_state
     if random_state is None:
         return np.random.default_rng()
+    return np.random.default_rng(_checked_seed(random_state))
+
+
+def _checked_seed(random_state: Any) -> int:
     if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or random_state < 0:
         raise ValueError(
             f"random_state must be None, a non-negative integer or a numpy.random.Generator, got {random_state!r}"
         )
-    return np.random.default_rng(int(random_state))
+    return int(random_state)
 
 
 def check_bootstrap(bootstrap: Any) -> str:
@@ -362,8 +366,8 @@ def check_interval_options(
     `summarize` / `bootstrap_intervals` (`confidence_level` None: intervals off)."""
     check_n_resamples(n_resamples)
     check_bootstrap(bootstrap)
-    if not isinstance(random_state, np.random.Generator):
-        check_random_state(random_state)
+    if random_state is not None and not isinstance(random_state, np.random.Generator):
+        _checked_seed(random_state)  # (a generator is made only where intervals are drawn)
     level = None if confidence_level is None else check_confidence_level(confidence_level)
     return {"confidence_level": level, "n_resamples": n_resamples, "random_state": random_state, "bootstrap": bootstrap}
 
