@@ -103,3 +103,17 @@ def test_blocks_hold_at_most_block_elements_values(block_elements):
         per_example = width * gold_width + (width + (gold_width if gathered else 0)) * 384
         assert rows >= 1 and (rows == 1 or rows * per_example <= block_elements)
         assert rows == 1 or (rows + 1) * per_example > block_elements  # as many as fit
+
+
+@pytest.mark.parametrize("path", ["numpy", "torch"])
+def test_two_strings_the_model_cannot_tell_apart_match_at_threshold_one(monkeypatch, path):
+    """Equal embeddings (MiniLM's tokenizer strips accents: "café" and "cafe") have cosine 1,
+    which a threshold of 1.0 accepts, as the cosine of model.encode's vectors does."""
+    device = None if path == "numpy" else torch.device("cpu")
+    monkeypatch.setattr(KeywordEncoder, "pair_device", lambda self: device)
+    rng = np.random.default_rng(0)
+    for trial in range(20):
+        same, other = unit(rng), unit(rng)
+        model = FixedModel({"café": same, "cafe": same, "bistro": other})
+        result = semantic_keyword_prf([["café", "bistro"]], [["cafe"]], model=model, threshold=1.0)
+        assert (result["semantic_precision"], result["semantic_recall"]) == (0.5, 1.0), trial

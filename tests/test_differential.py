@@ -626,3 +626,37 @@ def test_inner_white_space_weighted_issue_10(monkeypatch):
             assert math.isclose(per_example["weighted_precision"][0], 0.9), (normalize, name)
             assert per_example["ndcg@5"][0] == 1.0, (normalize, name)
             assert per_example["map@5"][0] == 1.0, (normalize, name)
+
+
+def test_two_spaces_anywhere_in_a_keyword_of_letters_equal_spec(monkeypatch):
+    """Keywords of ASCII letters and spaces are read 8 bytes at a time by the per-document path
+    in C: two spaces in a row are found wherever they fall, across a word boundary too."""
+    keywords = [("abcdefghijklmnopqrst"[:start] + "  " + "uvwxyz")[: start + 8] for start in range(1, 18)]
+    keywords += [keyword.upper() for keyword in keywords]
+    predictions = [[keyword] for keyword in keywords]
+    references = [[" ".join(keyword.split()), f"x {keyword.lower()} y"] for keyword in keywords]
+    problems = []
+    for normalize, match in itertools.product(("default", "ascii", "none"), MATCHES):
+        expected = ref.keyword_prf(predictions, references, match=match, normalize=normalize)
+        for name in ("auto", "documents", "documents_in_python", "pairs"):
+            used: dict[str, int] = {}
+            with strategy(name, monkeypatch, used):
+                actual = keyword_prf(predictions, references, match=match, normalize=normalize, return_per_example=True)
+            where = f"keyword_prf(match={match!r}, normalize={normalize!r}; strategy {name})"
+            problems += differences(actual, expected, (predictions, references), where)
+            if name == "documents":
+                assert used.get("documents"), (normalize, match, used)
+    check(problems)
+
+
+def test_a_keyword_of_white_space_alone_token_matches_every_gold_keyword(monkeypatch):
+    """Under a normalization that keeps white space, "  " has no tokens: an empty sequence of
+    tokens occurs in every gold keyword (SPEC's containment), whichever strategy runs."""
+    predictions, references = [["  ", "good film"], ["\t"]], [["good film here", "x"], ["y"]]
+    expected = ref.keyword_prf(predictions, references, match="token", normalize=lambda s: s)
+    problems = []
+    for name in STRATEGIES:
+        with strategy(name, monkeypatch):
+            actual = keyword_prf(predictions, references, match="token", normalize=lambda s: s, return_per_example=True)
+        problems += differences(actual, expected, (predictions, references), f"strategy {name}")
+    check(problems)

@@ -75,14 +75,15 @@ def test_the_semantic_explanation_compares_as_the_metric_at_the_threshold():
     from opinion_metrics import semantic_keyword_prf
     from opinion_metrics.semantic import KeywordEncoder, PrecomputedEncoder
 
-    # a pair whose float32 cosine falls below its float64 cosine: at a threshold between them the metric
+    # a pair whose float32 product falls below its float64 cosine: at a threshold between them the metric
     # (float64) counts the match, and the explanation must too
     rng = np.random.default_rng(0)
     for trial in range(1000):
         vectors = dict(zip(("aa", "bb"), rng.standard_normal((2, 64)).astype(np.float32)))
         encoder = PrecomputedEncoder(vectors, name=f"random {trial}")
         vectors = KeywordEncoder(encoder).encode(["aa", "bb"])
-        exact = math.fsum(float(x) * float(y) for x, y in zip(vectors[0], vectors[1]))
+        first, second = vectors[0].astype(float), vectors[1].astype(float)
+        exact = math.fsum(first * second) / math.sqrt(math.fsum(first * first) * math.fsum(second * second))
         if float((vectors[:1] @ vectors[1:].T)[0, 0]) < exact - 1e-9:
             break
     assert float((vectors[:1] @ vectors[1:].T)[0, 0]) < exact - 1e-9

@@ -715,11 +715,13 @@ done:
 
 /* pair_edges and document_edges: the relation tested on the pairs that meet in a document. */
 
-/* Whether `needle` (nn bytes, at least 1) occurs in `haystack` (hn bytes); with `tokens`, only
+/* Whether `needle` (nn bytes) occurs in `haystack` (hn bytes); with `tokens`, only
  * where it starts and ends at a token boundary (a space or an end of a canonical token form). */
 static int
 occurs_in(const char *haystack, Py_ssize_t hn, const char *needle, Py_ssize_t nn, int tokens)
 {
+    if (nn == 0) /* no bytes, or no tokens (a keyword of white space): in every string */
+        return 1;
     if (nn > hn)
         return 0;
     const char *last = haystack + (hn - nn); /* the last start */
@@ -1087,7 +1089,7 @@ letters_and_spaces(const char *data, Py_ssize_t size, int lower, char *out, cons
         uint64_t upper = letter & ~(word << 2); /* bit 5 clear: upper case */
         if ((letter | space) != HIGHS || (space & ((space << 8) | (after_space >> 56))))
             return 0; /* another byte, or two spaces in a row (here or across words) */
-        after_space = space << 8 & (HIGHS << 56);
+        after_space = space & (HIGHS << 56); /* this word's last byte a space */
         all_upper |= upper;
         if (lower)
             word |= upper >> 2;

@@ -42,13 +42,16 @@ class PairCounts(NamedTuple):
 
 def exact_cosines(matrix: np.ndarray, rows_of: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """The similarities of the string pairs (`first[i]`, `second[i]`) (string ids; `matrix[rows_of[id]]`
-    is string id's unit embedding): float64 dot products of one pair at a time, in [-1, 1], and
-    exactly 1 for equal strings (docs/definitions.md section 5)."""
-    products = matrix[rows_of[first]].astype(np.float64)
-    products *= matrix[rows_of[second]]
-    similarity = products.sum(axis=1)
+    is string id's unit embedding): float64 cosines of one pair at a time (the dot product over
+    both norms), in [-1, 1], and exactly 1 for equal strings or equal embeddings (two strings the
+    model cannot tell apart, such as "café" and "cafe"; docs/definitions.md section 5)."""
+    left = matrix[rows_of[first]].astype(np.float64)
+    right = matrix[rows_of[second]].astype(np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", left, left) * np.einsum("ij,ij->i", right, right))
+    similarity = np.einsum("ij,ij->i", left, right)
+    np.divide(similarity, norms, out=similarity, where=norms > 0)
     np.clip(similarity, -1.0, 1.0, out=similarity)
-    similarity[first == second] = 1.0
+    similarity[(first == second) | (left == right).all(axis=1)] = 1.0
     return similarity
 
 

@@ -255,7 +255,8 @@ def _containment_by_find(needles: Sequence[str], haystacks: Sequence[str]) -> se
 
 
 def _token_form(keyword: str) -> str:
-    return " " + " ".join(keyword.split()) + " "
+    """The tokens padded with spaces; " " when there are none (it occurs in every token form)."""
+    return " ".join(("", *keyword.split(), ""))
 
 
 def relation_pairs(predicted: Sequence[str], gold: Sequence[str], match: str) -> set[tuple[int, int]]:
