@@ -660,3 +660,19 @@ def test_a_keyword_of_white_space_alone_token_matches_every_gold_keyword(monkeyp
             actual = keyword_prf(predictions, references, match="token", normalize=lambda s: s, return_per_example=True)
         problems += differences(actual, expected, (predictions, references), f"strategy {name}")
     check(problems)
+
+
+@pytest.mark.parametrize("presence", ["present", "absent"])
+def test_a_keyword_of_white_space_alone_is_present_in_every_text(presence):
+    """Its empty sequence of tokens occurs in every text: present, in short lists and in a long
+    gold list shared by many examples (looked up by first token)."""
+    identity = lambda s: s  # noqa: E731 (keeps white space)
+    long_gold = ["  ", *(f"w{i}" for i in range(3000))]
+    for predictions, references, texts in (
+        ([["  ", "good film"]], [["  ", "great"]], ["a good film"]),
+        ([["  ", "w1"]] * 50, [long_gold] * 50, ["w1 x"] * 50),
+    ):
+        common = {"texts": texts, "presence": presence, "normalize": identity, "match": "token"}
+        expected = ref.keyword_prf(predictions, references, **common)
+        actual = keyword_prf(predictions, references, return_per_example=True, **common)
+        check(differences(actual, expected, (predictions, references), f"presence={presence}"))

@@ -51,18 +51,19 @@ class _PresenceIndex:
 
     def _occurs(self, tokens: tuple[str, ...], text: tuple[str, frozenset[str]]) -> bool:
         padded, vocabulary = text
-        return vocabulary.issuperset(tokens) and (len(tokens) == 1 or f" {' '.join(tokens)} " in padded)
+        # (a keyword with no tokens, white space kept by a custom normalize, occurs in every text)
+        return vocabulary.issuperset(tokens) and (len(tokens) <= 1 or f" {' '.join(tokens)} " in padded)
 
     def present(self, ids: Sequence[int], text: tuple[str, frozenset[str]]) -> tuple[bool, ...]:
         return tuple(self._occurs(self._tokens_of(keyword_id), text) for keyword_id in ids)
 
     def by_first_token(self, ids: Sequence[int]) -> dict[str, list[int]]:
-        """Positions in `ids` by the first token of their keyword (for a long, shared list)."""
+        """Positions in `ids` by the first token of their keyword (for a long, shared list; a
+        keyword with no tokens under "")."""
         index: dict[str, list[int]] = {}
         for position, keyword_id in enumerate(ids):
             tokens = self._tokens_of(keyword_id)
-            if tokens:
-                index.setdefault(tokens[0], []).append(position)
+            index.setdefault(tokens[0] if tokens else "", []).append(position)
         return index
 
     def present_in_long_list(
@@ -72,13 +73,14 @@ class _PresenceIndex:
         first token occurs in the text are tried."""
         vocabulary = text[1]
         candidates = vocabulary & first_tokens.keys() if len(vocabulary) < len(first_tokens) else first_tokens
-        return sorted(
+        present = [
             position
             for token in candidates
             if token in vocabulary
             for position in first_tokens[token]
             if self._occurs(self._tokens_of(ids[position]), text)
-        )
+        ]
+        return sorted([*present, *first_tokens.get("", ())])  # (a keyword with no tokens occurs in every text)
 
 
 def apply_presence(
