@@ -205,7 +205,7 @@ def test_the_workers_progress_counts_every_example_once(corpus, small_chunks, mo
 BAD_ROWS = [  # (row of 400, what is wrong, what the message says)
     (333, {"predictions": ["war", 5]}, "keyword 1 must be a str, got int 5"),
     (251, {"scores": [0.5]}, "but 1 scores"),
-    (399, {"references": "war"}, "must be a list of keywords (str)"),
+    (399, {"references": "war"}, "'war' is a text, not a list of keywords"),
 ]
 
 
