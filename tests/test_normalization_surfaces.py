@@ -11,6 +11,7 @@ import json
 import numpy as np
 import pytest
 from conftest import REPO, space_values
+from test_state import CharacterEncoder
 
 from opinion_metrics import (
     explain,
@@ -27,24 +28,11 @@ REFERENCES = [["neo noir", "coming of age story"], ["and or"]]
 EXACT = {"precision": 1.0, "recall": 1.0, "f1": 1.0}
 
 
-class LetterEncoder:
-    """A toy sentence encoder (letter counts): equal strings embed equally."""
-
-    def encode(self, texts, **_):
-        vectors = np.zeros((len(texts), 27), dtype=np.float32)
-        for row, text in enumerate(texts):
-            vectors[row, 26] = 1.0
-            for character in text:
-                if "a" <= character <= "z":
-                    vectors[row, ord(character) - 97] += 1.0
-        return vectors
-
-
 def test_the_library_families():
     assert keyword_prf(PREDICTIONS, REFERENCES, match="exact") == EXACT
     weighted = weighted_keyword_prf(PREDICTIONS, [[0.9, 0.5], [0.7]], REFERENCES, match="exact", k=2)
     assert weighted["weighted_precision"] == 1.0 and weighted["ndcg@2"] == 1.0
-    semantic = semantic_keyword_prf([["neo-noir"]], [["neo noir", "nor eon"]], model=LetterEncoder(), threshold=1.0)
+    semantic = semantic_keyword_prf([["neo-noir"]], [["neo noir", "nor eon"]], model=CharacterEncoder(), threshold=1.0)
     assert semantic["semantic_precision"] == 1.0  # "neo noir" itself, not only its letters
     # tokens: neo, noir, noir (2 of 3 distinct); "neonoir", "noir" were 2 of 2
     assert keyword_diversity([["neo-noir", "noir"]])["unique_token_ratio"] == pytest.approx(2 / 3)
