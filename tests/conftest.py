@@ -149,3 +149,36 @@ def keep_screenshots(shots: Path) -> None:
     if os.environ.get("OPINION_METRICS_SCREENSHOTS"):
         for shot in shots.glob("*.png"):
             shutil.copy(shot, os.environ["OPINION_METRICS_SCREENSHOTS"])
+
+
+def local_ray_data():
+    """Ray Data on a local 2-CPU cluster, shut down after (the body of a module fixture: `yield from`)."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield ray.data
+    ray.shutdown()
+
+
+def local_spark(master: str, name: str, log_level: str):
+    """A local Spark session on `master`, stopped after (the body of a module fixture: `yield from`);
+    a failure in CI without Java, else a skip."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        if os.environ.get("CI"):
+            pytest.fail("Spark needs Java in CI (.ci/run installs openjdk-17-jre-headless)")
+        pytest.skip("Spark needs Java (install a Java 17 runtime)")
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master(master)
+        .appName(name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel(log_level)
+    yield session
+    session.stop()

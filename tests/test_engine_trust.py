@@ -7,11 +7,10 @@ distinct-key check and gives the family function's values.
 from __future__ import annotations
 
 import os
-import shutil
-import sys
 
 import numpy as np
 import pytest
+from conftest import local_ray_data, local_spark
 from test_state import CharacterEncoder, corpus, toy_sentiment
 
 from opinion_metrics import MetricState, semantic_keyword_prf, sentiment_appropriateness
@@ -60,35 +59,13 @@ def test_from_dataset_names_a_bad_row_by_its_dataset_row_and_key():
 
 @pytest.fixture(scope="module")
 def ray_data():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    yield ray.data
-    ray.shutdown()
+    yield from local_ray_data()
 
 
 @pytest.fixture(scope="module")
 def spark():
     """A Spark session whose tasks may fail 3 times (local[2,3]): a failed task is retried."""
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        if os.environ.get("CI"):
-            pytest.fail("Spark needs Java in CI (.ci/run installs openjdk-17-jre-headless)")
-        pytest.skip("Spark needs Java (install a Java 17 runtime)")
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master("local[2,3]")
-        .appName("opinion-metrics retries")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("OFF")
-    yield session
-    session.stop()
+    yield from local_spark("local[2,3]", "opinion-metrics retries", "OFF")
 
 
 def sentiment_of(text: str) -> float:
@@ -100,7 +77,6 @@ def dies_once(marker: str):
     executor, a killed Ray worker): its task is retried (a local function: pickled by value)."""
 
     def sentiment(text: str) -> float:
-        import os
 
         if not os.path.exists(marker):
             with open(marker, "w"):

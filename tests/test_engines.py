@@ -13,12 +13,12 @@ import importlib.util
 import json
 import math
 import os
-import shutil
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import local_ray_data, local_spark
 
 from opinion_metrics import compare_systems, pool_by_group
 from opinion_metrics.families import get_family
@@ -131,11 +131,7 @@ def random_slices(table: pa.Table, parts: int, seed: int) -> list[pa.Table]:
 
 @pytest.fixture(scope="module")
 def ray_data():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    yield ray.data
-    ray.shutdown()
+    yield from local_ray_data()
 
 
 @pytest.fixture(scope="module")
@@ -343,25 +339,7 @@ def test_engines_refuse_what_they_cannot_do_exactly():
 
 @pytest.fixture(scope="module")
 def spark():
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        if os.environ.get("CI"):
-            pytest.fail("Spark needs Java in CI (.ci/run installs openjdk-17-jre-headless)")
-        pytest.skip("Spark needs Java (install a Java 17 runtime)")
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("opinion-metrics tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    yield from local_spark("local[2]", "opinion-metrics tests", "ERROR")
 
 
 def spark_engine():
