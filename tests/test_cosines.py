@@ -117,3 +117,65 @@ def test_two_strings_the_model_cannot_tell_apart_match_at_threshold_one(monkeypa
         model = FixedModel({"café": same, "cafe": same, "bistro": other})
         result = semantic_keyword_prf([["café", "bistro"]], [["cafe"]], model=model, threshold=1.0)
         assert (result["semantic_precision"], result["semantic_recall"]) == (0.5, 1.0), trial
+
+
+class HalfModel(FixedModel):
+    """Vectors moved a little, as half precision moves them; `in_float32()` gives the model's
+    float32 vectors and records what it is asked to embed."""
+
+    def __init__(self, vectors, moved):
+        super().__init__(moved)
+        self.float32 = FixedModel(vectors)
+        self.float32.calls = []
+        encode = self.float32.encode
+        self.float32.encode = lambda texts, **options: self.float32.calls.append(list(texts)) or encode(texts)
+
+    def in_float32(self):
+        return self.float32
+
+
+@pytest.mark.parametrize("path", ["numpy", "torch"])
+@pytest.mark.parametrize("one_to_one", [False, True])
+def test_under_half_precision_the_pairs_near_the_threshold_take_float32s_cosines(monkeypatch, path, one_to_one):
+    """Every decision is float32's; a pair far from the threshold keeps the half-precision
+    cosine (the soft sums show it); only the strings of the pairs near the threshold are
+    embedded in float32, in one call."""
+    from opinion_metrics.semantic import HALF_PRECISION_NEAR
+
+    monkeypatch.setattr(KeywordEncoder, "pair_device", lambda self: None if path == "numpy" else torch.device("cpu"))
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(80)]
+    vectors = {word: unit(rng, 48) for word in words}
+    moved = {word: (vector + 0.003 * rng.standard_normal(48)).astype(np.float32) for word, vector in vectors.items()}
+    predictions = [list(rng.choice(words, size=int(rng.integers(0, 7)), replace=False)) for _ in range(300)]
+    references = [list(rng.choice(words, size=int(rng.integers(0, 12)), replace=False)) for _ in range(300)]
+    threshold, band = 0.2, HALF_PRECISION_NEAR["bfloat16"]
+
+    def cosine(table, p, g):
+        a, b = (table[w].astype(np.float64) / np.linalg.norm(table[w].astype(np.float64)) for w in (p, g))
+        return 1.0 if p == g else float(a @ b)
+
+    pairs = {(p, g) for ps, gs in zip(predictions, references) for p in ps for g in gs}
+    changes = [cosine(moved, *pair) - cosine(vectors, *pair) for pair in pairs]
+    assert 1e-3 < max(map(abs, changes)) < band  # moved as half precision moves cosines
+    flipped = sum((cosine(moved, *pair) >= threshold) != (cosine(vectors, *pair) >= threshold) for pair in pairs)
+    assert flipped > 0  # compared as they are, some decisions would differ from float32's
+
+    model = HalfModel(vectors, moved)
+    options = {"threshold": threshold, "one_to_one": one_to_one, "return_per_example": True}
+    half = semantic_keyword_prf(predictions, references, model=model, precision="bfloat16", **options)
+    float32 = semantic_keyword_prf(predictions, references, model=FixedModel(vectors), **options)
+    for key in ("semantic_precision", "semantic_recall", "semantic_f1"):
+        assert half["per_example"][key] == float32["per_example"][key], key
+    assert half["soft_f1"] != float32["soft_f1"]  # the pairs far from the threshold keep their moved cosines
+
+    def near(margin):  # the strings of the pairs within the band (+ margin) of the threshold
+        return {w for pair in pairs if abs(cosine(moved, *pair) - threshold) <= band + margin for w in pair}
+
+    [asked] = model.float32.calls
+    assert near(-1e-6) <= set(asked) <= near(1e-6) and len(asked) == len(set(asked))
+    ignored = semantic_keyword_prf(predictions, references, model=FixedModel(moved), precision="bfloat16", **options)
+    assert (
+        ignored["semantic_f1"]
+        == semantic_keyword_prf(predictions, references, model=FixedModel(moved), **options)["semantic_f1"]
+    )  # an object without in_float32 returns its own vectors in every precision: nothing to recompute

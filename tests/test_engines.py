@@ -255,6 +255,25 @@ def test_ray_semantic_with_the_packaged_minilm(ray_data, corpus):
     assert_same(result, family_result(small, "semantic_keyword_prf", {}, {"device": "cpu"}), tolerance=1e-5)
 
 
+@pytest.mark.slow
+def test_ray_semantic_in_bfloat16_decides_as_float32(ray_data, corpus):
+    """In bfloat16, the workers recompute the pairs near the threshold from float32 embeddings
+    (the model actor embeds in bfloat16): the decisions are float32's, as the function's are;
+    the soft values are bfloat16's (which vary with the batches by about 1e-5)."""
+    pytest.importorskip("sentence_transformers")
+    small = corpus.slice(0, 60)
+    dataset = ray_data.from_arrow(random_slices(small, 3, seed=0))
+    options = {"device": "cpu", "threshold": 0.5}
+    result = ray_engine().evaluate(dataset, "semantic_keyword_prf", precision="bfloat16", model_workers=1, **options)
+    half = family_result(small, "semantic_keyword_prf", {}, {**options, "precision": "bfloat16"})
+    full = family_result(small, "semantic_keyword_prf", {}, options)
+    assert result.keys() == full.keys()
+    for key in ("semantic_precision", "semantic_recall", "semantic_f1"):
+        assert result[key] == pytest.approx(full[key], abs=1e-12) == half[key], key
+    for key in ("soft_precision", "soft_recall", "soft_f1"):
+        assert result[key] == pytest.approx(half[key], abs=2e-4) != full[key], key
+
+
 FRESH_CLUSTER = """
 import json, sys
 sys.path.insert(0, {tests!r})

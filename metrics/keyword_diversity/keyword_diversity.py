@@ -53,7 +53,7 @@ Args:
     device (`str`, default None): "cuda", "cpu", ...; None picks CUDA when available.
     batch_size (`int`, default 256): keywords per encoding batch.
     precision (`str`, default "float32"): what the model computes in: "float32", or
-        "float16" / "bfloat16" (faster on GPUs; cosines change by up to about 3e-3).
+        "float16" / "bfloat16" (faster on GPUs; cosines change by up to about 7e-3).
     zero_division (`float`, default 0.0): the value when no example has a keyword, in [0, 1].
     confidence_level (`float`, default None): e.g. 0.95 adds `<key>_ci_low` / `<key>_ci_high`,
         bootstrap percentile intervals over examples.

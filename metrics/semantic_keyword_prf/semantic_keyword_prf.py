@@ -64,7 +64,8 @@ Args:
     batch_size (`int`, default 256): keywords per encoding batch (batches hold at most
         16 x batch_size tokens: more of the short keywords).
     precision (`str`, default "float32"): what the model computes in: "float32", or
-        "float16" / "bfloat16" (faster on GPUs; cosines change by up to about 3e-3).
+        "float16" / "bfloat16" (faster on GPUs; cosines change by up to about 7e-3; the pairs
+        near the threshold are recomputed in float32, so every decision is float32's).
     block_elements (`int`, default 4000000): the most values (similarities and gathered
         embedding values) held in memory at once.
     show_progress (`bool`, default None): a progress bar while encoding (None: for 10,000+

@@ -13,12 +13,17 @@ stay in its caches) besides a shared list's own embeddings, whatever the input.
 On the CPU the products are float64 (from the float32 embeddings), so a similarity does not
 depend on the block it is computed in (to 1e-16). On a GPU (`device`, a torch device) they are
 float32 on the device, and only the maxima and the edges come back. Either way, every
-similarity within `NEAR` of the threshold is recomputed by `exact_cosines` (float64, one pair
-at a time) before it is compared, so every decision is the same on every path.
+similarity within `near` (`NEAR` by default) of the threshold is recomputed by `exact` (by
+default `exact_cosines`: float64, one pair at a time) before it is compared, so every decision
+is the same on every path. (For embeddings made in half precision, the semantic family passes
+a wider band and the cosines of the model's float32 embeddings, so that its decisions are
+float32's.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -27,6 +32,8 @@ from .matching import Edges, edge_counts
 from .preparation import PreparedCorpus, PreparedSide
 
 NEAR = 1e-5  # similarities this close to the threshold are recomputed exactly
+# (first string ids, second string ids) -> the pairs' float64 cosines
+ExactCosines = Callable[[np.ndarray, np.ndarray], np.ndarray]
 _SHARED_GAIN = 64  # gold vectors a shared list's block must save to be gathered once
 _CPU_BLOCK_ELEMENTS = 1 << 19  # values of a block on the CPU (4 MiB of float64)
 
@@ -101,10 +108,20 @@ def _list_groups(flat: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 class _Similarities:
-    """Padded similarity blocks on the CPU (numpy, float64) or on a torch `device` (float32)."""
+    """Padded similarity blocks on the CPU (numpy, float64) or on a torch `device` (float32);
+    those within `near` of the threshold recomputed by `exact`."""
 
-    def __init__(self, matrix: np.ndarray, rows_of: np.ndarray, threshold: float, device: Any = None) -> None:
-        self.matrix, self.rows_of, self.threshold, self.device = matrix, rows_of, threshold, device
+    def __init__(
+        self,
+        matrix: np.ndarray,
+        rows_of: np.ndarray,
+        threshold: float,
+        device: Any = None,
+        near: float = NEAR,
+        exact: ExactCosines | None = None,
+    ) -> None:
+        self.matrix, self.rows_of, self.threshold, self.device, self.near = matrix, rows_of, threshold, device, near
+        self.exact = exact or partial(exact_cosines, matrix, rows_of)
         self._buffers: dict[str, np.ndarray] = {}
         if device is not None:
             import torch
@@ -140,10 +157,10 @@ class _Similarities:
         return torch.from_numpy(array).to(self.device)
 
     def _exact(self, predicted: np.ndarray, gold: np.ndarray, near: tuple[np.ndarray, ...]) -> np.ndarray:
-        """`exact_cosines` of the pairs at positions `near` (example, prediction, gold)."""
+        """`exact` of the pairs at positions `near` (example, prediction, gold)."""
         first = predicted[near[0], near[1]]
         second = gold[near[2]] if gold.ndim == 1 else gold[near[0], near[2]]
-        return exact_cosines(self.matrix, self.rows_of, first, second)
+        return self.exact(first, second)
 
     def _buffer(self, name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """A reused array of `shape` (blocks reuse memory: a fresh array each block costs page faults)."""
@@ -176,7 +193,7 @@ class _Similarities:
             np.matmul(vectors, gold_vectors.transpose(0, 2, 1), out=similarity)
         np.clip(similarity, -1.0, 1.0, out=similarity)
         similarity[valid & (predicted[:, :, None] == gold_rows)] = 1.0
-        near = np.nonzero(valid & (np.abs(similarity - self.threshold) <= NEAR))
+        near = np.nonzero(valid & (np.abs(similarity - self.threshold) <= self.near))
         if len(near[0]):
             similarity[near] = self._exact(predicted, gold, near)
         similarity[~valid] = -np.inf
@@ -201,7 +218,7 @@ class _Similarities:
         similarity[valid & (predicted_ids[:, :, None] == gold_rows)] = 1.0
         near = tuple(
             index.cpu().numpy()
-            for index in torch.nonzero(valid & ((similarity - self.threshold).abs() <= NEAR), as_tuple=True)
+            for index in torch.nonzero(valid & ((similarity - self.threshold).abs() <= self.near), as_tuple=True)
         )
         if len(near[0]):
             exact = torch.from_numpy(self._exact(predicted, gold, near)).to(self.device)
@@ -221,13 +238,16 @@ def pair_counts(
     one_to_one: bool,
     block_elements: int,
     device: Any = None,
+    near: float = NEAR,
+    exact: ExactCosines | None = None,
 ) -> PairCounts:
     """Per example of `corpus`: the counts and soft sums of docs/definitions.md section 5.
 
     `matrix[rows_of[i]]` is the unit embedding of `corpus.strings[i]` (every string the
     examples use). `device`: None for numpy on the CPU, else the torch device of the products.
     With `one_to_one`, both counts are the size of a maximum matching on the pairs at or above
-    the threshold (`edge_counts`).
+    the threshold (`edge_counts`). A similarity within `near` of the threshold is replaced by
+    `exact`'s value for its pair (default: `exact_cosines` of `matrix`).
     """
     n = len(corpus)
     counts = PairCounts(np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n), np.zeros(n))
@@ -242,7 +262,7 @@ def pair_counts(
     active = np.flatnonzero((prediction_sizes > 0) & (gold_sizes > 0))
     if not len(active):
         return counts
-    similarities = _Similarities(matrix, rows_of, threshold, device)
+    similarities = _Similarities(matrix, rows_of, threshold, device, near, exact)
     dimension = matrix.shape[1]
 
     def add(examples: np.ndarray, predicted: np.ndarray, gold: np.ndarray, shared: Any = None) -> None:
@@ -292,6 +312,27 @@ def pair_counts(
             predicted = _padded(predicted_flat, predicted_offsets, block, width)
             add(block, predicted, _padded(gold_flat, gold_offsets, gold_groups[block], gold_width))
     return counts
+
+
+def near_pair_strings(
+    corpus: PreparedCorpus,
+    matrix: np.ndarray,
+    rows_of: np.ndarray,
+    threshold: float,
+    block_elements: int,
+    device: Any,
+    near: float,
+) -> np.ndarray:
+    """The string ids of the pairs whose similarity is within `near` of the threshold: one pass
+    of `pair_counts`, so that a costlier `exact` can prepare for all of them at once."""
+    found = [np.zeros(0, dtype=np.int64)]
+
+    def record(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        found.extend((first, second))
+        return exact_cosines(matrix, rows_of, first, second)
+
+    pair_counts(corpus, matrix, rows_of, threshold, False, block_elements, device, near, record)
+    return np.unique(np.concatenate(found))
 
 
 def block_rows(width: int, gold_width: int, gold_gathered: bool, dimension: int, block_elements: int) -> int:

@@ -445,13 +445,24 @@ class VectorLookup:
     A keyword the table lacks is embedded here by `fallback` ((model, device, batch size and
     optionally precision), as `embed_keywords` takes them): a dataset whose rows differ from
     one pass to the next (`limit`, sampling) gives the statistics keywords the vocabulary pass
-    never saw."""
+    never saw. Under half precision, `in_float32()` gives the lookup that embeds keywords with
+    the fallback's model in float32 (the semantic family's pairs near the threshold)."""
 
     def __init__(self, table: Any, name: str, fallback: tuple[Any, ...] | None = None) -> None:
         self.table, self.canonical_name, self.fallback = table, name, fallback
         self._rows: dict[str, int] | None = None
         self._matrix: np.ndarray | None = None
         self._extra: dict[str, np.ndarray] = {}  # keywords embedded here
+        self._float32: VectorLookup | None = None
+
+    def in_float32(self) -> VectorLookup | None:
+        """The lookup of this model's float32 embeddings (each keyword embedded once, when asked
+        for), if this table holds half precision's; None if it holds float32's or has no model."""
+        if self.fallback is None or len(self.fallback) < 4 or self.fallback[3] == "float32":
+            return None
+        if self._float32 is None:
+            self._float32 = VectorLookup(vector_table([]), self.canonical_name, (*self.fallback[:3], "float32"))
+        return self._float32
 
     def _build(self) -> None:
         table = self.table.combine_chunks() if self.table.num_rows else self.table

@@ -135,7 +135,7 @@ def _pair(prediction: str, reference: str, similarity: float) -> dict[str, Any]:
 
 def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str, Any]]:
     from .cosines import exact_cosines
-    from .semantic import KeywordEncoder
+    from .semantic import HALF_PRECISION_NEAR, Float32Cosines, KeywordEncoder
 
     defaults = get_family("semantic_keyword_prf").defaults
     settings = {
@@ -150,6 +150,8 @@ def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str,
     matrix, rows_of = np.zeros((0, 1), dtype=np.float32), np.full(len(corpus.strings), -1, dtype=np.int64)
     if used:
         matrix, rows_of[used] = encoder.lookup([corpus.strings[i] for i in used])
+    float32 = encoder.float32_encoder()  # half precision: pairs near the threshold in float32, as the family
+    exact = None if float32 is None else Float32Cosines(float32, corpus.strings)
     records = []
     for predicted_ids, gold_ids, predicted, gold in zip(
         corpus.predictions.ids, corpus.references.ids, corpus.predictions.originals, corpus.references.originals
@@ -159,6 +161,9 @@ def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str,
         if predicted_ids and gold_ids:  # each pair as the family computes it near the threshold
             first, second = np.meshgrid(predicted_ids, gold_ids, indexing="ij")
             similarity = exact_cosines(matrix, rows_of, first.ravel(), second.ravel()).reshape(first.shape)
+            if exact is not None:
+                near = np.abs(similarity - threshold) <= HALF_PRECISION_NEAR[encoder.precision]
+                similarity[near] = exact(first[near], second[near])
         if predicted and gold:  # what soft precision and soft recall average (before clipping at 0)
             record["closest_references"] = [
                 _pair(predicted[i], gold[j], similarity[i, j]) for i, j in enumerate(similarity.argmax(axis=1))

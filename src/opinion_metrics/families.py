@@ -255,7 +255,8 @@ BATCH_SIZE = Option("batch_size", "int", "keywords encoded per batch", _positive
 PRECISION = Option(
     "precision",
     "choice",
-    "what the model computes in: float32, or float16 / bfloat16 (faster on GPUs; cosines change by up to ~3e-3)",
+    "what the model computes in: float32, or float16 / bfloat16 (faster on GPUs; cosines change by up to ~7e-3;"
+    " pairs near the threshold are decided in float32)",
     check_precision,
     PRECISIONS,
 )

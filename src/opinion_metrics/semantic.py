@@ -5,7 +5,8 @@ pooling, L2-normalized: `embedding.embed_texts`); embeddings are cached in-proce
 (model, precision, text), so a second call (another model's predictions against the same gold
 keywords) embeds nothing again. The similarities of each example's own (prediction, gold
 keyword) pairs are computed in blocks of bounded size (`cosines.pair_counts`), on the GPU
-when the model is there.
+when the model is there. In half precision, the pairs near the threshold are recomputed from
+the model's float32 embeddings (`HALF_PRECISION_NEAR`), so that every decision is float32's.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .averaging import Values, per_example_columns, prf_statistics, prf_values, summarize
-from .cosines import pair_counts, used_strings
+from .cosines import NEAR, exact_cosines, near_pair_strings, pair_counts, used_strings
 from .embedding import EmbeddingError, check_precision, embed_texts
 from .preparation import (
     NormalizeOption,
@@ -47,6 +48,10 @@ from .validation import (
 )
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# Half precision moves cosines by up to 7.2e-3 (bfloat16) and 8.4e-4 (float16) against float32
+# (docs/semantic.md, the movie data on a CPU): a pair whose cosine is within these bands of the
+# threshold (about four times as wide) is recomputed from float32 embeddings.
+HALF_PRECISION_NEAR = {"bfloat16": 3e-2, "float16": 4e-3}
 SEMANTIC_NAMES = ("semantic_precision", "semantic_recall", "semantic_f1")
 SOFT_NAMES = ("soft_precision", "soft_recall", "soft_f1")
 DEFAULT_BLOCK_ELEMENTS = 4_000_000  # values held at once by the similarity blocks: 32 MB of float64
@@ -306,6 +311,21 @@ class KeywordEncoder:
 
         return torch.device(device)
 
+    def float32_encoder(self) -> KeywordEncoder | None:
+        """The same model's encoder in float32, when this one's embeddings are half precision's
+        (a torch model or a model name; or what an object's `in_float32()` gives); else None."""
+        if self.precision == "float32":
+            return None
+        model = self.model
+        in_float32 = getattr(model, "in_float32", None)
+        if callable(in_float32):
+            model = in_float32()
+        elif not isinstance(model, str) and not _is_torch_module(model):
+            return None  # an object that returns its own vectors in every precision
+        if model is None:
+            return None
+        return KeywordEncoder(model, device=self.device, batch_size=self.batch_size, show_progress=self.show_progress)
+
     def lookup(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """`(matrix, rows)`: `matrix[rows[i]]` is the L2-normalized float32 embedding of
         `texts[i]`; only texts not cached are embedded."""
@@ -333,6 +353,36 @@ class KeywordEncoder:
             return np.zeros((0, 0), dtype=np.float32)
         matrix, rows = self.lookup(texts)
         return matrix[rows]
+
+
+def _is_torch_module(model: Any) -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return isinstance(model, torch.nn.Module)
+
+
+class Float32Cosines:
+    """`exact` for `cosines.pair_counts` under half precision: the float64 cosines of string
+    pairs (ids of `strings`) from `encoder`'s float32 embeddings, each string embedded once
+    (`prefetch` embeds many in one call)."""
+
+    def __init__(self, encoder: KeywordEncoder, strings: Sequence[str]) -> None:
+        self.encoder, self.strings = encoder, strings
+        self.matrix = np.zeros((0, 1), dtype=np.float32)
+        self.rows_of = np.full(len(strings), -1, dtype=np.int64)
+
+    def prefetch(self, ids: np.ndarray) -> None:
+        missing = np.unique(ids[self.rows_of[ids] < 0])
+        if len(missing):
+            known = np.flatnonzero(self.rows_of >= 0)
+            ids = np.concatenate([known, missing])
+            self.matrix, self.rows_of[ids] = self.encoder.lookup([self.strings[i] for i in ids.tolist()])
+
+    def __call__(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        self.prefetch(np.concatenate([first, second]))
+        return exact_cosines(self.matrix, self.rows_of, first, second)
 
 
 def semantic_reducer(options: Mapping[str, Any]) -> Values:
@@ -392,8 +442,13 @@ def semantic_statistics(
         except EmbeddingError as error:
             normalizer = make_normalizer(normalize, stemmer)
             raise name_keyword(error, normalizer, predictions=predictions, references=references) from None
+    device, near, exact = encoder.pair_device(), NEAR, None
+    float32 = encoder.float32_encoder()
+    if float32 is not None:  # half precision: the pairs near the threshold get float32's cosines
+        near, exact = HALF_PRECISION_NEAR[encoder.precision], Float32Cosines(float32, corpus.strings)
+        exact.prefetch(near_pair_strings(corpus, matrix, rows_of, threshold, block_elements, device, near))
     matched_pred, matched_gold, soft_pred, soft_gold = pair_counts(
-        corpus, matrix, rows_of, threshold, one_to_one, block_elements, encoder.pair_device()
+        corpus, matrix, rows_of, threshold, one_to_one, block_elements, device, near, exact
     )
     n_pred, n_gold = precision_denominators(corpus, top_k), corpus.references.sizes
     options = {"zero_division": zero_division, "included": included}
@@ -454,7 +509,9 @@ def semantic_keyword_prf(
             (similarities and gathered embedding values) held at once.
         show_progress: a progress bar while encoding (default: for 10,000+ new strings).
         precision: "float32" (default), "float16" or "bfloat16": what the model computes in
-            (half precision is faster on GPUs; cosines then differ by up to about 3e-3).
+            (half precision is faster on GPUs; cosines then differ by up to about 7e-3, and the
+            pairs within `HALF_PRECISION_NEAR` of the threshold are recomputed from float32
+            embeddings, so every decision is float32's).
         confidence_level, n_resamples, random_state, bootstrap: bootstrap intervals, as in `keyword_prf`.
         return_per_example: also return `per_example`, a dict of per-example lists.
 
