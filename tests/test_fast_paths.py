@@ -7,6 +7,7 @@ function of the C helper and its Python twin against its definition.
 
 from __future__ import annotations
 
+import operator
 import os
 import shutil
 import subprocess
@@ -1042,7 +1043,9 @@ def test_row_groups_number_repeated_objects_and_copies_as_repeated_rows_does():
     assert groups.tolist() == preparation.repeated_rows(lists)[1]
 
 
-def test_rows_changed_while_they_are_prepared_are_not_kept(monkeypatch):
+def test_rows_changed_while_they_are_prepared_give_the_values_of_their_frozen_rows_then_of_the_new(monkeypatch):
+    """Another thread changes a row after the call froze and read it: the call's values and
+    the corpus it keeps are the frozen rows', and the next call sees the change."""
     from opinion_metrics import keyword_prf
 
     preparation.clear_prepared_corpora()
@@ -1059,11 +1062,47 @@ def test_rows_changed_while_they_are_prepared_are_not_kept(monkeypatch):
 
     monkeypatch.setattr(preparation, "prepare_side", changing)
     monkeypatch.setattr(matching, "documents_cheaper", lambda references: False)  # through the prepared corpus
-    for _ in range(3):  # first and later calls (snapshots taken from the first or the second)
-        keyword_prf(predictions, references)
+    recalls = [keyword_prf(predictions, references, match="exact")["recall"]]
+    if preparation._speedups is not None:  # kept from the first call: what its frozen rows give
+        ((snapshot, corpus),) = preparation._PREPARED.values()
+        assert snapshot.frozen[1] == (("a", "b"),) and corpus.strings == ["a", "b"]
+    for _ in range(2):  # later calls (the Python twin's snapshot taken from the second)
+        recalls.append(keyword_prf(predictions, references, match="exact")["recall"])
     monkeypatch.setattr(preparation, "prepare_side", prepare_side)
-    assert len(changes) == 3  # each call prepared the rows: none was kept
+    assert len(changes) == 3  # each call saw the rows changed since the one before: none was given a kept corpus
+    assert recalls == [1.0, 0.5, 0.5]  # a, b frozen by the first call; then a, c1 and a, c2
     assert keyword_prf(predictions, references, match="exact")["precision"] == 0.5  # a: yes, b: no
+
+
+def test_the_weighted_family_takes_the_keyword_familys_snapshot_of_the_same_rows():
+    """Rows the keyword family kept are compared once, not copied again: the weighted family's
+    snapshot holds the same frozen predictions and references, and only its scores are new."""
+    from opinion_metrics import keyword_prf, weighted_keyword_prf
+
+    predictions, references = [["a", "b"], ["c"]], [["a"], ["c", "d"]]
+    scores = [[0.5, 0.25], [1.0]]
+    for speedups in {preparation._speedups, None}:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(preparation, "_speedups", speedups)
+            patch.setattr(matching, "documents_cheaper", lambda references: False)  # through the prepared corpus
+            preparation.clear_prepared_corpora()
+            for _ in range(2):  # the Python twin snapshots a corpus from its second call
+                keyword_prf(predictions, references)
+                weighted = weighted_keyword_prf(predictions, scores, references)
+            (plain, _), (scored, _) = preparation._PREPARED.values()
+            assert scored.frozen[:2] == plain.frozen[:2] and all(map(operator.is_, scored.frozen, plain.frozen[:2]))
+            assert scored.rows[2] == tuple(scores) and scored.items == plain.items + 3
+            assert weighted_keyword_prf(predictions, scores, references) == weighted
+            scores[1][0] = 0.5  # a change of the scores only, then of a prediction: both seen
+            assert weighted_keyword_prf(predictions, scores, references) == weighted_keyword_prf(
+                list(predictions), list(scores), references
+            )
+            predictions[0][1] = "d"
+            assert weighted_keyword_prf(predictions, scores, references) == weighted_keyword_prf(
+                list(predictions), list(scores), references
+            )
+            predictions[0][1], scores[1][0] = "b", 1.0
+    preparation.clear_prepared_corpora()
 
 
 def test_an_item_replaced_by_an_equal_one_of_another_type_is_checked_again():

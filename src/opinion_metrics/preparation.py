@@ -856,7 +856,7 @@ def prepare_corpus(
         inputs[scores_name] = scores = check_corpus(scores, scores_name)
     check_same_length(**inputs)
     normalizer = make_normalizer(normalize, stemmer)  # checks normalize and stemmer
-    key, snapshot = None, None
+    key, snapshot, plain = None, None, None
     # Kept across calls: rows given as lists or tuples (others are converted to new lists each
     # call), under a built-in normalization (a callable may not give the same forms again).
     if isinstance(normalize, str) and all(map(operator.is_, given, (predictions, references, scores))):
@@ -865,10 +865,15 @@ def prepare_corpus(
         kept = _PREPARED.get(key)
         if kept is not None and kept[0].holds(predictions, references, scores):
             return kept[1]
+        if scores is not None:  # the same rows kept prepared without scores (the other family)
+            plain = _PREPARED.get(_corpus_key(predictions, first_rows, None, normalize, stemmer, False, keep_originals))
+            if plain is not None and not plain[0].holds(predictions, references, None):
+                plain = None
         if len(predictions) <= _PREPARED_ROWS:  # the rows' snapshot, taken before they are read
-            snapshot = _Snapshot.of(predictions, references, scores, first_call=True)  # a small corpus's, in C
+            base = None if plain is None else plain[0]  # its predictions and references: just compared
+            snapshot = _Snapshot.of(predictions, references, scores, first_call=True, plain=base)  # small: in C
             if snapshot is None and _seen_before(key):  # a second call that looks the same
-                snapshot = _Snapshot.of(predictions, references, scores)
+                snapshot = _Snapshot.of(predictions, references, scores, plain=base)
             elif snapshot is None:
                 _put_bounded(_SEEN, key, True, _SEEN_ENTRIES)
     # With a snapshot, the frozen rows are prepared: another thread may change a live row (and
@@ -876,11 +881,7 @@ def prepare_corpus(
     rows = (predictions, references, scores)
     if snapshot is not None:
         rows = (*snapshot.frozen[:2], None if scores is None else snapshot.frozen[2])
-    corpus = None
-    if scores is not None and key is not None:  # the same rows kept prepared without scores (the other family)
-        plain = _PREPARED.get(_corpus_key(predictions, first_rows, None, normalize, stemmer, False, keep_originals))
-        if plain is not None and plain[0].holds(predictions, references, None):
-            corpus = _with_scores(plain[1], rows[2])
+    corpus = None if plain is None else _with_scores(plain[1], rows[2])
     if corpus is None:
         vocabulary = Vocabulary(normalizer)
         prepared_predictions = prepare_side(
@@ -890,10 +891,10 @@ def prepare_corpus(
             rows[1], vocabulary, "references", keep_originals=keep_originals, reuse_lists=True
         )
         corpus = PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
-    # Kept if unchanged while prepared, and with scores only if all are floats (immutable: a
-    # 0-d array or a tensor can change in place, under the same identity).
-    floats = scores is None or corpus.predictions.has_flat_scores
-    if snapshot is not None and floats and snapshot.holds(predictions, references, scores):
+    # Kept with its snapshot, whatever the live rows do meanwhile (it is what the frozen rows give,
+    # and a later call compares the live rows with them), and with scores only if all are floats
+    # (immutable: a 0-d array or a tensor can change in place, under the same identity).
+    if snapshot is not None and (scores is None or corpus.predictions.has_flat_scores):
         _put_bounded(_PREPARED, key, (snapshot, corpus), _PREPARED_ENTRIES)
     return corpus
 
@@ -947,26 +948,39 @@ _FIRST_CALL_ITEMS = 1 << 17
 class _Snapshot:
     """The rows of a corpus's inputs as they were when taken, frozen: the row objects in order
     (`rows`) and each row's items (`frozen`: a tuple per distinct row, by the C helper's
-    `snapshot_rows`, or a copy of each list row). Only rows of exact str and float items are
-    taken (a str subclass may normalize differently at each call). The corpus is prepared
-    from `frozen`, never from the live rows, so what is kept is what `holds` compares."""
+    `snapshot_rows`, or a copy of each list row; `items` of them copied). Only rows of exact
+    str and float items are taken (a str subclass may normalize differently at each call). The
+    corpus is prepared from `frozen`, never from the live rows, so what is kept is what `holds`
+    compares."""
 
     def __init__(
-        self, rows: list[tuple[Any, ...]], frozen: list[Sequence[Any]], unchanged: Callable[..., bool] | None = None
+        self,
+        rows: list[tuple[Any, ...]],
+        frozen: list[Sequence[Any]],
+        items: int,
+        unchanged: Callable[..., bool] | None = None,
     ) -> None:
         self.rows = rows
         self.frozen = frozen
+        self.items = items
         self.unchanged = unchanged  # the C helper's `rows_unchanged` for its snapshots
 
     @classmethod
-    def of(cls, *inputs: Sequence[Any] | None, first_call: bool = False) -> _Snapshot | None:
+    def of(
+        cls, *inputs: Sequence[Any] | None, first_call: bool = False, plain: _Snapshot | None = None
+    ) -> _Snapshot | None:
         """The snapshot of `inputs` (None entries allowed), or None when a row is not a list
         or tuple of exact str and float items or the rows hold more than `_PREPARED_ITEMS`
-        items; for a `first_call`, only the C helper's, of at most `_FIRST_CALL_ITEMS` items."""
+        items; for a `first_call`, only the C helper's, of at most `_FIRST_CALL_ITEMS` items.
+        `plain`: a snapshot of the same first two inputs (predictions and references kept
+        without scores) that was just found to hold them: theirs are taken from it, when it
+        was made the way this one is."""
         speedups = _speedups
         if speedups is not None:
             rows_of, frozen_of, held, most = [], [], 0, _FIRST_CALL_ITEMS if first_call else _PREPARED_ITEMS
-            for rows in inputs:
+            if plain is not None and plain.unchanged is not None:
+                rows_of, frozen_of, held = plain.rows[:2], plain.frozen[:2], plain.items
+            for rows in inputs[len(rows_of) :]:
                 rows = () if rows is None else tuple(rows)
                 taken = speedups.snapshot_rows(rows, most - held)
                 if taken is None:
@@ -977,11 +991,13 @@ class _Snapshot:
                 rows_of.append(rows)
                 frozen_of.append(taken[0])
             else:
-                return cls(rows_of, frozen_of, speedups.rows_unchanged)
+                return cls(rows_of, frozen_of, held, speedups.rows_unchanged)
         if first_call:
             return None
         rows_of, frozen_of, held = [], [], 0
-        for rows in inputs:
+        if plain is not None and plain.unchanged is None:
+            rows_of, frozen_of, held = plain.rows[:2], plain.frozen[:2], plain.items
+        for rows in inputs[len(rows_of) :]:
             rows = () if rows is None else tuple(rows)
             distinct = {id(row): row for row in rows}
             if not set(map(type, distinct.values())) <= {list, tuple}:
@@ -995,7 +1011,7 @@ class _Snapshot:
                 return None
             rows_of.append(rows)
             frozen_of.append([copies[id(row)] for row in rows])
-        return cls(rows_of, frozen_of)
+        return cls(rows_of, frozen_of, held)
 
     def holds(self, *inputs: Sequence[Any] | None) -> bool:
         """Whether `inputs` are the same row objects, in the same order, each holding the same
