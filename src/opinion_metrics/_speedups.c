@@ -22,6 +22,15 @@
  * must be a dict of str keys and int values (the library's own tables): then comparing keys
  * runs no Python code, which could change `strings` meanwhile.
  *
+ * row_objects(lists) -> (numbers, first) or None
+ *
+ *     numbers[i] = the number of the object lists[i] among the distinct objects of `lists`,
+ *                  numbered in order of first appearance
+ *     first[k] = the position where object k first appears
+ *
+ * as int64 bytes, when `lists` is a list or tuple (exact types); otherwise None. By their
+ * addresses alone (a table of its own): the objects are never read.
+ *
  * encode_floats(lists) -> (sizes, values) or None
  *
  *     sizes = [len(row) for row in lists]
@@ -347,6 +356,68 @@ done:
     Py_XDECREF(codes);
     Py_XDECREF(distinct);
     Py_DECREF(rows);
+    return result;
+}
+
+/* An object's entry in a table of addresses: the object itself is never read. */
+typedef struct {
+    PyObject *key; /* NULL: empty */
+    uint32_t code;
+} Seen;
+
+/* The entry of the object `key` in `seen` (a power-of-2 `mask + 1` of them, never full): its
+ * own, or the empty one where it goes. */
+static Seen *
+find_seen(Seen *seen, size_t mask, PyObject *key)
+{
+    uint64_t hash = (uint64_t)(uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15); /* Fibonacci hashing */
+    for (size_t i = (size_t)(hash ^ hash >> 32) & mask;; i = (i + 1) & mask)
+        if (seen[i].key == key || seen[i].key == NULL)
+            return &seen[i];
+}
+
+static PyObject *
+row_objects(PyObject *module, PyObject *lists)
+{
+    if (!PyList_CheckExact(lists) && !PyTuple_CheckExact(lists))
+        Py_RETURN_NONE;
+    Py_ssize_t n = length_of(lists), count = 0;
+    if ((uint64_t)n >= UINT32_MAX) /* object numbers as Seen's codes */
+        Py_RETURN_NONE;
+    size_t mask = 15;
+    while (mask / 2 < (size_t)n) /* at most half full: one allocation, no growth */
+        mask = 2 * mask + 1;
+    PyObject *numbers = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t)), *firsts = NULL;
+    int64_t *first = PyMem_Malloc((size_t)(n + 1) * sizeof(int64_t));
+    Seen *seen = PyMem_Calloc(mask + 1, sizeof(Seen));
+    if (numbers == NULL || first == NULL || seen == NULL) {
+        if (numbers != NULL)
+            PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *number_of = (int64_t *)PyBytes_AsString(numbers);
+    GetItem row_of = getter_of(lists);
+    /* Addresses compared, C memory allocated: no Python code runs, so `lists` does not change. */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = row_of(lists, i);
+        if (row == NULL)
+            goto done;
+        Seen *met = find_seen(seen, mask, row);
+        if (met->key == row) {
+            number_of[i] = met->code;
+            continue;
+        }
+        *met = (Seen){row, (uint32_t)count};
+        number_of[i] = count;
+        first[count++] = i;
+    }
+    firsts = PyBytes_FromStringAndSize((const char *)first, count * (Py_ssize_t)sizeof(int64_t));
+done:
+    PyMem_Free(first);
+    PyMem_Free(seen);
+    PyObject *result = firsts == NULL ? NULL : PyTuple_Pack(2, numbers, firsts);
+    Py_XDECREF(numbers);
+    Py_XDECREF(firsts);
     return result;
 }
 
@@ -2017,6 +2088,9 @@ static PyMethodDef methods[] = {
     {"distinct_codes", distinct_codes, METH_O,
      "distinct_codes(lists) -> (sizes, codes, distinct) or None: row sizes (int64 bytes), each "
      "keyword's number among the distinct keywords (uint32 bytes), the distinct keywords."},
+    {"row_objects", row_objects, METH_O,
+     "row_objects(lists) -> (numbers, first) or None: each row's number among the distinct row objects in order of "
+     "first appearance, and where each first appears (int64 bytes)."},
     {"encode_floats", encode_floats, METH_O,
      "encode_floats(lists) -> (sizes, values) or None: row sizes (int64 bytes) and the values "
      "(float64 bytes)."},
@@ -2056,7 +2130,7 @@ PyInit__speedups(void)
 {
     str_hash = (hashfunc)PyType_GetSlot(&PyUnicode_Type, Py_tp_hash);
     PyObject *created = PyModule_Create(&module);
-    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 5) < 0)
+    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 6) < 0)
         Py_CLEAR(created);
     return created;
 }

@@ -36,7 +36,7 @@ from .validation import (
     lone_surrogate,
 )
 
-_SPEEDUPS_VERSION = 5  # the VERSION of _speedups.c these functions call
+_SPEEDUPS_VERSION = 6  # the VERSION of _speedups.c these functions call
 
 
 def _load_speedups() -> Any:
@@ -588,21 +588,13 @@ def _row_groups(lists: Sequence[Any]) -> np.ndarray | None:
     broadcast to its movie's reviews) or, when no row object repeats but the first
     `_CONTENT_SAMPLE` rows hold equal copies (a gold list read back per example), by content
     (rows of hashable items). None: every row its own."""
-    addresses = np.fromiter(map(id, lists), dtype=np.uint64, count=len(lists))
-    ordered = np.sort(addresses)
-    if (ordered[1:] != ordered[:-1]).all():  # no object repeats: look for copies only if the sample has some
+    by_object, first = row_objects(lists)
+    if len(first) == len(lists):  # no object repeats: look for copies only if the sample has some
         sample = lists[:_CONTENT_SAMPLE]
         if not _plain_rows(sample) or len(set(map(tuple, sample))) == min(len(lists), _CONTENT_SAMPLE):
             return None
-        by_object = np.arange(len(lists))
-    else:  # objects numbered in order of first appearance
-        _, first, inverse = np.unique(addresses, return_index=True, return_inverse=True)
-        rank = np.empty(len(first), dtype=np.int64)
-        rank[np.argsort(first)] = np.arange(len(first))
-        by_object = rank[inverse]
     # Equal content among the distinct objects (one per group found so far), of exact str only:
     # an object equal to a str is checked in its own row.
-    _, first = np.unique(by_object, return_index=True)
     distinct = [lists[i] for i in first.tolist()]
     by_content = np.arange(len(first))
     if _plain_rows(distinct):
@@ -611,6 +603,24 @@ def _row_groups(lists: Sequence[Any]) -> np.ndarray | None:
         by_content = np.fromiter(map(number.__getitem__, map(tuple, distinct)), dtype=np.int64, count=len(first))
     groups = by_content[by_object]
     return groups if int(groups.max(initial=-1)) + 1 < len(lists) else None
+
+
+def row_objects(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """`(numbers, first)`: each row's number among the distinct row objects, numbered in order
+    of first appearance, and the position where each first appears (int64 arrays). In C when
+    the helper is built (addresses hashed), else by sorting the addresses."""
+    numbered = None if _speedups is None else _speedups.row_objects(lists)
+    if numbered is not None:
+        return np.frombuffer(numbered[0], dtype=np.int64), np.frombuffer(numbered[1], dtype=np.int64)
+    addresses = np.fromiter(map(id, lists), dtype=np.uint64, count=len(lists))
+    ordered = np.sort(addresses)
+    if (ordered[1:] != ordered[:-1]).all():  # no object repeats
+        return np.arange(len(lists)), np.arange(len(lists))
+    _, first, inverse = np.unique(addresses, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[order] = np.arange(len(first))
+    return rank[inverse], first[order]
 
 
 def _prepare_flat(
