@@ -858,27 +858,59 @@ def test_a_snapshot_in_c_stops_at_its_limit_and_takes_only_lists_and_tuples_of_s
         pytest.skip("the C helper is not built or not used here")
     shared = ["a", "b"]
     rows = (shared, shared, ("c", 0.5), [], shared)
-    frozen, count = speedups.snapshot_rows(rows, 6)
-    assert frozen == (("a", "b"), ("a", "b"), ("c", 0.5), (), ("a", "b")) and count == 6
-    assert frozen[1] is frozen[0] and frozen[4] is not frozen[0]  # a row right after itself: one tuple
-    assert speedups.rows_unchanged(list(rows), rows, frozen)
+    items, sizes, starts = speedups.snapshot_rows(rows, 6)
+    assert items == ("a", "b", "c", 0.5, "a", "b")  # a row right after itself: read once
+    assert np.frombuffer(sizes, np.int64).tolist() == [2, 2, 2, 0, 2]
+    assert np.frombuffer(starts, np.int64).tolist() == [0, 0, 2, 4, 4]
+    frozen = preparation.FrozenRows(items, sizes, starts, rows, speedups)
+    assert list(frozen) == [("a", "b"), ("a", "b"), ("c", 0.5), (), ("a", "b")] == frozen[:] and frozen[-1] == (
+        "a",
+        "b",
+    )
+    assert speedups.rows_unchanged(list(rows), rows, items, sizes)
     assert speedups.snapshot_rows((shared, ("c",)), 2) is False
     assert speedups.snapshot_rows((shared, "ab"), 10) is None and speedups.snapshot_rows([shared], 10) is None
     for item in (1, None, True, np.float64(0.5), type("Text", (str,), {})("a")):  # only exact str and float
         assert speedups.snapshot_rows((["a", item],), 10) is None
-    assert not speedups.rows_unchanged(list(rows)[:4], rows, frozen)
-    assert not speedups.rows_unchanged(list(rows), rows, frozen[:4])
-    assert not speedups.rows_unchanged([["a", "b"]], (shared,), (("a", "b"),))  # another row object
-    assert not speedups.rows_unchanged([shared], (shared,), (("a",),))  # items fewer than the row's
-    assert not speedups.rows_unchanged([shared], (shared,), (["a", "b"],))  # frozen rows are tuples
+    assert not speedups.rows_unchanged(list(rows)[:4], rows, items, sizes)
+    assert not speedups.rows_unchanged(list(rows), rows, items[:5], sizes)  # items fewer than the rows'
+    assert not speedups.rows_unchanged(list(rows), rows, items + ("b",), sizes)  # or more
+    assert not speedups.rows_unchanged(list(rows), rows, items, sizes[:32])
+    assert not speedups.rows_unchanged([["a", "b"]], (shared,), ("a", "b"), sizes[:8])  # another row object
+    assert not speedups.rows_unchanged([shared], (shared,), ("a",), np.int64([1]).tobytes())  # a size not the row's
+    assert not speedups.rows_unchanged([shared], (shared,), (), np.int64([-1]).tobytes())
     other = object()  # a row that is neither list nor tuple (by hand: snapshot_rows never takes one)
-    assert not speedups.rows_unchanged([other], (other,), ((),))
+    assert not speedups.rows_unchanged([other], (other,), (), np.int64([0]).tobytes())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 3), max_size=12), st.lists(st.sampled_from(["ab", "bc", 0.25]), max_size=4))
+def test_frozen_rows_read_whole_in_c_equal_the_rows_read_one_by_one(picks, words):
+    """Frozen rows (some the same object, some repeated row after row) give the sizes, codes
+    and values of their rows, each read as a tuple."""
+    speedups = preparation._speedups
+    if speedups is None:
+        pytest.skip("the C helper is not built or not used here")
+    objects = [words[i:] for i in range(4)]
+    rows = tuple(objects[i] for i in picks)
+    frozen = preparation.FrozenRows(*speedups.snapshot_rows(rows, 100), rows, speedups)
+    assert list(frozen) == [tuple(row) for row in rows] == [frozen[i] for i in range(len(rows))]
+    for read, of_rows in ((preparation.encode_lists, _encoded_by_definition), (preparation.encode_floats, None)):
+        whole, one_by_one = read(frozen), read(list(frozen))
+        if of_rows is not None:
+            assert (whole is None) == (of_rows(rows) is None)
+        if whole is None or one_by_one is None:
+            assert whole is None and one_by_one is None
+            continue
+        assert [part.tolist() if isinstance(part, np.ndarray) else part for part in whole] == [
+            part.tolist() if isinstance(part, np.ndarray) else part for part in one_by_one
+        ]
 
 
 def test_no_collection_runs_while_snapshot_rows_copies_and_what_it_freezes_is_never_visited():
     """A collection could run Python code that changes a row while `snapshot_rows` copies it
     (up to 3.11 inside `PyTuple_New`): the collector is paused meanwhile, and left as found. The
-    frozen tuples hold only str and float (and each other), so the collector never visits them."""
+    frozen tuple holds only str and float, so the collector never visits it."""
     import gc
 
     speedups = preparation._speedups
@@ -900,10 +932,10 @@ def test_no_collection_runs_while_snapshot_rows_copies_and_what_it_freezes_is_ne
             row[:] = original
             gc.set_threshold(1)
             armed[0] = True
-            frozen, count = speedups.snapshot_rows((row, ["a", 0.5]), 10**9)
+            items, sizes, _ = speedups.snapshot_rows((row, ["a", 0.5]), 10**9)
             gc.set_threshold(*threshold)
-            assert frozen == (original, ("a", 0.5)) and count == 1002
-            assert not any(map(gc.is_tracked, (frozen, *frozen)))
+            assert items == (*original, "a", 0.5) and np.frombuffer(sizes, np.int64).tolist() == [1000, 2]
+            assert not gc.is_tracked(items)
     finally:
         gc.callbacks.remove(cut)
         gc.set_threshold(*threshold)
@@ -1089,7 +1121,7 @@ def test_rows_changed_while_they_are_prepared_give_the_values_of_their_frozen_ro
     recalls = [keyword_prf(predictions, references, match="exact")["recall"]]
     if preparation._speedups is not None:  # kept from the first call: what its frozen rows give
         ((snapshot, corpus),) = preparation._PREPARED.values()
-        assert snapshot.frozen[1] == (("a", "b"),) and corpus.strings == ["a", "b"]
+        assert list(snapshot.frozen[1]) == [("a", "b")] and corpus.strings == ["a", "b"]
     for _ in range(2):  # later calls (the Python twin's snapshot taken from the second)
         recalls.append(keyword_prf(predictions, references, match="exact")["recall"])
     monkeypatch.setattr(preparation, "prepare_side", prepare_side)

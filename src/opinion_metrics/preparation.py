@@ -528,6 +528,10 @@ def prepare_side(
         fast = _prepare_flat(lists, vocabulary, scores, group_repeats=reuse_lists and scores is None)
         if fast is not None:
             return fast
+    if isinstance(lists, FrozenRows):  # rows read one by one below: each a tuple held meanwhile
+        lists = list(lists)
+    if isinstance(scores, FrozenRows):
+        scores = list(scores)
     if reuse_lists and scores is None:
         first, group = repeated_rows(lists)
         if len(first) < len(lists):
@@ -588,7 +592,7 @@ def _row_groups(lists: Sequence[Any]) -> np.ndarray | None:
     broadcast to its movie's reviews) or, when no row object repeats but the first
     `_CONTENT_SAMPLE` rows hold equal copies (a gold list read back per example), by content
     (rows of hashable items). None: every row its own."""
-    by_object, first = row_objects(lists)
+    by_object, first = row_objects(lists.objects if isinstance(lists, FrozenRows) else lists)
     if len(first) == len(lists):  # no object repeats: look for copies only if the sample has some
         sample = lists[:_CONTENT_SAMPLE]
         if not _plain_rows(sample) or len(set(map(tuple, sample))) == min(len(lists), _CONTENT_SAMPLE):
@@ -690,6 +694,8 @@ def encode_lists(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, list[str
     `distinct` (the distinct keywords in order of first appearance); None unless every row
     is a list or tuple and every keyword a str. In C when the helper is built (one pass, no
     Python call per keyword), else `_encode_lists_in_python`."""
+    if isinstance(lists, FrozenRows):
+        return lists.encoded()
     if _speedups is None:
         return _encode_lists_in_python(lists)
     encoded = _speedups.distinct_codes(lists)
@@ -735,6 +741,8 @@ def _flat_scores(scores: Sequence[Any], sizes: np.ndarray) -> np.ndarray | None:
 def encode_floats(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray] | None:
     """`(sizes, values)`: the length of each row and all its values as one float array; None
     unless every row is a list or tuple of floats. In C when the helper is built."""
+    if isinstance(lists, FrozenRows):
+        return lists.floats()
     if _speedups is not None:
         encoded = _speedups.encode_floats(lists)
         return None if encoded is None else (np.frombuffer(encoded[0], np.int64), np.frombuffer(encoded[1], np.float64))
@@ -955,10 +963,63 @@ _PREPARED_ITEMS = 1 << 20  # keywords (and scores) copied per corpus at most
 _FIRST_CALL_ITEMS = 1 << 17
 
 
+class FrozenRows(Sequence[tuple[Any, ...]]):
+    """Rows frozen by the C helper's `snapshot_rows`: their items in one tuple (`items`; a row
+    given again right after itself, once), each row's size and start there (int64 bytes), and
+    the row objects they were taken from (`objects`, held: an object's rows hold the same
+    items). Read whole in C by `encode_lists` and `encode_floats`, grouped by `objects` in
+    `_row_groups`; row r is a new tuple at each access (the per-row path reads `list(rows)`)."""
+
+    def __init__(self, items: tuple[Any, ...], sizes: bytes, starts: bytes, objects: tuple[Any, ...], helper: Any):
+        self.items = items
+        self.sizes = sizes
+        self.row_sizes = np.frombuffer(sizes, dtype=np.int64)
+        self.starts = np.frombuffer(starts, dtype=np.int64)
+        self.objects = objects
+        self._helper = helper  # the C helper that froze them
+
+    def __len__(self) -> int:
+        return len(self.objects)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        start = int(self.starts[index])
+        return self.items[start : start + int(self.row_sizes[index])]
+
+    def __iter__(self) -> Any:
+        items = self.items
+        return iter([items[start : start + size] for start, size in zip(self.starts.tolist(), self.row_sizes.tolist())])
+
+    def _positions(self) -> np.ndarray | None:
+        """Where in `items` each item of the rows, in turn, is (None: `items` in order)."""
+        total = int(self.row_sizes.sum())
+        if total == len(self.items):
+            return None
+        offsets = np.cumsum(self.row_sizes) - self.row_sizes
+        return np.repeat(self.starts - offsets, self.row_sizes) + np.arange(total)
+
+    def encoded(self) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+        """`encode_lists` of the rows: one pass in C over `items`."""
+        encoded = self._helper.distinct_codes((self.items,))
+        if encoded is None:
+            return None
+        codes, positions = np.frombuffer(encoded[1], dtype=np.uint32), self._positions()
+        return self.row_sizes, codes if positions is None else codes[positions], encoded[2]
+
+    def floats(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """`encode_floats` of the rows: one pass in C over `items`."""
+        encoded = self._helper.encode_floats((self.items,))
+        if encoded is None:
+            return None
+        values, positions = np.frombuffer(encoded[1], dtype=np.float64), self._positions()
+        return self.row_sizes, values if positions is None else values[positions]
+
+
 class _Snapshot:
     """The rows of a corpus's inputs as they were when taken, frozen: the row objects in order
-    (`rows`) and each row's items (`frozen`: a tuple per distinct row, by the C helper's
-    `snapshot_rows`, or a copy of each list row; `items` of them copied). Only rows of exact
+    (`rows`) and each row's items (`frozen`: `FrozenRows`, by the C helper's `snapshot_rows`,
+    or a copy of each list row; `items` of them copied). Only rows of exact
     str and float items are taken (a str subclass may normalize differently at each call). The
     corpus is prepared from `frozen`, never from the live rows, so what is kept is what `holds`
     compares."""
@@ -997,9 +1058,9 @@ class _Snapshot:
                     return None
                 if taken is False:  # too many (or a gold list repeated, but not row after row: copied once below)
                     break
-                held += taken[1]
+                held += len(taken[0])
                 rows_of.append(rows)
-                frozen_of.append(taken[0])
+                frozen_of.append(FrozenRows(*taken, rows, speedups))
             else:
                 return cls(rows_of, frozen_of, held, speedups.rows_unchanged)
         if first_call:
@@ -1028,7 +1089,7 @@ class _Snapshot:
         item objects as when the snapshot was taken."""
         if self.unchanged is not None:
             return all(
-                self.unchanged(() if rows is None else rows, kept, frozen)
+                self.unchanged(() if rows is None else rows, kept, frozen.items, frozen.sizes)
                 for rows, kept, frozen in zip(inputs, self.rows, self.frozen)
             )
         for rows, kept, frozen in zip(inputs, self.rows, self.frozen):
