@@ -970,7 +970,9 @@ class FrozenRows(Sequence[tuple[Any, ...]]):
     items). Read whole in C by `encode_lists` and `encode_floats`, grouped by `objects` in
     `_row_groups`; row r is a new tuple at each access (the per-row path reads `list(rows)`)."""
 
-    def __init__(self, items: tuple[Any, ...], sizes: bytes, starts: bytes, objects: tuple[Any, ...], helper: Any):
+    def __init__(
+        self, items: tuple[Any, ...], sizes: bytes, starts: bytes, objects: tuple[Any, ...], helper: Any
+    ) -> None:
         self.items = items
         self.sizes = sizes
         self.row_sizes = np.frombuffer(sizes, dtype=np.int64)
@@ -1019,10 +1021,9 @@ class FrozenRows(Sequence[tuple[Any, ...]]):
 class _Snapshot:
     """The rows of a corpus's inputs as they were when taken, frozen: the row objects in order
     (`rows`) and each row's items (`frozen`: `FrozenRows`, by the C helper's `snapshot_rows`,
-    or a copy of each list row; `items` of them copied). Only rows of exact
-    str and float items are taken (a str subclass may normalize differently at each call). The
-    corpus is prepared from `frozen`, never from the live rows, so what is kept is what `holds`
-    compares."""
+    or a copy of each list row; `items` of them copied). Only rows of exact str and float
+    items are taken (a str subclass may normalize differently at each call). The corpus is
+    prepared from `frozen`, never from the live rows, so what is kept is what `holds` compares."""
 
     def __init__(
         self,
