@@ -22,6 +22,15 @@
  * must be a dict of str keys and int values (the library's own tables): then comparing keys
  * runs no Python code, which could change `strings` meanwhile.
  *
+ * row_objects(lists) -> (numbers, first) or None
+ *
+ *     numbers[i] = the number of the object lists[i] among the distinct objects of `lists`,
+ *                  numbered in order of first appearance
+ *     first[k] = the position where object k first appears
+ *
+ * as int64 bytes, when `lists` is a list or tuple (exact types); otherwise None. By their
+ * addresses alone (a table of its own): the objects are never read.
+ *
  * encode_floats(lists) -> (sizes, values) or None
  *
  *     sizes = [len(row) for row in lists]
@@ -96,22 +105,24 @@
  * haystacks whose width is a needle's looked up by its hash (few, short haystacks: many
  * predictions against a movie's gold keywords).
  *
- * snapshot_rows(rows, limit) -> (frozen, count), False or None
+ * snapshot_rows(rows, limit) -> (items, sizes, starts), False or None
  *
- *     frozen = tuple(tuple(row) for row in rows)     (rows[r] is rows[r - 1]: the same tuple)
- *     count = the number of items copied
+ *     items = tuple(item for r in range(len(rows)) if r == 0 or rows[r] is not rows[r - 1]
+ *                   for item in rows[r])
+ *     sizes[r] = len(rows[r]), starts[r] = where in `items` the items of rows[r] start
  *
- * (holding the items: none is freed and another made at its address meanwhile; the library
- * prepares the frozen rows, never the live ones, so a row changed and restored meanwhile is
- * prepared as it was when frozen), when `rows` is a tuple of exact lists and tuples whose
- * items are exact str or float (else None: a str subclass may answer differently at each
- * call) and there are at most `limit` items (else False, before any is copied).
+ * as a tuple (holding the items: none is freed and another made at its address meanwhile;
+ * the library prepares these frozen items, never the live rows, so a row changed and
+ * restored meanwhile is prepared as it was when frozen) and int64 bytes, when `rows` is a
+ * tuple of exact lists and tuples whose items are exact str or float (else None: a str
+ * subclass may answer differently at each call) and there are at most `limit` items (else
+ * False, before any is copied). One tuple, untracked: the collector never visits it.
  *
- * rows_unchanged(rows, kept, frozen) -> bool
+ * rows_unchanged(rows, kept, items, sizes) -> bool
  *
  *     whether `rows` (a list or tuple) holds the row objects of the tuple `kept`, in order,
- *     each holding the item objects of `frozen = snapshot_rows(kept)`: a corpus prepared
- *     before is given again, unchanged.
+ *     each holding the item objects of `(items, sizes, _) = snapshot_rows(kept)`: a corpus
+ *     prepared before is given again, unchanged.
  *
  * VERSION: the functions' version; the library ignores a helper built from another one. */
 #define PY_SSIZE_T_CLEAN
@@ -347,6 +358,68 @@ done:
     Py_XDECREF(codes);
     Py_XDECREF(distinct);
     Py_DECREF(rows);
+    return result;
+}
+
+/* An object's entry in a table of addresses: the object itself is never read. */
+typedef struct {
+    PyObject *key; /* NULL: empty */
+    uint32_t code;
+} Seen;
+
+/* The entry of the object `key` in `seen` (a power-of-2 `mask + 1` of them, never full): its
+ * own, or the empty one where it goes. */
+static Seen *
+find_seen(Seen *seen, size_t mask, PyObject *key)
+{
+    uint64_t hash = (uint64_t)(uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15); /* Fibonacci hashing */
+    for (size_t i = (size_t)(hash ^ hash >> 32) & mask;; i = (i + 1) & mask)
+        if (seen[i].key == key || seen[i].key == NULL)
+            return &seen[i];
+}
+
+static PyObject *
+row_objects(PyObject *module, PyObject *lists)
+{
+    if (!PyList_CheckExact(lists) && !PyTuple_CheckExact(lists))
+        Py_RETURN_NONE;
+    Py_ssize_t n = length_of(lists), count = 0;
+    if ((uint64_t)n >= UINT32_MAX) /* object numbers as Seen's codes */
+        Py_RETURN_NONE;
+    size_t mask = 15;
+    while (mask / 2 < (size_t)n) /* at most half full: one allocation, no growth */
+        mask = 2 * mask + 1;
+    PyObject *numbers = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t)), *firsts = NULL;
+    int64_t *first = PyMem_Malloc((size_t)(n + 1) * sizeof(int64_t));
+    Seen *seen = PyMem_Calloc(mask + 1, sizeof(Seen));
+    if (numbers == NULL || first == NULL || seen == NULL) {
+        if (numbers != NULL)
+            PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *number_of = (int64_t *)PyBytes_AsString(numbers);
+    GetItem row_of = getter_of(lists);
+    /* Addresses compared, C memory allocated: no Python code runs, so `lists` does not change. */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = row_of(lists, i);
+        if (row == NULL)
+            goto done;
+        Seen *met = find_seen(seen, mask, row);
+        if (met->key == row) {
+            number_of[i] = met->code;
+            continue;
+        }
+        *met = (Seen){row, (uint32_t)count};
+        number_of[i] = count;
+        first[count++] = i;
+    }
+    firsts = PyBytes_FromStringAndSize((const char *)first, count * (Py_ssize_t)sizeof(int64_t));
+done:
+    PyMem_Free(first);
+    PyMem_Free(seen);
+    PyObject *result = firsts == NULL ? NULL : PyTuple_Pack(2, numbers, firsts);
+    Py_XDECREF(numbers);
+    Py_XDECREF(firsts);
     return result;
 }
 
@@ -1915,99 +1988,105 @@ done:
 static PyObject *
 snapshot_rows(PyObject *module, PyObject *args)
 {
-    PyObject *rows;
+    PyObject *rows, *previous = NULL;
     Py_ssize_t limit;
     if (!PyArg_ParseTuple(args, "On:snapshot_rows", &rows, &limit))
         return NULL;
     if (!PyTuple_CheckExact(rows))
         Py_RETURN_NONE;
-    Py_ssize_t n = PyTuple_Size(rows), total = 0;
+    Py_ssize_t n = PyTuple_Size(rows), total = 0, at = 0;
     for (Py_ssize_t r = 0; r < n; r++) {
         PyObject *row = PyTuple_GetItem(rows, r);
         if (!PyList_CheckExact(row) && !PyTuple_CheckExact(row))
             Py_RETURN_NONE;
-        if (r == 0 || row != PyTuple_GetItem(rows, r - 1))
+        if (row != previous)
             total += length_of(row);
+        previous = row;
     }
     if (total > limit)
         Py_RETURN_FALSE;
-    /* No collection while copying: the tuples made below hold only str and float (and the
-     * rows' tuples), so they are untracked, and the collector never visits what corpora keep. */
+    /* No collection while copying (up to 3.11 one may run inside PyTuple_New), so no Python
+     * code runs and no row changes; each size is read again and each item checked anyway. */
     int collecting = PyGC_Disable();
-    PyObject *frozen = PyTuple_New(n);
-    if (frozen == NULL)
-        goto fail;
-    Py_ssize_t copied = 0;
+    PyObject *sizes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    PyObject *starts = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    PyObject *items = PyTuple_New(total), *result = NULL;
+    if (sizes == NULL || starts == NULL || items == NULL)
+        goto done;
+    int64_t *size_of = (int64_t *)PyBytes_AsString(sizes), *start_of = (int64_t *)PyBytes_AsString(starts);
+    previous = NULL;
     for (Py_ssize_t r = 0; r < n; r++) {
-        PyObject *row = PyTuple_GetItem(rows, r), *copy;
-        if (r > 0 && row == PyTuple_GetItem(rows, r - 1)) {
-            copy = PyTuple_GetItem(frozen, r - 1);
-            Py_INCREF(copy);
-        } else {
-            /* Its size is read after PyTuple_New, and each item read checked (an IndexError
-             * past its end) and held before anything else is allocated. */
-            Py_ssize_t m = length_of(row);
-            if ((copy = PyTuple_New(m)) == NULL)
-                goto fail;
-            copied += m;
-            GetItem item_of = getter_of(row);
-            for (Py_ssize_t k = 0; k < m; k++) {
-                PyObject *item = item_of(row, k);
-                if (item == NULL || (!PyUnicode_CheckExact(item) && !PyFloat_CheckExact(item))) {
-                    Py_DECREF(copy);
-                    Py_DECREF(frozen);
-                    PyErr_Clear();
-                    if (collecting)
-                        PyGC_Enable();
-                    Py_RETURN_NONE;
-                }
-                Py_INCREF(item);
-                PyTuple_SetItem(copy, k, item); /* cannot fail: a new tuple's own slot */
-            }
-            PyObject_GC_UnTrack(copy);
+        PyObject *row = PyTuple_GetItem(rows, r);
+        if (row == previous) { /* the row before it again: its items once */
+            size_of[r] = size_of[r - 1];
+            start_of[r] = start_of[r - 1];
+            continue;
         }
-        PyTuple_SetItem(frozen, r, copy);
+        previous = row;
+        Py_ssize_t m = length_of(row);
+        size_of[r] = m;
+        start_of[r] = at;
+        if (m > total - at)
+            goto not_plain;
+        GetItem item_of = getter_of(row);
+        for (Py_ssize_t k = 0; k < m; k++) {
+            PyObject *item = item_of(row, k);
+            if (item == NULL || (!PyUnicode_CheckExact(item) && !PyFloat_CheckExact(item)))
+                goto not_plain;
+            Py_INCREF(item);
+            PyTuple_SetItem(items, at++, item); /* cannot fail: a new tuple's own slot */
+        }
     }
-    PyObject_GC_UnTrack(frozen);
+    if (at != total)
+        goto not_plain;
+    PyObject_GC_UnTrack(items); /* str and float only */
+    result = PyTuple_Pack(3, items, sizes, starts);
+    goto done;
+not_plain:
+    PyErr_Clear();
+    result = Py_None;
+    Py_INCREF(result);
+done:
     if (collecting)
         PyGC_Enable();
-    return Py_BuildValue("(Nn)", frozen, copied);
-fail:
-    Py_XDECREF(frozen);
-    if (collecting)
-        PyGC_Enable();
-    return NULL;
+    Py_XDECREF(sizes);
+    Py_XDECREF(starts);
+    Py_XDECREF(items);
+    return result;
 }
 
 static PyObject *
 rows_unchanged(PyObject *module, PyObject *args)
 {
-    PyObject *rows, *kept, *frozen;
-    if (!PyArg_ParseTuple(args, "OO!O!:rows_unchanged", &rows, &PyTuple_Type, &kept, &PyTuple_Type, &frozen))
+    PyObject *rows, *kept, *items, *sizes;
+    if (!PyArg_ParseTuple(args, "OO!O!O!:rows_unchanged", &rows, &PyTuple_Type, &kept, &PyTuple_Type, &items,
+                          &PyBytes_Type, &sizes))
         return NULL;
     if (!PyList_CheckExact(rows) && !PyTuple_CheckExact(rows))
         Py_RETURN_FALSE;
-    Py_ssize_t n = length_of(rows);
-    if (n != PyTuple_Size(kept) || n != PyTuple_Size(frozen))
+    Py_ssize_t n = length_of(rows), total = PyTuple_Size(items), at = 0;
+    if (n != PyTuple_Size(kept) || PyBytes_Size(sizes) != n * (Py_ssize_t)sizeof(int64_t))
         Py_RETURN_FALSE;
+    const int64_t *size_of = (const int64_t *)PyBytes_AsString(sizes);
     /* Only pointers are compared: no Python code runs, so nothing changes meanwhile. */
     GetItem row_of = getter_of(rows);
+    PyObject *previous = NULL;
     for (Py_ssize_t r = 0; r < n; r++) {
-        PyObject *row = row_of(rows, r), *copy = PyTuple_GetItem(frozen, r);
-        if (row != PyTuple_GetItem(kept, r) || (!PyList_CheckExact(row) && !PyTuple_CheckExact(row)) ||
-            !PyTuple_CheckExact(copy))
+        PyObject *row = row_of(rows, r);
+        if (row != PyTuple_GetItem(kept, r) || (!PyList_CheckExact(row) && !PyTuple_CheckExact(row)))
             Py_RETURN_FALSE;
-        if (r > 0 && copy == PyTuple_GetItem(frozen, r - 1) && row == row_of(rows, r - 1))
+        if (row == previous) /* the row before it again, as when frozen: compared */
             continue;
-        Py_ssize_t m = PyTuple_Size(copy);
-        if (length_of(row) != m)
+        previous = row;
+        Py_ssize_t m = size_of[r];
+        if (m < 0 || m > total - at || length_of(row) != m)
             Py_RETURN_FALSE;
         GetItem item_of = getter_of(row);
         for (Py_ssize_t k = 0; k < m; k++)
-            if (item_of(row, k) != PyTuple_GetItem(copy, k))
+            if (item_of(row, k) != PyTuple_GetItem(items, at++))
                 Py_RETURN_FALSE;
     }
-    Py_RETURN_TRUE;
+    return PyBool_FromLong(at == total);
 }
 
 static PyMethodDef methods[] = {
@@ -2017,6 +2096,9 @@ static PyMethodDef methods[] = {
     {"distinct_codes", distinct_codes, METH_O,
      "distinct_codes(lists) -> (sizes, codes, distinct) or None: row sizes (int64 bytes), each "
      "keyword's number among the distinct keywords (uint32 bytes), the distinct keywords."},
+    {"row_objects", row_objects, METH_O,
+     "row_objects(lists) -> (numbers, first) or None: each row's number among the distinct row objects in order of "
+     "first appearance, and where each first appears (int64 bytes)."},
     {"encode_floats", encode_floats, METH_O,
      "encode_floats(lists) -> (sizes, values) or None: row sizes (int64 bytes) and the values "
      "(float64 bytes)."},
@@ -2040,11 +2122,11 @@ static PyMethodDef methods[] = {
      "(int64 bytearrays) or None: every (i, j) with needles[i] in haystacks[j]; how 1: by automata over "
      "blocks of `block` needle bytes, 2: by hashed windows, 0: the cheaper."},
     {"snapshot_rows", snapshot_rows, METH_VARARGS,
-     "snapshot_rows(rows, limit) -> (frozen, count), False (over limit items) or None: each row's items (exact "
-     "str or float) in a tuple of its own (a row given again right after itself: the same tuple), and how many "
-     "items were copied."},
+     "snapshot_rows(rows, limit) -> (items, sizes, starts), False (over limit items) or None: the rows' items "
+     "(exact str or float) in one tuple, a row given again right after itself once, each row's size and where its "
+     "items start (int64 bytes)."},
     {"rows_unchanged", rows_unchanged, METH_VARARGS,
-     "rows_unchanged(rows, kept, frozen) -> bool: whether rows are the row objects kept, holding the items "
+     "rows_unchanged(rows, kept, items, sizes) -> bool: whether rows are the row objects kept, holding the items "
      "snapshot_rows(kept) froze."},
     {NULL, NULL, 0, NULL},
 };
@@ -2056,7 +2138,7 @@ PyInit__speedups(void)
 {
     str_hash = (hashfunc)PyType_GetSlot(&PyUnicode_Type, Py_tp_hash);
     PyObject *created = PyModule_Create(&module);
-    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 5) < 0)
+    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 6) < 0)
         Py_CLEAR(created);
     return created;
 }

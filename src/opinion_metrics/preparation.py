@@ -36,7 +36,7 @@ from .validation import (
     lone_surrogate,
 )
 
-_SPEEDUPS_VERSION = 5  # the VERSION of _speedups.c these functions call
+_SPEEDUPS_VERSION = 6  # the VERSION of _speedups.c these functions call
 
 
 def _load_speedups() -> Any:
@@ -528,6 +528,10 @@ def prepare_side(
         fast = _prepare_flat(lists, vocabulary, scores, group_repeats=reuse_lists and scores is None)
         if fast is not None:
             return fast
+    if isinstance(lists, FrozenRows):  # rows read one by one below: each a tuple held meanwhile
+        lists = list(lists)
+    if isinstance(scores, FrozenRows):
+        scores = list(scores)
     if reuse_lists and scores is None:
         first, group = repeated_rows(lists)
         if len(first) < len(lists):
@@ -588,21 +592,13 @@ def _row_groups(lists: Sequence[Any]) -> np.ndarray | None:
     broadcast to its movie's reviews) or, when no row object repeats but the first
     `_CONTENT_SAMPLE` rows hold equal copies (a gold list read back per example), by content
     (rows of hashable items). None: every row its own."""
-    addresses = np.fromiter(map(id, lists), dtype=np.uint64, count=len(lists))
-    ordered = np.sort(addresses)
-    if (ordered[1:] != ordered[:-1]).all():  # no object repeats: look for copies only if the sample has some
+    by_object, first = row_objects(lists.objects if isinstance(lists, FrozenRows) else lists)
+    if len(first) == len(lists):  # no object repeats: look for copies only if the sample has some
         sample = lists[:_CONTENT_SAMPLE]
         if not _plain_rows(sample) or len(set(map(tuple, sample))) == min(len(lists), _CONTENT_SAMPLE):
             return None
-        by_object = np.arange(len(lists))
-    else:  # objects numbered in order of first appearance
-        _, first, inverse = np.unique(addresses, return_index=True, return_inverse=True)
-        rank = np.empty(len(first), dtype=np.int64)
-        rank[np.argsort(first)] = np.arange(len(first))
-        by_object = rank[inverse]
     # Equal content among the distinct objects (one per group found so far), of exact str only:
     # an object equal to a str is checked in its own row.
-    _, first = np.unique(by_object, return_index=True)
     distinct = [lists[i] for i in first.tolist()]
     by_content = np.arange(len(first))
     if _plain_rows(distinct):
@@ -611,6 +607,24 @@ def _row_groups(lists: Sequence[Any]) -> np.ndarray | None:
         by_content = np.fromiter(map(number.__getitem__, map(tuple, distinct)), dtype=np.int64, count=len(first))
     groups = by_content[by_object]
     return groups if int(groups.max(initial=-1)) + 1 < len(lists) else None
+
+
+def row_objects(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """`(numbers, first)`: each row's number among the distinct row objects, numbered in order
+    of first appearance, and the position where each first appears (int64 arrays). In C when
+    the helper is built (addresses hashed), else by sorting the addresses."""
+    numbered = None if _speedups is None else _speedups.row_objects(lists)
+    if numbered is not None:
+        return np.frombuffer(numbered[0], dtype=np.int64), np.frombuffer(numbered[1], dtype=np.int64)
+    addresses = np.fromiter(map(id, lists), dtype=np.uint64, count=len(lists))
+    ordered = np.sort(addresses)
+    if (ordered[1:] != ordered[:-1]).all():  # no object repeats
+        return np.arange(len(lists)), np.arange(len(lists))
+    _, first, inverse = np.unique(addresses, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[order] = np.arange(len(first))
+    return rank[inverse], first[order]
 
 
 def _prepare_flat(
@@ -680,6 +694,8 @@ def encode_lists(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, list[str
     `distinct` (the distinct keywords in order of first appearance); None unless every row
     is a list or tuple and every keyword a str. In C when the helper is built (one pass, no
     Python call per keyword), else `_encode_lists_in_python`."""
+    if isinstance(lists, FrozenRows):
+        return lists.encoded()
     if _speedups is None:
         return _encode_lists_in_python(lists)
     encoded = _speedups.distinct_codes(lists)
@@ -725,6 +741,8 @@ def _flat_scores(scores: Sequence[Any], sizes: np.ndarray) -> np.ndarray | None:
 def encode_floats(lists: Sequence[Any]) -> tuple[np.ndarray, np.ndarray] | None:
     """`(sizes, values)`: the length of each row and all its values as one float array; None
     unless every row is a list or tuple of floats. In C when the helper is built."""
+    if isinstance(lists, FrozenRows):
+        return lists.floats()
     if _speedups is not None:
         encoded = _speedups.encode_floats(lists)
         return None if encoded is None else (np.frombuffer(encoded[0], np.int64), np.frombuffer(encoded[1], np.float64))
@@ -856,7 +874,7 @@ def prepare_corpus(
         inputs[scores_name] = scores = check_corpus(scores, scores_name)
     check_same_length(**inputs)
     normalizer = make_normalizer(normalize, stemmer)  # checks normalize and stemmer
-    key, snapshot = None, None
+    key, snapshot, plain = None, None, None
     # Kept across calls: rows given as lists or tuples (others are converted to new lists each
     # call), under a built-in normalization (a callable may not give the same forms again).
     if isinstance(normalize, str) and all(map(operator.is_, given, (predictions, references, scores))):
@@ -865,10 +883,15 @@ def prepare_corpus(
         kept = _PREPARED.get(key)
         if kept is not None and kept[0].holds(predictions, references, scores):
             return kept[1]
+        if scores is not None:  # the same rows kept prepared without scores (the other family)
+            plain = _PREPARED.get(_corpus_key(predictions, first_rows, None, normalize, stemmer, False, keep_originals))
+            if plain is not None and not plain[0].holds(predictions, references, None):
+                plain = None
         if len(predictions) <= _PREPARED_ROWS:  # the rows' snapshot, taken before they are read
-            snapshot = _Snapshot.of(predictions, references, scores, first_call=True)  # a small corpus's, in C
+            base = None if plain is None else plain[0]  # its predictions and references: just compared
+            snapshot = _Snapshot.of(predictions, references, scores, first_call=True, plain=base)  # small: in C
             if snapshot is None and _seen_before(key):  # a second call that looks the same
-                snapshot = _Snapshot.of(predictions, references, scores)
+                snapshot = _Snapshot.of(predictions, references, scores, plain=base)
             elif snapshot is None:
                 _put_bounded(_SEEN, key, True, _SEEN_ENTRIES)
     # With a snapshot, the frozen rows are prepared: another thread may change a live row (and
@@ -876,11 +899,7 @@ def prepare_corpus(
     rows = (predictions, references, scores)
     if snapshot is not None:
         rows = (*snapshot.frozen[:2], None if scores is None else snapshot.frozen[2])
-    corpus = None
-    if scores is not None and key is not None:  # the same rows kept prepared without scores (the other family)
-        plain = _PREPARED.get(_corpus_key(predictions, first_rows, None, normalize, stemmer, False, keep_originals))
-        if plain is not None and plain[0].holds(predictions, references, None):
-            corpus = _with_scores(plain[1], rows[2])
+    corpus = None if plain is None else _with_scores(plain[1], rows[2])
     if corpus is None:
         vocabulary = Vocabulary(normalizer)
         prepared_predictions = prepare_side(
@@ -890,10 +909,10 @@ def prepare_corpus(
             rows[1], vocabulary, "references", keep_originals=keep_originals, reuse_lists=True
         )
         corpus = PreparedCorpus(vocabulary.strings, prepared_predictions, prepared_references)
-    # Kept if unchanged while prepared, and with scores only if all are floats (immutable: a
-    # 0-d array or a tensor can change in place, under the same identity).
-    floats = scores is None or corpus.predictions.has_flat_scores
-    if snapshot is not None and floats and snapshot.holds(predictions, references, scores):
+    # Kept with its snapshot, whatever the live rows do meanwhile (it is what the frozen rows give,
+    # and a later call compares the live rows with them), and with scores only if all are floats
+    # (immutable: a 0-d array or a tensor can change in place, under the same identity).
+    if snapshot is not None and (scores is None or corpus.predictions.has_flat_scores):
         _put_bounded(_PREPARED, key, (snapshot, corpus), _PREPARED_ENTRIES)
     return corpus
 
@@ -944,44 +963,113 @@ _PREPARED_ITEMS = 1 << 20  # keywords (and scores) copied per corpus at most
 _FIRST_CALL_ITEMS = 1 << 17
 
 
-class _Snapshot:
-    """The rows of a corpus's inputs as they were when taken, frozen: the row objects in order
-    (`rows`) and each row's items (`frozen`: a tuple per distinct row, by the C helper's
-    `snapshot_rows`, or a copy of each list row). Only rows of exact str and float items are
-    taken (a str subclass may normalize differently at each call). The corpus is prepared
-    from `frozen`, never from the live rows, so what is kept is what `holds` compares."""
+class FrozenRows(Sequence[tuple[Any, ...]]):
+    """Rows frozen by the C helper's `snapshot_rows`: their items in one tuple (`items`; a row
+    given again right after itself, once), each row's size and start there (int64 bytes), and
+    the row objects they were taken from (`objects`, held: an object's rows hold the same
+    items). Read whole in C by `encode_lists` and `encode_floats`, grouped by `objects` in
+    `_row_groups`; row r is a new tuple at each access (the per-row path reads `list(rows)`)."""
 
     def __init__(
-        self, rows: list[tuple[Any, ...]], frozen: list[Sequence[Any]], unchanged: Callable[..., bool] | None = None
+        self, items: tuple[Any, ...], sizes: bytes, starts: bytes, objects: tuple[Any, ...], helper: Any
+    ) -> None:
+        self.items = items
+        self.sizes = sizes
+        self.row_sizes = np.frombuffer(sizes, dtype=np.int64)
+        self.starts = np.frombuffer(starts, dtype=np.int64)
+        self.objects = objects
+        self._helper = helper  # the C helper that froze them
+
+    def __len__(self) -> int:
+        return len(self.objects)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        start = int(self.starts[index])
+        return self.items[start : start + int(self.row_sizes[index])]
+
+    def __iter__(self) -> Any:
+        items = self.items
+        return iter([items[start : start + size] for start, size in zip(self.starts.tolist(), self.row_sizes.tolist())])
+
+    def _positions(self) -> np.ndarray | None:
+        """Where in `items` each item of the rows, in turn, is (None: `items` in order)."""
+        total = int(self.row_sizes.sum())
+        if total == len(self.items):
+            return None
+        offsets = np.cumsum(self.row_sizes) - self.row_sizes
+        return np.repeat(self.starts - offsets, self.row_sizes) + np.arange(total)
+
+    def encoded(self) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+        """`encode_lists` of the rows: one pass in C over `items`."""
+        encoded = self._helper.distinct_codes((self.items,))
+        if encoded is None:
+            return None
+        codes, positions = np.frombuffer(encoded[1], dtype=np.uint32), self._positions()
+        return self.row_sizes, codes if positions is None else codes[positions], encoded[2]
+
+    def floats(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """`encode_floats` of the rows: one pass in C over `items`."""
+        encoded = self._helper.encode_floats((self.items,))
+        if encoded is None:
+            return None
+        values, positions = np.frombuffer(encoded[1], dtype=np.float64), self._positions()
+        return self.row_sizes, values if positions is None else values[positions]
+
+
+class _Snapshot:
+    """The rows of a corpus's inputs as they were when taken, frozen: the row objects in order
+    (`rows`) and each row's items (`frozen`: `FrozenRows`, by the C helper's `snapshot_rows`,
+    or a copy of each list row; `items` of them copied). Only rows of exact str and float
+    items are taken (a str subclass may normalize differently at each call). The corpus is
+    prepared from `frozen`, never from the live rows, so what is kept is what `holds` compares."""
+
+    def __init__(
+        self,
+        rows: list[tuple[Any, ...]],
+        frozen: list[Sequence[Any]],
+        items: int,
+        unchanged: Callable[..., bool] | None = None,
     ) -> None:
         self.rows = rows
         self.frozen = frozen
+        self.items = items
         self.unchanged = unchanged  # the C helper's `rows_unchanged` for its snapshots
 
     @classmethod
-    def of(cls, *inputs: Sequence[Any] | None, first_call: bool = False) -> _Snapshot | None:
+    def of(
+        cls, *inputs: Sequence[Any] | None, first_call: bool = False, plain: _Snapshot | None = None
+    ) -> _Snapshot | None:
         """The snapshot of `inputs` (None entries allowed), or None when a row is not a list
         or tuple of exact str and float items or the rows hold more than `_PREPARED_ITEMS`
-        items; for a `first_call`, only the C helper's, of at most `_FIRST_CALL_ITEMS` items."""
+        items; for a `first_call`, only the C helper's, of at most `_FIRST_CALL_ITEMS` items.
+        `plain`: a snapshot of the same first two inputs (predictions and references kept
+        without scores) that was just found to hold them: theirs are taken from it, when it
+        was made the way this one is."""
         speedups = _speedups
         if speedups is not None:
             rows_of, frozen_of, held, most = [], [], 0, _FIRST_CALL_ITEMS if first_call else _PREPARED_ITEMS
-            for rows in inputs:
+            if plain is not None and plain.unchanged is not None:
+                rows_of, frozen_of, held = plain.rows[:2], plain.frozen[:2], plain.items
+            for rows in inputs[len(rows_of) :]:
                 rows = () if rows is None else tuple(rows)
                 taken = speedups.snapshot_rows(rows, most - held)
                 if taken is None:
                     return None
                 if taken is False:  # too many (or a gold list repeated, but not row after row: copied once below)
                     break
-                held += taken[1]
+                held += len(taken[0])
                 rows_of.append(rows)
-                frozen_of.append(taken[0])
+                frozen_of.append(FrozenRows(*taken, rows, speedups))
             else:
-                return cls(rows_of, frozen_of, speedups.rows_unchanged)
+                return cls(rows_of, frozen_of, held, speedups.rows_unchanged)
         if first_call:
             return None
         rows_of, frozen_of, held = [], [], 0
-        for rows in inputs:
+        if plain is not None and plain.unchanged is None:
+            rows_of, frozen_of, held = plain.rows[:2], plain.frozen[:2], plain.items
+        for rows in inputs[len(rows_of) :]:
             rows = () if rows is None else tuple(rows)
             distinct = {id(row): row for row in rows}
             if not set(map(type, distinct.values())) <= {list, tuple}:
@@ -995,14 +1083,14 @@ class _Snapshot:
                 return None
             rows_of.append(rows)
             frozen_of.append([copies[id(row)] for row in rows])
-        return cls(rows_of, frozen_of)
+        return cls(rows_of, frozen_of, held)
 
     def holds(self, *inputs: Sequence[Any] | None) -> bool:
         """Whether `inputs` are the same row objects, in the same order, each holding the same
         item objects as when the snapshot was taken."""
         if self.unchanged is not None:
             return all(
-                self.unchanged(() if rows is None else rows, kept, frozen)
+                self.unchanged(() if rows is None else rows, kept, frozen.items, frozen.sizes)
                 for rows, kept, frozen in zip(inputs, self.rows, self.frozen)
             )
         for rows, kept, frozen in zip(inputs, self.rows, self.frozen):
