@@ -1147,8 +1147,9 @@ def test_the_weighted_family_takes_the_keyword_familys_snapshot_of_the_same_rows
             for _ in range(2):  # the Python twin snapshots a corpus from its second call
                 keyword_prf(predictions, references)
                 weighted = weighted_keyword_prf(predictions, scores, references)
-            (plain, _), (scored, _) = preparation._PREPARED.values()
+            (plain, plain_corpus), (scored, scored_corpus) = preparation._PREPARED.values()
             assert all(map(operator.is_, scored.frozen, plain.frozen[:2]))
+            assert scored_corpus.references is plain_corpus.references  # not prepared again
             assert scored.rows[2] == tuple(scores) and scored.held == plain.held + 3
             assert weighted_keyword_prf(predictions, scores, references) == weighted
             scores[1][0] = 0.5  # a change of the scores only, then of a prediction: both seen

@@ -894,7 +894,12 @@ def prepare_corpus(
                 snapshot = _Snapshot.of(predictions, references, scores, plain=base)
             elif snapshot is None:
                 _put_bounded(_SEEN, key, True, _SEEN_ENTRIES)
-        if snapshot is not None and plain is not None and not all(map(operator.is_, snapshot.frozen, plain[0].frozen)):
+        # The plain corpus stands for the snapshot's rows only if they were frozen by its snapshot.
+        if (
+            plain is not None
+            and snapshot is not None
+            and not all(map(operator.is_, snapshot.frozen[:2], plain[0].frozen[:2]))
+        ):
             plain = None  # the snapshot read the live rows again (another path): prepared from them
     # With a snapshot, the frozen rows are prepared: another thread may change a live row (and
     # restore it) meanwhile, and the corpus kept must be the one the snapshot stands for.
