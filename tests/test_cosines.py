@@ -6,7 +6,7 @@ are checked in test_differential_semantic.py."""
 import numpy as np
 import pytest
 
-from opinion_metrics import cosines
+from opinion_metrics import cosines, explain
 from opinion_metrics.embedding import unit_rows
 from opinion_metrics.semantic import KeywordEncoder, semantic_keyword_prf
 
@@ -174,6 +174,18 @@ def test_under_half_precision_the_pairs_near_the_threshold_take_float32s_cosines
 
     [asked] = model.float32.calls
     assert near(-1e-6) <= set(asked) <= near(1e-6) and len(asked) == len(set(asked))
+    # explain: the same matches as float32's, the strings near the threshold embedded in one call
+    model = HalfModel(vectors, moved)
+    explain_options = {"threshold": threshold, "one_to_one": one_to_one}
+    half, full = (
+        explain("semantic_keyword_prf", predictions, references, model=m, precision=p, **explain_options)
+        for m, p in ((model, "bfloat16"), (FixedModel(vectors), "float32"))
+    )
+    assert [[(m["prediction"], m["reference"]) for m in r["matches"]] for r in half] == [
+        [(m["prediction"], m["reference"]) for m in r["matches"]] for r in full
+    ]
+    [asked] = model.float32.calls
+    assert near(-1e-6) <= set(asked) <= near(1e-6)
     ignored = semantic_keyword_prf(predictions, references, model=FixedModel(moved), precision="bfloat16", **options)
     assert (
         ignored["semantic_f1"]

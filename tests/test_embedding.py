@@ -3,6 +3,8 @@ modules on batches of equal token count equal `model.encode` in float32, for the
 MiniLM and for small BERT models built here (mean pooling with Normalize, CLS pooling
 without); any other model goes through `model.encode`; half precision runs a cast copy."""
 
+import types
+
 import numpy as np
 import pytest
 
@@ -211,11 +213,26 @@ def test_the_engines_lookup_decides_near_the_threshold_in_float32(minilm):
     )
     assert abs(full - half) > 1e-4
     threshold = (full + half) / 2
-    for model, precision in ((minilm, "float32"), (lookup, "bfloat16")):
+    # The workers' model objects: Ray's (its process's lookup already fetched) and Spark's broadcast.
+    from opinion_metrics import ray as om_ray
+    from opinion_metrics import spark as om_spark
+
+    fallback = (minilm, "cpu", 4, "bfloat16")
+    ray_vectors = om_ray._SharedVectors(types.SimpleNamespace(hex=lambda: "vectors"), "minilm", fallback)
+    om_ray._SharedVectors._lookups["vectors"] = VectorLookup(table, "minilm", fallback)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    broadcast = types.SimpleNamespace(value=sink.getvalue().to_pybytes())
+    spark_vectors = om_spark._BroadcastVectors(broadcast, "minilm", fallback)
+    assert np.array_equal(spark_vectors.encode(keywords), lookup.encode(keywords))
+    workers = ((lookup, "bfloat16"), (ray_vectors, "bfloat16"), (spark_vectors, "bfloat16"))
+    for model, precision in ((minilm, "float32"), *workers):
         result = semantic_keyword_prf(
             [["space opera"]], [["space battle"]], model=model, precision=precision, threshold=threshold
         )
-        assert result["semantic_f1"] == float(full >= threshold), precision
+        assert result["semantic_f1"] == float(full >= threshold), type(model).__name__
+    om_ray._SharedVectors._lookups.clear()
 
 
 def test_bfloat16_on_the_movie_data_makes_float32s_decisions(movie_reviews):

@@ -258,20 +258,54 @@ def test_ray_semantic_with_the_packaged_minilm(ray_data, corpus):
 @pytest.mark.slow
 def test_ray_semantic_in_bfloat16_decides_as_float32(ray_data, corpus):
     """In bfloat16, the workers recompute the pairs near the threshold from float32 embeddings
-    (the model actor embeds in bfloat16): the decisions are float32's, as the function's are;
-    the soft values are bfloat16's (which vary with the batches by about 1e-5)."""
+    (the model actor embeds in bfloat16): at a threshold between one pair's bfloat16 and
+    float32 cosines, the decisions are float32's, as the function's are; the soft values are
+    bfloat16's (which vary with the batches by about 1e-5)."""
     pytest.importorskip("sentence_transformers")
+    from opinion_metrics.preparation import make_normalizer
+    from opinion_metrics.semantic import KeywordEncoder, PrecomputedEncoder
+
     small = corpus.slice(0, 60)
+    normalize = make_normalizer("default")
+    pairs = sorted(
+        {
+            (normalize(p), normalize(g))
+            for predicted, gold in zip(small.column("predictions").to_pylist(), small.column("references").to_pylist())
+            for p in predicted or ()
+            for g in gold or ()
+            if normalize(p) and normalize(g) and normalize(p) != normalize(g)
+        }
+    )
+    cosines = {}
+    for precision in ("float32", "bfloat16"):
+        encoder = KeywordEncoder(device="cpu", precision=precision)
+        first, second = (encoder.encode([pair[i] for pair in pairs]) for i in (0, 1))
+        cosines[precision] = np.einsum("ij,ij->i", first, second)
+    # bfloat16's vectors compared as they are (an encoder of given vectors: nothing recomputed)
+    keywords = sorted({keyword for pair in pairs for keyword in pair})
+    as_they_are = PrecomputedEncoder(
+        dict(zip(keywords, KeywordEncoder(device="cpu", precision="bfloat16").encode(keywords))), name="bfloat16"
+    )
+    for moved in np.argsort(-np.abs(cosines["float32"] - cosines["bfloat16"]))[:50].tolist():
+        threshold = float(cosines["float32"][moved] + cosines["bfloat16"][moved]) / 2
+        options = {"device": "cpu", "threshold": threshold}
+        full = family_result(small, "semantic_keyword_prf", {}, options)
+        naive = family_result(small, "semantic_keyword_prf", {}, {**options, "model": as_they_are})
+        if (naive["semantic_precision"], naive["semantic_recall"]) != (
+            full["semantic_precision"],
+            full["semantic_recall"],
+        ):
+            break  # a threshold where bfloat16's cosines as they are change a decision
+    else:
+        pytest.fail("no threshold where bfloat16 changes a decision")
     dataset = ray_data.from_arrow(random_slices(small, 3, seed=0))
-    options = {"device": "cpu", "threshold": 0.5}
     result = ray_engine().evaluate(dataset, "semantic_keyword_prf", precision="bfloat16", model_workers=1, **options)
     half = family_result(small, "semantic_keyword_prf", {}, {**options, "precision": "bfloat16"})
-    full = family_result(small, "semantic_keyword_prf", {}, options)
     assert result.keys() == full.keys()
     for key in ("semantic_precision", "semantic_recall", "semantic_f1"):
         assert result[key] == pytest.approx(full[key], abs=1e-12) == half[key], key
     for key in ("soft_precision", "soft_recall", "soft_f1"):
-        assert result[key] == pytest.approx(half[key], abs=2e-4) != full[key], key
+        assert result[key] == pytest.approx(half[key], abs=2e-4), key
 
 
 FRESH_CLUSTER = """

@@ -1147,9 +1147,10 @@ def test_the_weighted_family_takes_the_keyword_familys_snapshot_of_the_same_rows
             for _ in range(2):  # the Python twin snapshots a corpus from its second call
                 keyword_prf(predictions, references)
                 weighted = weighted_keyword_prf(predictions, scores, references)
-            (plain, _), (scored, _) = preparation._PREPARED.values()
-            assert scored.frozen[:2] == plain.frozen[:2] and all(map(operator.is_, scored.frozen, plain.frozen[:2]))
-            assert scored.rows[2] == tuple(scores) and scored.items == plain.items + 3
+            (plain, plain_corpus), (scored, scored_corpus) = preparation._PREPARED.values()
+            assert all(map(operator.is_, scored.frozen, plain.frozen[:2]))
+            assert scored_corpus.references is plain_corpus.references  # not prepared again
+            assert scored.rows[2] == tuple(scores) and scored.held == plain.held + 3
             assert weighted_keyword_prf(predictions, scores, references) == weighted
             scores[1][0] = 0.5  # a change of the scores only, then of a prediction: both seen
             assert weighted_keyword_prf(predictions, scores, references) == weighted_keyword_prf(
@@ -1160,6 +1161,39 @@ def test_the_weighted_family_takes_the_keyword_familys_snapshot_of_the_same_rows
                 list(predictions), list(scores), references
             )
             predictions[0][1], scores[1][0] = "b", 1.0
+    preparation.clear_prepared_corpora()
+
+
+def test_a_weighted_snapshot_that_reads_the_rows_again_is_prepared_from_them(monkeypatch):
+    """The keyword family's rows kept in C, then a weighted snapshot too large for C (gold
+    lists repeated, not row after row) taken by Python from the live rows, after another thread
+    changed a prediction: what is kept is prepared from that snapshot, not the plain corpus."""
+    import copy
+
+    from opinion_metrics import keyword_prf, weighted_keyword_prf
+
+    if preparation._speedups is None:
+        pytest.skip("the keyword family's rows are kept in C")
+    preparation.clear_prepared_corpora()
+    monkeypatch.setattr(preparation, "_PREPARED_ITEMS", 50)
+    monkeypatch.setattr(preparation, "_FIRST_CALL_ITEMS", 50)
+    first, second = ["space opera", "jedi", "empire"], ["ford", "whip", "ark"]
+    predictions = [["space opera", "ford"] for _ in range(10)]
+    references = [first if i % 2 == 0 else second for i in range(10)]
+    scores = [[0.9, 0.4] for _ in range(10)]
+    keyword_prf(predictions, references)
+    weighted_keyword_prf(predictions, scores, references)
+    seen_before = preparation._seen_before
+
+    def another_thread_writes(key):  # between the plain corpus's check and the snapshot
+        predictions[0][:] = ["jedi", "empire"]
+        return seen_before(key)
+
+    monkeypatch.setattr(preparation, "_seen_before", another_thread_writes)
+    weighted_keyword_prf(predictions, scores, references)
+    monkeypatch.setattr(preparation, "_seen_before", seen_before)
+    fresh = weighted_keyword_prf(copy.deepcopy(predictions), copy.deepcopy(scores), copy.deepcopy(references))
+    assert weighted_keyword_prf(predictions, scores, references) == fresh
     preparation.clear_prepared_corpora()
 
 

@@ -495,6 +495,37 @@ class VectorLookup:
         return np.stack([self._matrix[rows[text]] if text in rows else extra[text] for text in texts])
 
 
+class ProcessVectorLookup:
+    """A model object (for `model=`) that pickles cheaply to the engines' workers: each worker
+    process builds its `VectorLookup` once, from the table `_table()` fetches (Ray's object
+    store, Spark's broadcast), and keeps it for the next blocks."""
+
+    _lookups: dict[str, VectorLookup]  # per process: the lookup of the latest table, by `_key()`
+
+    def __init__(self, name: str, fallback: tuple[Any, str | None, int, str]) -> None:
+        self.canonical_name, self.fallback = name, fallback
+
+    def _key(self) -> str:
+        raise NotImplementedError
+
+    def _table(self) -> Any:
+        raise NotImplementedError
+
+    def lookup(self) -> VectorLookup:
+        key = self._key()
+        lookup = self._lookups.get(key)
+        if lookup is None:
+            self._lookups.clear()  # another evaluation's vectors: let them go
+            lookup = self._lookups[key] = VectorLookup(self._table(), self.canonical_name, self.fallback)
+        return lookup
+
+    def encode(self, texts: Any, **arguments: Any) -> Any:
+        return self.lookup().encode(texts, **arguments)
+
+    def in_float32(self) -> VectorLookup | None:
+        return self.lookup().in_float32()
+
+
 def vector_table(tables: Iterable[Any]) -> Any:
     """One (keyword, vector float32 x width) Arrow table of `embed_keywords`' tables."""
     import pyarrow as pa

@@ -150,20 +150,30 @@ def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str,
     matrix, rows_of = np.zeros((0, 1), dtype=np.float32), np.full(len(corpus.strings), -1, dtype=np.int64)
     if used:
         matrix, rows_of[used] = encoder.lookup([corpus.strings[i] for i in used])
-    float32 = encoder.float32_encoder()  # half precision: pairs near the threshold in float32, as the family
-    exact = None if float32 is None else Float32Cosines(float32, corpus.strings)
+    similarities = []  # per example: its pairs' cosines, as the family computes them near the threshold
+    for predicted_ids, gold_ids in zip(corpus.predictions.ids, corpus.references.ids):
+        first, second = np.meshgrid(
+            np.array(predicted_ids, dtype=np.int64), np.array(gold_ids, dtype=np.int64), indexing="ij"
+        )
+        similarity = np.zeros(first.shape)
+        if first.size:
+            similarity = exact_cosines(matrix, rows_of, first.ravel(), second.ravel()).reshape(first.shape)
+        similarities.append((first, second, similarity))
+    float32 = encoder.float32_encoder()
+    if float32 is not None:  # half precision: the pairs near the threshold in float32 (embedded in one call)
+        band, exact = HALF_PRECISION_NEAR[encoder.precision], Float32Cosines(float32, corpus.strings)
+        nears = [np.abs(similarity - threshold) <= band for _, _, similarity in similarities]
+        found = [np.zeros(0, np.int64)]
+        for (first, second, _), near in zip(similarities, nears):
+            found += [first[near], second[near]]
+        exact.prefetch(np.concatenate(found))
+        for (first, second, similarity), near in zip(similarities, nears):
+            similarity[near] = exact(first[near], second[near])
     records = []
-    for predicted_ids, gold_ids, predicted, gold in zip(
-        corpus.predictions.ids, corpus.references.ids, corpus.predictions.originals, corpus.references.originals
+    for (_, _, similarity), predicted, gold in zip(
+        similarities, corpus.predictions.originals, corpus.references.originals
     ):
         record: dict[str, Any] = {"predictions": list(predicted), "references": list(gold), "threshold": threshold}
-        similarity = np.zeros((len(predicted_ids), len(gold_ids)))
-        if predicted_ids and gold_ids:  # each pair as the family computes it near the threshold
-            first, second = np.meshgrid(predicted_ids, gold_ids, indexing="ij")
-            similarity = exact_cosines(matrix, rows_of, first.ravel(), second.ravel()).reshape(first.shape)
-            if exact is not None:
-                near = np.abs(similarity - threshold) <= HALF_PRECISION_NEAR[encoder.precision]
-                similarity[near] = exact(first[near], second[near])
         if predicted and gold:  # what soft precision and soft recall average (before clipping at 0)
             record["closest_references"] = [
                 _pair(predicted[i], gold[j], similarity[i, j]) for i, j in enumerate(similarity.argmax(axis=1))

@@ -14,7 +14,7 @@ import inspect
 import numbers
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -255,8 +255,7 @@ BATCH_SIZE = Option("batch_size", "int", "keywords encoded per batch", _positive
 PRECISION = Option(
     "precision",
     "choice",
-    "what the model computes in: float32, or float16 / bfloat16 (faster on GPUs; cosines change by up to ~7e-3;"
-    " pairs near the threshold are decided in float32)",
+    "what the model computes in: float32, or float16 / bfloat16 (faster on GPUs; cosines change by up to ~7e-3)",
     check_precision,
     PRECISIONS,
 )
@@ -407,7 +406,9 @@ FAMILIES: dict[str, Family] = {
                 ZERO_DIVISION,
                 DEVICE,
                 BATCH_SIZE,
-                PRECISION,
+                replace(
+                    PRECISION, meaning=PRECISION.meaning[:-1] + "; pairs near the threshold are decided in float32)"
+                ),
                 Option(
                     "block_elements",
                     "int",

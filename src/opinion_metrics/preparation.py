@@ -894,6 +894,13 @@ def prepare_corpus(
                 snapshot = _Snapshot.of(predictions, references, scores, plain=base)
             elif snapshot is None:
                 _put_bounded(_SEEN, key, True, _SEEN_ENTRIES)
+        # The plain corpus stands for the snapshot's rows only if they were frozen by its snapshot.
+        if (
+            plain is not None
+            and snapshot is not None
+            and not all(map(operator.is_, snapshot.frozen[:2], plain[0].frozen[:2]))
+        ):
+            plain = None  # the snapshot read the live rows again (another path): prepared from them
     # With a snapshot, the frozen rows are prepared: another thread may change a live row (and
     # restore it) meanwhile, and the corpus kept must be the one the snapshot stands for.
     rows = (predictions, references, scores)
@@ -1021,7 +1028,7 @@ class FrozenRows(Sequence[tuple[Any, ...]]):
 class _Snapshot:
     """The rows of a corpus's inputs as they were when taken, frozen: the row objects in order
     (`rows`) and each row's items (`frozen`: `FrozenRows`, by the C helper's `snapshot_rows`,
-    or a copy of each list row; `items` of them copied). Only rows of exact str and float
+    or a copy of each list row; `held` items in all). Only rows of exact str and float
     items are taken (a str subclass may normalize differently at each call). The corpus is
     prepared from `frozen`, never from the live rows, so what is kept is what `holds` compares."""
 
@@ -1029,12 +1036,12 @@ class _Snapshot:
         self,
         rows: list[tuple[Any, ...]],
         frozen: list[Sequence[Any]],
-        items: int,
+        held: int,
         unchanged: Callable[..., bool] | None = None,
     ) -> None:
         self.rows = rows
         self.frozen = frozen
-        self.items = items
+        self.held = held  # items frozen in all
         self.unchanged = unchanged  # the C helper's `rows_unchanged` for its snapshots
 
     @classmethod
@@ -1051,7 +1058,7 @@ class _Snapshot:
         if speedups is not None:
             rows_of, frozen_of, held, most = [], [], 0, _FIRST_CALL_ITEMS if first_call else _PREPARED_ITEMS
             if plain is not None and plain.unchanged is not None:
-                rows_of, frozen_of, held = plain.rows[:2], plain.frozen[:2], plain.items
+                rows_of, frozen_of, held = plain.rows[:2], plain.frozen[:2], plain.held
             for rows in inputs[len(rows_of) :]:
                 rows = () if rows is None else tuple(rows)
                 taken = speedups.snapshot_rows(rows, most - held)
@@ -1068,7 +1075,7 @@ class _Snapshot:
             return None
         rows_of, frozen_of, held = [], [], 0
         if plain is not None and plain.unchanged is None:
-            rows_of, frozen_of, held = plain.rows[:2], plain.frozen[:2], plain.items
+            rows_of, frozen_of, held = plain.rows[:2], plain.frozen[:2], plain.held
         for rows in inputs[len(rows_of) :]:
             rows = () if rows is None else tuple(rows)
             distinct = {id(row): row for row in rows}

@@ -24,6 +24,7 @@ from .engine_support import (
     EMBEDDING_FAMILIES,
     STATE_COLUMN,
     VALUE_COLUMN,
+    ProcessVectorLookup,
     Request,
     VectorLookup,
     block_states,
@@ -131,25 +132,23 @@ def state(
     return merged[None] if None in merged else MetricState(family, **request.options)
 
 
-class _SharedVectors:
+class _SharedVectors(ProcessVectorLookup):
     """The keyword vectors as one object in Ray's object store: pickled as its reference, each
-    worker process fetches it once (zero-copy) and keeps its lookup for the next blocks."""
+    worker process fetches it once (zero-copy)."""
 
-    _lookups: dict[str, VectorLookup] = {}  # per worker process
+    _lookups: dict[str, VectorLookup] = {}
 
     def __init__(self, reference: Any, name: str, fallback: tuple[Any, str | None, int, str]) -> None:
-        self.reference, self.canonical_name, self.fallback = reference, name, fallback
+        super().__init__(name, fallback)
+        self.reference = reference
 
-    def encode(self, texts: Any, **arguments: Any) -> Any:
+    def _key(self) -> str:
+        return self.reference.hex()
+
+    def _table(self) -> Any:
         import ray
 
-        key = self.reference.hex()
-        lookup = self._lookups.get(key)
-        if lookup is None:
-            self._lookups.clear()  # another evaluation's vectors: let them go
-            lookup = VectorLookup(ray.get(self.reference), self.canonical_name, self.fallback)
-            self._lookups[key] = lookup
-        return lookup.encode(texts, **arguments)
+        return ray.get(self.reference)
 
 
 def _states(table: Any, request: Request) -> Any:

@@ -29,6 +29,7 @@ from .engine_support import (
     EMBEDDING_FAMILIES,
     STATE_COLUMN,
     VALUE_COLUMN,
+    ProcessVectorLookup,
     Request,
     VectorLookup,
     block_state_objects,
@@ -224,28 +225,25 @@ def _vectors_size(embedded: Any) -> int:
     return 4 * int(row["values"] or 0) + int(row["text"] or 0) + 12 * int(row["n"] or 0)
 
 
-class _BroadcastVectors:
+class _BroadcastVectors(ProcessVectorLookup):
     """The keyword vectors broadcast as one Arrow IPC buffer; each executor process reads it
-    once (in place) and keeps its lookup for the next partitions."""
+    once (in place)."""
 
-    _lookups: dict[str, VectorLookup] = {}  # per executor process
+    _lookups: dict[str, VectorLookup] = {}
 
     def __init__(self, broadcast: Any, name: str, fallback: tuple[Any, str | None, int, str]) -> None:
         import uuid
 
-        self.broadcast, self.canonical_name, self.fallback = broadcast, name, fallback
-        self.token = uuid.uuid4().hex
+        super().__init__(name, fallback)
+        self.broadcast, self.token = broadcast, uuid.uuid4().hex
 
-    def encode(self, texts: Any, **arguments: Any) -> Any:
-        lookup = self._lookups.get(self.token)
-        if lookup is None:
-            import pyarrow as pa
+    def _key(self) -> str:
+        return self.token
 
-            self._lookups.clear()
-            table = pa.ipc.open_stream(pa.py_buffer(self.broadcast.value)).read_all()
-            lookup = VectorLookup(_fixed_width(table), self.canonical_name, self.fallback)
-            self._lookups[self.token] = lookup
-        return lookup.encode(texts, **arguments)
+    def _table(self) -> Any:
+        import pyarrow as pa
+
+        return _fixed_width(pa.ipc.open_stream(pa.py_buffer(self.broadcast.value)).read_all())
 
 
 def _fixed_width(table: Any) -> Any:
