@@ -135,7 +135,7 @@ def _pair(prediction: str, reference: str, similarity: float) -> dict[str, Any]:
 
 def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str, Any]]:
     from .cosines import exact_cosines
-    from .semantic import HALF_PRECISION_NEAR, Float32Cosines, KeywordEncoder
+    from .semantic import KeywordEncoder, near_threshold
 
     defaults = get_family("semantic_keyword_prf").defaults
     settings = {
@@ -159,9 +159,8 @@ def _semantic(corpus: PreparedCorpus, options: dict[str, Any]) -> list[dict[str,
         if first.size:
             similarity = exact_cosines(matrix, rows_of, first.ravel(), second.ravel()).reshape(first.shape)
         similarities.append((first, second, similarity))
-    float32 = encoder.float32_encoder()
-    if float32 is not None:  # half precision: the pairs near the threshold in float32 (embedded in one call)
-        band, exact = HALF_PRECISION_NEAR[encoder.precision], Float32Cosines(float32, corpus.strings)
+    band, exact = near_threshold(encoder, corpus.strings)
+    if exact is not None:  # half precision: the pairs near the threshold in float32 (embedded in one call)
         nears = [np.abs(similarity - threshold) <= band for _, _, similarity in similarities]
         found = [np.zeros(0, np.int64)]
         for (first, second, _), near in zip(similarities, nears):

@@ -385,6 +385,16 @@ class Float32Cosines:
         return exact_cosines(self.matrix, self.rows_of, first, second)
 
 
+def near_threshold(encoder: KeywordEncoder, strings: Sequence[str]) -> tuple[float, Float32Cosines | None]:
+    """How close to the threshold a similarity is recomputed, and from what: under half
+    precision, `HALF_PRECISION_NEAR`'s band and the model's float32 cosines of `strings`' pairs;
+    otherwise `NEAR` and None (the embeddings' own exact cosines)."""
+    float32 = encoder.float32_encoder()
+    if float32 is None:
+        return NEAR, None
+    return HALF_PRECISION_NEAR[encoder.precision], Float32Cosines(float32, strings)
+
+
 def semantic_reducer(options: Mapping[str, Any]) -> Values:
     """Column sums of `semantic_statistics` -> every value of `semantic_keyword_prf` under
     `options` (average, zero_division)."""
@@ -442,10 +452,9 @@ def semantic_statistics(
         except EmbeddingError as error:
             normalizer = make_normalizer(normalize, stemmer)
             raise name_keyword(error, normalizer, predictions=predictions, references=references) from None
-    device, near, exact = encoder.pair_device(), NEAR, None
-    float32 = encoder.float32_encoder()
-    if float32 is not None:  # half precision: the pairs near the threshold get float32's cosines
-        near, exact = HALF_PRECISION_NEAR[encoder.precision], Float32Cosines(float32, corpus.strings)
+    device = encoder.pair_device()
+    near, exact = near_threshold(encoder, corpus.strings)
+    if exact is not None:  # half precision: the strings of the pairs near the threshold, embedded in one call
         exact.prefetch(near_pair_strings(corpus, matrix, rows_of, threshold, block_elements, device, near))
     matched_pred, matched_gold, soft_pred, soft_gold = pair_counts(
         corpus, matrix, rows_of, threshold, one_to_one, block_elements, device, near, exact
