@@ -2,7 +2,7 @@
 """Run the library's fast tests against the installed opinion-metrics (a wheel installed
 alone in a fresh virtualenv), never against the checkout's src/: the test files are copied
 to a temporary folder and run from there. Used by the release workflow (cibuildwheel's
-test-command) and by tests/test_packaging.py.
+test-command) and by tests/project/test_packaging.py.
 
     python .ci/wheel_tests.py REPOSITORY
 """
@@ -17,15 +17,15 @@ from pathlib import Path
 # The library's own tests (no evaluate, Spaces, docs or engines): the C helper against its
 # twins and the definitions, every family, states and resampling.
 TESTS = (
-    "test_preparation.py",
-    "test_keyword_prf.py",
-    "test_weighted_keyword_prf.py",
-    "test_matching.py",
-    "test_fast_paths.py",
-    "test_differential.py",
-    "test_relation_cache.py",
-    "test_aspects.py",
-    "test_resampling.py",
+    "core/test_preparation.py",
+    "families/test_keyword_prf.py",
+    "families/test_weighted_keyword_prf.py",
+    "core/test_matching.py",
+    "core/test_fast_paths.py",
+    "core/test_differential.py",
+    "core/test_relation_cache.py",
+    "families/test_aspects.py",
+    "stats/test_resampling.py",
 )
 HELPERS = ("conftest.py", "reference_impl.py")
 
@@ -33,15 +33,15 @@ HELPERS = ("conftest.py", "reference_impl.py")
 def main(repository: Path) -> int:
     with tempfile.TemporaryDirectory() as folder:
         tests = Path(folder) / "tests"
-        tests.mkdir()
         for name in TESTS + HELPERS:
+            (tests / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(repository / "tests" / name, tests / name)
         check = (
-            "import os, opinion_metrics, opinion_metrics.preparation as p; "
+            "import os, opinion_metrics; from opinion_metrics._native import helper; "
             "print('testing', opinion_metrics.__version__, 'from', os.path.dirname(opinion_metrics.__file__), "
-            "'with the C helper' if p._speedups else 'without the C helper'); "
+            "'with the C helper' if helper() else 'without the C helper'); "
             "assert 'site-packages' in opinion_metrics.__file__; "
-            "assert p._speedups or os.environ.get('OPINION_METRICS_REQUIRE_C_HELPER') != '1'"
+            "assert helper() or os.environ.get('OPINION_METRICS_REQUIRE_C_HELPER') != '1'"
         )
         subprocess.run([sys.executable, "-c", check], cwd=folder, check=True)
         command = [sys.executable, "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider", "-o", "addopts="]

@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from opinion_metrics.families import FAMILIES
+from opinion_metrics.families.registry import FAMILIES
 
 REPO = Path(__file__).resolve().parents[1]
 # One Space with an evaluate module per declared family (metric or measurement), in the declared

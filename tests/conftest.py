@@ -14,12 +14,21 @@ from typing import Any
 
 import pytest
 
+from opinion_metrics import _native
+
 # Never reach for the Hub in tests: evaluate modules load by path, models from packages.
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parents[1]
+# Test modules share helpers across folders (`from test_state import corpus`): every folder of
+# tests is importable, as pytest makes each one while it collects it.
+sys.path[:0] = [
+    str(folder)
+    for folder in sorted(Path(__file__).parent.iterdir())
+    if folder.is_dir() and folder.name != "__pycache__"
+]
 # The real data: where OPINION_METRICS_SHARED names it (then it must be there), else a folder
 # named shared next to the checkout (when it is absent, the tests that read it are skipped).
 SHARED_NAMED = bool(os.environ.get("OPINION_METRICS_SHARED"))
@@ -27,6 +36,9 @@ SHARED = Path(os.environ["OPINION_METRICS_SHARED"]) if SHARED_NAMED else REPO.pa
 MOVIE_REVIEWS = SHARED / "data" / "movie_reviews"
 TOURISM_REVIEWS = SHARED / "data" / "tourism_reviews_vi" / "train.csv"
 MODELS = ("base", "reranker", "sentiment", "metadata")
+# The implementations a fast-path test runs, each forced with OPINION_METRICS_IMPLEMENTATION
+# (opinion_metrics._native): the C helper where it is built, and always its Python twins.
+IMPLEMENTATIONS = ("c", "python") if _native.helper() is not None else ("python",)
 
 
 def true_in_every_thread(work: Callable[[int], bool], threads: int = 4) -> bool:
@@ -182,3 +194,10 @@ def local_spark(master: str, name: str, log_level: str):
     session.sparkContext.setLogLevel(log_level)
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _no_terminal_width(monkeypatch):
+    """Printed tables fit $COLUMNS when it is set: each test sets it where it wants a width (a
+    terminal, or pytest-xdist's workers, may set it otherwise)."""
+    monkeypatch.delenv("COLUMNS", raising=False)

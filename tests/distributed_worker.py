@@ -1,4 +1,4 @@
-"""One process of a distributed evaluation: run by tests/test_distributed.py.
+"""One process of a distributed evaluation: run by tests/state/test_distributed.py.
 
     python distributed_worker.py MODULE_DIR PROCESS_ID NUM_PROCESS EXPERIMENT_ID INPUTS_JSON OUTPUT_JSON
 Adds its share of the examples with add_batch, then computes; writes the result (None

@@ -16,8 +16,9 @@
 import datasets
 import evaluate
 
-from opinion_metrics.aspects import DEFAULT_ASPECTS, aspect_sentiment_score
-from opinion_metrics.evaluate_support import RATINGS, CheckedArrowInputs, arrow_to_ratings
+from opinion_metrics.evaluate_support import RATINGS, CheckedArrowInputs
+from opinion_metrics.families.aspect_sentiment_score import DEFAULT_ASPECTS, aspect_sentiment_score
+from opinion_metrics.io.rows import arrow_to_ratings
 
 _CITATION = """\
 @misc{quynhon_ai_hackathon_2022,

@@ -16,8 +16,9 @@
 import datasets
 import evaluate
 
-from opinion_metrics.diversity import keyword_diversity
-from opinion_metrics.evaluate_support import KEYWORDS, CheckedArrowInputs, arrow_to_lists
+from opinion_metrics.evaluate_support import KEYWORDS, CheckedArrowInputs
+from opinion_metrics.families.keyword_diversity import keyword_diversity
+from opinion_metrics.io.rows import arrow_to_lists
 
 _CITATION = """\
 @software{opinion_metrics,

@@ -17,7 +17,8 @@ import datasets
 import evaluate
 
 from opinion_metrics import keyword_prf
-from opinion_metrics.evaluate_support import KEYWORDS, TEXTS, CheckedArrowInputs, arrow_to_lists, optional_column
+from opinion_metrics.evaluate_support import KEYWORDS, TEXTS, CheckedArrowInputs
+from opinion_metrics.io.rows import arrow_to_lists, optional_column
 
 _CITATION = """\
 @software{opinion_metrics,

@@ -16,8 +16,10 @@
 import datasets
 import evaluate
 
-from opinion_metrics.evaluate_support import KEYWORDS, TEXTS, CheckedArrowInputs, arrow_to_lists, optional_column
-from opinion_metrics.semantic import DEFAULT_MODEL, semantic_keyword_prf
+from opinion_metrics.embeddings.encoder import DEFAULT_MODEL
+from opinion_metrics.evaluate_support import KEYWORDS, TEXTS, CheckedArrowInputs
+from opinion_metrics.families.semantic_keyword_prf import semantic_keyword_prf
+from opinion_metrics.io.rows import arrow_to_lists, optional_column
 
 _CITATION = """\
 @software{opinion_metrics,

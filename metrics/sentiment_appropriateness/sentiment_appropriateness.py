@@ -16,15 +16,9 @@
 import datasets
 import evaluate
 
-from opinion_metrics.evaluate_support import (
-    KEYWORDS,
-    SENTIMENTS,
-    TEXTS,
-    CheckedArrowInputs,
-    arrow_to_lists,
-    optional_column,
-)
-from opinion_metrics.sentiment import sentiment_appropriateness
+from opinion_metrics.evaluate_support import KEYWORDS, SENTIMENTS, TEXTS, CheckedArrowInputs
+from opinion_metrics.families.sentiment_appropriateness import sentiment_appropriateness
+from opinion_metrics.io.rows import arrow_to_lists, optional_column
 
 _CITATION = """\
 @software{opinion_metrics,

@@ -17,14 +17,8 @@ import datasets
 import evaluate
 
 from opinion_metrics import weighted_keyword_prf
-from opinion_metrics.evaluate_support import (
-    KEYWORDS,
-    SCORES,
-    TEXTS,
-    CheckedArrowInputs,
-    arrow_to_lists,
-    optional_column,
-)
+from opinion_metrics.evaluate_support import KEYWORDS, SCORES, TEXTS, CheckedArrowInputs
+from opinion_metrics.io.rows import arrow_to_lists, optional_column
 
 _CITATION = """\
 @software{opinion_metrics,

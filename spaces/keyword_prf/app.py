@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from opinion_metrics.demo import build_app
+from opinion_metrics.demo.ui import build_app
 
 demo = build_app("keyword_prf", card=Path(__file__).with_name("README.md"))
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from opinion_metrics.demo import build_combined_app
+from opinion_metrics.demo.combined import build_combined_app
 
 demo = build_combined_app(card=Path(__file__).with_name("README.md"))
 

@@ -1,17 +1,17 @@
 """Evaluation metrics for opinion mining on reviews (definitions: docs/definitions.md)."""
 
-from .annotators import agreement, merge_references
-from .aspects import aspect_sentiment_score
-from .comparison import compare_systems
-from .diversity import keyword_diversity
-from .explain import explain
-from .grouping import PooledCorpus, pool_by_group
-from .keyword_prf import keyword_prf
-from .preparation import make_normalizer, normalize_keyword
-from .semantic import semantic_keyword_prf
-from .sentiment import sentiment_appropriateness
-from .state import MetricState
-from .weighted_keyword_prf import map_at_k, ndcg_at_k, weighted_keyword_prf
+from .analysis.compare import compare_systems
+from .analysis.explain import explain
+from .core.annotators import agreement, merge_references
+from .core.grouping import PooledCorpus, pool_by_group
+from .core.normalization import make_normalizer, normalize_keyword
+from .families.aspect_sentiment_score import aspect_sentiment_score
+from .families.keyword_diversity import keyword_diversity
+from .families.keyword_prf import keyword_prf
+from .families.semantic_keyword_prf import semantic_keyword_prf
+from .families.sentiment_appropriateness import sentiment_appropriateness
+from .families.weighted_keyword_prf import map_at_k, ndcg_at_k, weighted_keyword_prf
+from .state.metric_state import MetricState
 
 __version__ = "0.3.0"
 # Every definition, formula and worked example (linked from the CLI, the Spaces and the cards).

@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .preparation import repeated_rows
-from .validation import (
+from .core.validation import (
     as_number,
     check_corpus,
     check_device,
@@ -31,11 +30,20 @@ from .validation import (
     check_text,
     rating_problem,
 )
+from .io.rows import repeated_rows, string_buffers
 
 KEYWORDS = "keywords"  # list of str per example
+
+
 SCORES = "scores"  # list of finite numbers per example (range checked at compute)
+
+
 SENTIMENTS = "sentiments"  # like SCORES
+
+
 RATINGS = "ratings"  # list of integer-valued numbers per example
+
+
 TEXTS = "texts"  # a str or None per example
 
 
@@ -101,13 +109,6 @@ _CHECKS = {
 }
 
 
-def _string_buffers(values: Any) -> tuple[np.ndarray, memoryview]:
-    """(value offsets, data) of an Arrow string array, honouring its slice offset."""
-    _, offsets_buffer, data_buffer = values.buffers()
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[values.offset : values.offset + len(values) + 1]
-    return offsets, memoryview(data_buffer if data_buffer is not None else b"")
-
-
 def _keyword_array(rows: list[Any], arrow_type: Any) -> Any:
     """Arrow list<string> array; repeated rows (`repeated_rows`) are converted once and
     their buffers repeated with numpy."""
@@ -119,7 +120,7 @@ def _keyword_array(rows: list[Any], arrow_type: Any) -> Any:
         return pa.array(rows, type=arrow_type)
     distinct = pa.array([rows[i] for i in first], type=arrow_type)
     row_offsets = np.asarray(distinct.offsets, dtype=np.int64)
-    value_offsets, data = _string_buffers(distinct.values)
+    value_offsets, data = string_buffers(distinct.values)
     string_lengths = np.diff(value_offsets)
     lengths_of = [string_lengths[row_offsets[g] : row_offsets[g + 1]] for g in range(len(distinct))]
     bytes_of = [
@@ -236,7 +237,7 @@ class CheckedArrowInputs:
 
     def _check_options(self, options: dict[str, Any]) -> None:
         """Raise ValueError for an option `_compute` does not take or a bad option value."""
-        from .families import check_options
+        from .families.registry import check_options
 
         names = set(self._feature_names())
         accepted = [name for name in _compute_parameters(type(self)) if name not in names]
@@ -247,7 +248,7 @@ class CheckedArrowInputs:
                 raise ValueError(f"{self.name}: unknown option {name!r}{hint}; the options are {accepted}")
         check_options(self.name, options)  # the module's name is its family's
         if isinstance(options.get("model"), str):  # an unknown name or path fails before the rows are consumed
-            from .semantic import load_model
+            from .embeddings.encoder import load_model
 
             load_model(options["model"], check_device(options.get("device")))  # loaded once: compute reuses it
 
@@ -384,57 +385,3 @@ def _in_memory_table(columns: dict[str, Any]) -> Any:
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return pa.ipc.open_stream(sink.getvalue()).read_all()
-
-
-def arrow_to_lists(column: Any, share_duplicates: bool = False) -> list[Any]:
-    """Python lists from an Arrow list column (what `_compute` receives after `add_batch`);
-    any other sequence is returned as a list.
-
-    With `share_duplicates`, rows with equal contents become one shared list object, so a
-    gold list repeated for every review is built, validated and prepared once.
-    """
-    import pyarrow as pa
-
-    if not isinstance(column, (pa.Array, pa.ChunkedArray)):
-        return list(column)
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    plain = pa.types.is_list(array.type) and pa.types.is_string(array.type.value_type)
-    if not share_duplicates or not plain or array.null_count or len(array) < 2:
-        return array.to_pylist()  # large, view or nested types: read by Arrow itself
-    offsets = np.asarray(array.offsets).tolist()
-    value_offsets, data = _string_buffers(array.values)
-    lengths = memoryview(np.diff(value_offsets).view(np.uint8))
-    byte_starts = value_offsets[offsets].tolist()
-
-    def row_bytes(i: int) -> tuple[bytes, bytes]:  # a row's content: its string lengths and bytes
-        return lengths[4 * offsets[i] : 4 * offsets[i + 1]].tobytes(), data[
-            byte_starts[i] : byte_starts[i + 1]
-        ].tobytes()
-
-    first, group = repeated_rows(range(len(array)), key=row_bytes, by_identity=False)
-    distinct = [array[i].as_py() for i in first]
-    return [distinct[g] for g in group]
-
-
-def arrow_to_ratings(column: Any) -> Any:
-    """An (examples x aspects) int array from an Arrow list column whose rows all have the
-    same length; otherwise Python lists (the metric then names the odd row)."""
-    import pyarrow as pa
-
-    if not isinstance(column, (pa.Array, pa.ChunkedArray)):
-        return column
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if not hasattr(array, "offsets"):  # a fixed-size list column
-        return array.to_pylist()
-    lengths = np.diff(np.asarray(array.offsets))
-    if array.null_count or len(array) == 0 or (lengths != lengths[0]).any():
-        return array.to_pylist()
-    return np.asarray(array.flatten()).reshape(len(array), int(lengths[0]))
-
-
-def optional_column(column: Any, share_duplicates: bool = False) -> list[Any] | None:
-    """An optional input as `_compute` should see it: None when absent or all null."""
-    if column is None:
-        return None
-    values = arrow_to_lists(column, share_duplicates)
-    return None if all(value is None for value in values) else values

@@ -20,24 +20,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from .engine_support import (
+from .engines.support import (
     EMBEDDING_FAMILIES,
     STATE_COLUMN,
     VALUE_COLUMN,
-    ProcessVectorLookup,
     Request,
-    VectorLookup,
     block_states,
     check_request,
-    distinct_keywords,
-    embed_keywords,
     merge_by_value,
-    model_name,
     pool_table,
     results_by_value,
+)
+from .engines.vectors import (
+    ProcessVectorLookup,
+    VectorLookup,
+    distinct_keywords,
+    embed_keywords,
+    model_name,
     vector_table,
 )
-from .state import MetricState
+from .state.metric_state import MetricState
 
 
 def evaluate(dataset: Any, family: str, **arguments: Any) -> dict[str, Any] | list[dict[str, Any]]:
@@ -195,7 +197,7 @@ def _embeddings(dataset: Any, request: Request, model_workers: int | None, num_g
     object in the object store (concatenated by a task: the driver holds only its reference)."""
     import ray
 
-    from .semantic import DEFAULT_MODEL
+    from .embeddings.encoder import DEFAULT_MODEL
 
     workers, num_gpus, actor_cpus = model_actors(ray.cluster_resources(), model_workers, num_gpus)
     options = request.options

@@ -25,26 +25,22 @@ from math import ceil
 from operator import itemgetter
 from typing import Any
 
-from .engine_support import (
+from .engines.support import (
     EMBEDDING_FAMILIES,
     STATE_COLUMN,
     VALUE_COLUMN,
-    ProcessVectorLookup,
     Request,
-    VectorLookup,
     block_state_objects,
     check_request,
-    distinct_keywords,
-    embed_keywords,
     merge_by_value,
     merged_bytes,
-    model_name,
     pool_table,
     pooled_schema,
     results_by_value,
     serialized_states,
 )
-from .state import MetricState
+from .engines.vectors import ProcessVectorLookup, VectorLookup, distinct_keywords, embed_keywords, model_name
+from .state.metric_state import MetricState
 
 # Keyword vectors broadcast as one Arrow buffer up to this many bytes (MiniLM: 1.5 KiB per
 # keyword, so 256 MiB holds about 170,000 keywords); beyond, joined to the rows' buckets.
@@ -186,7 +182,7 @@ def _embeddings(dataframe: Any, request: Request) -> Any:
     twice: its size, then the statistics)."""
     from pyspark import StorageLevel
 
-    from .semantic import DEFAULT_MODEL
+    from .embeddings.encoder import DEFAULT_MODEL
 
     options = request.options
     model, device, batch_size, precision = (
@@ -260,7 +256,7 @@ def _broadcast(dataframe: Any, embedded: Any, request: Request) -> _BroadcastVec
     """The vectors as one Arrow buffer (collected as Arrow, never as Python rows), broadcast."""
     import pyarrow as pa
 
-    from .semantic import DEFAULT_MODEL
+    from .embeddings.encoder import DEFAULT_MODEL
 
     table = embedded.toArrow()
     sink = pa.BufferOutputStream()
@@ -276,7 +272,7 @@ def _broadcast(dataframe: Any, embedded: Any, request: Request) -> _BroadcastVec
 def _fallback(request: Request) -> tuple[Any, str | None, int, str]:
     """How a keyword the vocabulary pass missed is embedded where it is met (a frame whose rows
     differ between two passes: `limit`, `sample`): the model on CPU."""
-    from .semantic import DEFAULT_MODEL
+    from .embeddings.encoder import DEFAULT_MODEL
 
     options = request.options
     return (
@@ -293,7 +289,7 @@ def _joined_states(dataframe: Any, embedded: Any, request: Request, schema: str)
     bucket's rows are cogrouped with the vectors of their own keywords."""
     from pyspark.sql import functions as F
 
-    from .semantic import DEFAULT_MODEL
+    from .embeddings.encoder import DEFAULT_MODEL
 
     buckets = dataframe.rdd.getNumPartitions()
     name, fallback = model_name(request.options.get("model", DEFAULT_MODEL)), _fallback(request)

@@ -12,10 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .aspects import DEFAULT_ASPECTS, aspect_sentiment_score
-from .families import check_options
-from .keyword_prf import keyword_prf
-from .validation import (
+from .core.validation import (
     check_aspects,
     check_corpus,
     check_positive_int,
@@ -24,7 +21,10 @@ from .validation import (
     check_zero_division,
     describe,
 )
-from .weighted_keyword_prf import map_at_k, ndcg_at_k
+from .families.aspect_sentiment_score import DEFAULT_ASPECTS, aspect_sentiment_score
+from .families.keyword_prf import keyword_prf
+from .families.registry import check_options
+from .families.weighted_keyword_prf import map_at_k, ndcg_at_k
 
 ASPECT_OUTPUTS = ("logits", "regression")
 KEYPHRASE_METRICS = ("keyword_prf", "ndcg", "map")

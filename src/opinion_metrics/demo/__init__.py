@@ -13,12 +13,14 @@ Everything but `ui` is tested without a browser; gradio and matplotlib are impor
 when an app or a plot is built.
 """
 
-from .families import COMBINED, FAMILIES, Family, Option, evaluate_family
-from .families import keyword_options as _keyword_options
-from .handlers import compare_families, compare_systems_tab, run
+from .combined import build_combined_app
+from .comparing import compare_families, compare_systems_tab
+from .controls import COMBINED, FAMILIES, Family, Option, evaluate_family
+from .controls import keyword_options as _keyword_options
+from .handlers import run
 from .parsing import collect_inputs, parse_keyword_lines, parse_rating_lines, read_upload
 from .plots import plot_ndcg_by_rank
-from .ui import build_app, build_combined_app
+from .ui import build_app
 
 __all__ = [
     "COMBINED",

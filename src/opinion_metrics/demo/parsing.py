@@ -11,11 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import families as declared
-from ..aspects import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
-from ..columns import first_text, list_columns, number_columns, text_cell_message
-from ..tables import Table, check_unique_names, rating_rows, read_table
-from ..validation import check_same_length
+from ..core.validation import check_same_length
+from ..families import registry as declared
+from ..families.aspect_sentiment_score import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
+from ..io.arrow import check_unique_names
+from ..io.column_names import first_text, list_columns, number_columns, text_cell_message
+from ..io.pairing import rating_rows
+from ..io.read import read_table
+from ..io.table import Table
 
 KEYWORD_SEPARATOR = ";"
 # The columns holding a row's predicted ratings in an aspect upload: PREDICTION_PREFIX + aspect.
@@ -519,8 +522,8 @@ def _file_systems(
 ) -> Systems:
     """The systems of an uploaded file, its columns found by name or as `mapping` gives them: a
     system column (one row per system and example), predictions side by side (`keywords_*`), or one."""
-    from ..columns import NAMES, WHAT, closest, find_columns
-    from ..columns import described as mapping_words
+    from ..io.column_names import NAMES, WHAT, closest, find_columns
+    from ..io.column_names import described as mapping_words
 
     given = {role: value.strip() for role, value in (mapping or {}).items() if value and value.strip()}
     found = find_columns(list(upload.columns), given)

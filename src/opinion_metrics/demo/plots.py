@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .families import keyword_options, split_intervals
+from .controls import keyword_options, split_intervals
 
 _BLUE, _ORANGE = "#4c72b0", "#dd8452"
 
@@ -51,14 +51,14 @@ def plot_distribution(
 def ranking_by_rank(data: dict[str, Any], options: dict[str, Any], max_k: int) -> tuple[list[float], list[float]]:
     """Mean nDCG@k and MAP@k for k = 1..max_k. The corpus is prepared and matched once; only
     the cut-off changes (with presence other than "all", the library is called per cut-off)."""
-    from ..averaging import mean_or
-    from ..matching import corpus_neighbors
-    from ..preparation import prepare_corpus
-    from ..weighted_keyword_prf import ranking_scores
+    from ..core.matching import corpus_neighbors
+    from ..core.preparation import prepare_corpus
+    from ..families.averaging import mean_or
+    from ..families.weighted_keyword_prf import ranking_scores
 
     preparation = keyword_options({key: options[key] for key in ("normalize", "stemmer") if key in options})
     if options.get("presence", "all") != "all":
-        from ..weighted_keyword_prf import map_at_k, ndcg_at_k
+        from ..families.weighted_keyword_prf import map_at_k, ndcg_at_k
 
         chosen = {key: options[key] for key in ("match", "relevance", "zero_division", "presence") if key in options}
         given = {"texts": data.get("texts"), **chosen, **preparation}
@@ -199,7 +199,7 @@ def plot_differences(rows: Sequence[tuple[str, str, float]], intervals: Sequence
     bars = axes.barh(positions, values, xerr=_error(values, intervals), capsize=3, color=_ORANGE)
     axes.bar_label(bars, [f"{value:+.3f}" for value in values], padding=4, fontsize=8)
     axes.axvline(0, color="grey", linewidth=1)
-    from ..families import output_for
+    from ..families.registry import output_for
 
     lower = [(output := output_for(f, m)) is not None and not output.higher_is_better for f, m, _ in rows]
     labels = [f"{metric} (lower is better)" if flag else metric for (_, metric, _), flag in zip(rows, lower)]
@@ -234,7 +234,7 @@ def plot_systems(results: dict[str, dict[str, dict[str, Any]]], title: str = "")
     """Every system at once: a group of horizontal bars per (family, metric), a bar per system
     (error bars where the results have intervals), values labelled, a metric where lower is
     better said so, the systems in a legend."""
-    from ..families import output_for
+    from ..families.registry import output_for
 
     systems = list(results)
     rows = list(
