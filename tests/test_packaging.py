@@ -138,13 +138,15 @@ def test_twine_check_accepts_both(dist):
 def test_the_wheel_is_one_abi3_wheel_with_the_c_helper(dist):
     wheel = wheel_of(dist)
     _, _, names = wheel_contents(wheel)
-    helpers = [name for name in names if name.startswith("opinion_metrics/_speedups")]
+    helpers = [name for name in names if name.startswith("opinion_metrics/_native/_speedups")]
     if REQUIRED or helpers:
-        assert helpers == ["opinion_metrics/_speedups.abi3.so" if os.name != "nt" else "opinion_metrics/_speedups.pyd"]
+        built = "_speedups.abi3.so" if os.name != "nt" else "_speedups.pyd"
+        assert helpers == [f"opinion_metrics/_native/{built}"]
         assert "-cp311-abi3-" in wheel.name
     else:
         assert wheel.name.endswith("-py3-none-any.whl")
-    assert not [name for name in names if name.endswith(".c")]  # the helper's source is in the sdist only
+    assert "opinion_metrics/_native/__init__.py" in names  # (in a pure wheel too)
+    assert not [name for name in names if name.endswith((".c", ".h"))]  # the helper's source is in the sdist only
 
 
 @pytest.mark.skipif(not LINUX_X86_64, reason="the Linux x86_64 wheel")
@@ -197,7 +199,9 @@ def test_sdist_carries_the_sources_and_leaves_the_tests_out(dist):
     with tarfile.open(sdist) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "src/opinion_metrics/cli.py"} <= names
-    assert {"setup.py", "src/opinion_metrics/_speedups.c", "src/opinion_metrics/py.typed"} <= names
+    assert {"setup.py", "src/opinion_metrics/py.typed"} <= names
+    native = REPO / "src" / "opinion_metrics" / "_native"  # the C helper's files: every one
+    assert {f"src/opinion_metrics/_native/{path.name}" for path in [*native.glob("*.c"), *native.glob("*.h")]} <= names
     assert not [name for name in names if name.startswith("tests/")]  # they need the repository: run them from it
 
 

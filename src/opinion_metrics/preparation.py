@@ -52,7 +52,7 @@ def _load_speedups() -> Any:
     if pure or sysconfig.get_config_var("Py_GIL_DISABLED"):
         return None
     try:  # (`from . import` would report a missing helper as a circular import)
-        _speedups = importlib.import_module(f"{__package__}._speedups")
+        _speedups = importlib.import_module(f"{__package__}._native._speedups")
     except ModuleNotFoundError:
         return None
     except ImportError as error:
