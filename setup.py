@@ -1,4 +1,4 @@
-"""The optional C helper (the C files of src/opinion_metrics/_native/); the metadata is in pyproject.toml.
+"""The optional C helper (the C files of src/opinion_metrics/_native/); the metadata is in setup.cfg.
 
 The helper uses only Python 3.11's limited API, so one `cp311-abi3` wheel per platform
 serves every later Python. Where it cannot be built (no compiler, no Python headers, a

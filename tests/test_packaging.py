@@ -7,6 +7,7 @@ platform). Without a compiler the build makes a pure py3-none-any wheel."""
 
 from __future__ import annotations
 
+import configparser
 import email
 import os
 import platform
@@ -31,7 +32,10 @@ pytest.importorskip("twine")
 # CI requires the C helper (OPINION_METRICS_REQUIRE_C_HELPER=1: setup.py then fails without
 # it); elsewhere it is built where a compiler is, and the library runs without it otherwise.
 REQUIRED = os.environ.get("OPINION_METRICS_REQUIRE_C_HELPER") == "1"
-PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+# The package's declarative configuration (metadata, dependencies, extras); pyproject.toml
+# holds the build system and the tools' settings.
+SETUP_CFG = configparser.ConfigParser(interpolation=None)
+SETUP_CFG.read(REPO / "setup.cfg", encoding="utf-8")
 # What a release's wheels are tested with (the release workflow's cibuildwheel test-requires).
 TEST_REQUIRES = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["cibuildwheel"][
     "test-requires"
@@ -174,7 +178,7 @@ def test_wheel_metadata(dist):
     classifiers = metadata.get_all("Classifier")
     assert {f"Programming Language :: Python :: 3.{minor}" for minor in range(11, 15)} <= set(classifiers)
     assert "Typing :: Typed" in classifiers and "opinion_metrics/py.typed" in names
-    assert set(metadata.get_all("Provides-Extra")) == set(PROJECT["optional-dependencies"])
+    assert set(metadata.get_all("Provides-Extra")) == set(SETUP_CFG["options.extras_require"])
     requires = metadata.get_all("Requires-Dist")
     assert 'evaluate<0.5,>=0.4.6; extra == "evaluate"' in requires
     assert 'datasets>=4.0; extra == "evaluate"' in requires
@@ -188,7 +192,8 @@ def test_wheel_metadata(dist):
 def test_the_version_is_written_once():
     init = (REPO / "src" / "opinion_metrics" / "__init__.py").read_text(encoding="utf-8")
     (version,) = re.findall(r'^__version__ = "(\d+\.\d+\.\d+)"$', init, flags=re.M)
-    assert PROJECT["dynamic"] == ["version"] and "version" not in PROJECT
+    assert SETUP_CFG["metadata"]["version"] == "attr: opinion_metrics.__version__"
+    assert "project" not in tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))  # (no second place)
     changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
     releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", changelog, flags=re.M)
     assert releases[0] == version, "the newest release in CHANGELOG.md is __version__"
