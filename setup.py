@@ -1,4 +1,4 @@
-"""The optional C helper (src/opinion_metrics/_speedups.c); the metadata is in pyproject.toml.
+"""The optional C helper (the C files of src/opinion_metrics/_native/); the metadata is in setup.cfg.
 
 The helper uses only Python 3.11's limited API, so one `cp311-abi3` wheel per platform
 serves every later Python. Where it cannot be built (no compiler, no Python headers, a
@@ -65,7 +65,14 @@ class WheelWithOrWithoutHelper(bdist_wheel):
         super().run()
 
 
-helper = Extension("opinion_metrics._speedups", ["src/opinion_metrics/_speedups.c"], py_limited_api=True)
+NATIVE = "src/opinion_metrics/_native"
+SOURCES = ["module", "common", "interning", "edges", "documents", "normalization", "containment", "snapshot"]
+helper = Extension(
+    "opinion_metrics._native._speedups",
+    [f"{NATIVE}/{name}.c" for name in SOURCES],
+    depends=[f"{NATIVE}/common.h", f"{NATIVE}/documents.h"],
+    py_limited_api=True,
+)
 setup(
     ext_modules=[helper] if WITH_HELPER else [],
     cmdclass={"build_ext": OptionalBuildExt, "bdist_wheel": WheelWithOrWithoutHelper},

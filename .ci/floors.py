@@ -1,21 +1,27 @@
-"""Print the declared minimum versions ("name==floor") of pyproject.toml's dependencies and
+"""Print the declared minimum versions ("name==floor") of setup.cfg's install_requires and
 of the extras named on the command line, for the Python running this script.
 
-    python .ci/floors.py pyproject.toml [extra ...]
+    python .ci/floors.py setup.cfg [extra ...]
 """
 
+import configparser
 import sys
-import tomllib
 
 from packaging.requirements import Requirement
 
 
-def floors(pyproject: str, extras: list[str]) -> list[str]:
-    with open(pyproject, "rb") as file:
-        project = tomllib.load(file)["project"]
-    lines = list(project["dependencies"])
+def requirements(value: str) -> list[str]:
+    """A requirement list of setup.cfg: one a line (configparser drops the comment lines)."""
+    return [line.strip() for line in value.splitlines() if line.strip()]
+
+
+def floors(setup_cfg: str, extras: list[str]) -> list[str]:
+    config = configparser.ConfigParser(interpolation=None)
+    with open(setup_cfg, encoding="utf-8") as file:
+        config.read_file(file)
+    lines = requirements(config["options"]["install_requires"])
     for extra in extras:
-        lines += project["optional-dependencies"][extra]
+        lines += requirements(config["options.extras_require"][extra])
     pins = []
     for line in lines:
         requirement = Requirement(line)
@@ -23,7 +29,7 @@ def floors(pyproject: str, extras: list[str]) -> list[str]:
             continue
         minimum = [spec.version for spec in requirement.specifier if spec.operator == ">="]
         if not minimum:
-            raise SystemExit(f"{pyproject}: {line!r} states no floor")
+            raise SystemExit(f"{setup_cfg}: {line!r} states no floor")
         pins.append(f"{requirement.name}=={minimum[0]}")
     return pins
 

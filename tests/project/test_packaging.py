@@ -7,6 +7,7 @@ platform). Without a compiler the build makes a pure py3-none-any wheel."""
 
 from __future__ import annotations
 
+import configparser
 import email
 import os
 import platform
@@ -31,7 +32,10 @@ pytest.importorskip("twine")
 # CI requires the C helper (OPINION_METRICS_REQUIRE_C_HELPER=1: setup.py then fails without
 # it); elsewhere it is built where a compiler is, and the library runs without it otherwise.
 REQUIRED = os.environ.get("OPINION_METRICS_REQUIRE_C_HELPER") == "1"
-PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+# The package's declarative configuration (metadata, dependencies, extras); pyproject.toml
+# holds the build system and the tools' settings.
+SETUP_CFG = configparser.ConfigParser(interpolation=None)
+SETUP_CFG.read(REPO / "setup.cfg", encoding="utf-8")
 # What a release's wheels are tested with (the release workflow's cibuildwheel test-requires).
 TEST_REQUIRES = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["cibuildwheel"][
     "test-requires"
@@ -138,13 +142,15 @@ def test_twine_check_accepts_both(dist):
 def test_the_wheel_is_one_abi3_wheel_with_the_c_helper(dist):
     wheel = wheel_of(dist)
     _, _, names = wheel_contents(wheel)
-    helpers = [name for name in names if name.startswith("opinion_metrics/_speedups")]
+    helpers = [name for name in names if name.startswith("opinion_metrics/_native/_speedups")]
     if REQUIRED or helpers:
-        assert helpers == ["opinion_metrics/_speedups.abi3.so" if os.name != "nt" else "opinion_metrics/_speedups.pyd"]
+        built = "_speedups.abi3.so" if os.name != "nt" else "_speedups.pyd"
+        assert helpers == [f"opinion_metrics/_native/{built}"]
         assert "-cp311-abi3-" in wheel.name
     else:
         assert wheel.name.endswith("-py3-none-any.whl")
-    assert not [name for name in names if name.endswith(".c")]  # the helper's source is in the sdist only
+    assert "opinion_metrics/_native/__init__.py" in names  # (in a pure wheel too)
+    assert not [name for name in names if name.endswith((".c", ".h"))]  # the helper's source is in the sdist only
 
 
 @pytest.mark.skipif(not LINUX_X86_64, reason="the Linux x86_64 wheel")
@@ -172,7 +178,7 @@ def test_wheel_metadata(dist):
     classifiers = metadata.get_all("Classifier")
     assert {f"Programming Language :: Python :: 3.{minor}" for minor in range(11, 15)} <= set(classifiers)
     assert "Typing :: Typed" in classifiers and "opinion_metrics/py.typed" in names
-    assert set(metadata.get_all("Provides-Extra")) == set(PROJECT["optional-dependencies"])
+    assert set(metadata.get_all("Provides-Extra")) == set(SETUP_CFG["options.extras_require"])
     requires = metadata.get_all("Requires-Dist")
     assert 'evaluate<0.5,>=0.4.6; extra == "evaluate"' in requires
     assert 'datasets>=4.0; extra == "evaluate"' in requires
@@ -186,7 +192,8 @@ def test_wheel_metadata(dist):
 def test_the_version_is_written_once():
     init = (REPO / "src" / "opinion_metrics" / "__init__.py").read_text(encoding="utf-8")
     (version,) = re.findall(r'^__version__ = "(\d+\.\d+\.\d+)"$', init, flags=re.M)
-    assert PROJECT["dynamic"] == ["version"] and "version" not in PROJECT
+    assert SETUP_CFG["metadata"]["version"] == "attr: opinion_metrics.__version__"
+    assert "project" not in tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))  # (no second place)
     changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
     releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", changelog, flags=re.M)
     assert releases[0] == version, "the newest release in CHANGELOG.md is __version__"
@@ -197,7 +204,9 @@ def test_sdist_carries_the_sources_and_leaves_the_tests_out(dist):
     with tarfile.open(sdist) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "src/opinion_metrics/cli.py"} <= names
-    assert {"setup.py", "src/opinion_metrics/_speedups.c", "src/opinion_metrics/py.typed"} <= names
+    assert {"setup.py", "src/opinion_metrics/py.typed"} <= names
+    native = REPO / "src" / "opinion_metrics" / "_native"  # the C helper's files: every one
+    assert {f"src/opinion_metrics/_native/{path.name}" for path in [*native.glob("*.c"), *native.glob("*.h")]} <= names
     assert not [name for name in names if name.startswith("tests/")]  # they need the repository: run them from it
 
 
@@ -246,7 +255,7 @@ def test_an_editable_install_without_a_compiler_runs_without_the_helper(tmp_path
     environment = {**environment, "CC": "false", "LDSHARED": "false"}
     environment.pop("OPINION_METRICS_REQUIRE_C_HELPER", None)
     run(bin_dir / "python", "-m", "pip", "install", "-q", "-e", source, env=environment)
-    code = "import opinion_metrics as om; print(om.preparation._speedups, om.keyword_prf([['a-b']], [['a b']])['f1'])"
+    code = "import opinion_metrics as om; print(om._native.helper(), om.keyword_prf([['a-b']], [['a b']])['f1'])"
     result = subprocess.run(
         [bin_dir / "python", "-W", "default", "-c", code], capture_output=True, text=True, env=environment
     )

@@ -2,6 +2,7 @@
 what `.ci/run` runs on every supported Python; a tag builds, tests and publishes the release
 by trusted publishing; every action is pinned to a commit."""
 
+import configparser
 import os
 import re
 import subprocess
@@ -37,10 +38,18 @@ def project() -> dict:
     return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 
 
+def setup_cfg() -> configparser.ConfigParser:
+    """The package's declarative configuration (its metadata and options)."""
+    config = configparser.ConfigParser(interpolation=None)
+    config.read(REPO / "setup.cfg", encoding="utf-8")
+    return config
+
+
 def supported_pythons() -> list[str]:
-    """From requires-python's floor to the newest Python the classifiers name."""
-    floor = re.fullmatch(r">=3\.(\d+)", project()["project"]["requires-python"])
-    named = [int(c.rsplit(".", 1)[1]) for c in project()["project"]["classifiers"] if re.search(r":: 3\.\d+$", c)]
+    """From python_requires's floor to the newest Python the classifiers name."""
+    floor = re.fullmatch(r">=3\.(\d+)", setup_cfg()["options"]["python_requires"])
+    classifiers = setup_cfg()["metadata"]["classifiers"].strip().splitlines()
+    named = [int(c.rsplit(".", 1)[1]) for c in classifiers if re.search(r":: 3\.\d+$", c)]
     assert named == list(range(int(floor[1]), max(named) + 1)), "a classifier per supported Python"
     return [f"3.{minor}" for minor in named]
 
@@ -115,7 +124,7 @@ def test_cibuildwheel_builds_one_abi3_wheel_and_tests_it_on_every_python():
     for name in re.findall(r"(?:\w+/)?test_\w+\.py|conftest\.py|reference_impl\.py", listed):
         assert (REPO / "tests" / name).is_file(), name
     assert "py_limited_api" in (REPO / "setup.py").read_text() and "0x030B0000" in (  # (abi3audit: test_packaging)
-        REPO / "src" / "opinion_metrics" / "_speedups.c"
+        REPO / "src" / "opinion_metrics" / "_native" / "common.h"  # (each C file includes it first)
     ).read_text(encoding="utf-8")
 
 
