@@ -447,10 +447,10 @@ def test_poisson_state_memory_is_constant_in_the_number_of_examples():
     for n in (10, 3000):
         columns = corpus("keyword_prf", n, seed=n)
         state = MetricState("keyword_prf", **options).update(**columns)
-        sizes.append(sum(array.nbytes for _, array in state._arrays()))
+        sizes.append(sum(array.nbytes for _, array in state.named_arrays()))
     assert sizes[0] == sizes[1] == 8 * 8 * (1 + 2 * 1000)  # sums, weighted and swapped sums of 8 columns
     plain = MetricState("keyword_prf").update(**corpus("keyword_prf", 3000, seed=1))
-    assert [name for name, _ in plain._arrays()] == ["sums"] and plain.sums.shape == (8,)
+    assert [name for name, _ in plain.named_arrays()] == ["sums"] and plain.sums.shape == (8,)
 
 
 def test_keys_from_numpy_pandas_and_lists_agree_and_bad_keys_are_named():
@@ -575,7 +575,7 @@ def test_foreign_wrong_version_and_lying_headers_are_refused():
     state = small_states()["poisson"]
     header = json.loads(state.to_bytes()[14 : 14 + struct.unpack_from("<HI", state.to_bytes(), 8)[1]])
     payload = state.sketch.astype("<u8").tobytes() + b"".join(
-        array.astype("<f8").tobytes() for _, array in state._arrays()
+        array.astype("<f8").tobytes() for _, array in state.named_arrays()
     )
     assert MetricState.from_bytes(forge(header, payload)) == state  # the forger's layout is the real one
     sketch = header["arrays"][0]
@@ -634,7 +634,7 @@ def test_foreign_wrong_version_and_lying_headers_are_refused():
     }
     rows_state = small_states()["multinomial"]
     rows_header = json.loads(rows_state.to_bytes()[14 : 14 + struct.unpack_from("<HI", rows_state.to_bytes(), 8)[1]])
-    rows = rows_state.sketch.astype("<u8").tobytes() + rows_state._arrays()[0][1].astype("<f8").tobytes()
+    rows = rows_state.sketch.astype("<u8").tobytes() + rows_state.named_arrays()[0][1].astype("<f8").tobytes()
     cases["huge rows"] = forge(
         {
             **rows_header,

@@ -87,7 +87,7 @@ def forged(state: MetricState, **changes) -> bytes:
     """`state`'s bytes with header fields changed and each array replaced (by name) as given,
     the shapes declared to fit; a valid checksum."""
     header = header_of(state.to_bytes())
-    arrays = {"sketch": state.sketch.astype("<u8"), **{name: array for name, array in state._arrays()}}
+    arrays = {"sketch": state.sketch.astype("<u8"), **{name: array for name, array in state.named_arrays()}}
     arrays.update(changes.pop("arrays", {}))
     header.update(changes)
     header["arrays"] = [{"name": name, "shape": list(np.shape(array))} for name, array in arrays.items()]
@@ -108,7 +108,7 @@ def test_statistics_of_another_width_are_refused_before_compute():
     poisson_state = state_of("keyword_prf", {**INTERVALS, "bootstrap": "poisson"})
     for width in (0, 3, 20):  # IndexError at compute / 8 of 20 columns read silently, before
         refused(forged(plain, arrays={"sums": np.ones(width)}), rf"array sums has shape \[{width}\]")
-    wider = {name: np.ones((*array.shape[:-1], 12)) for name, array in poisson_state._arrays()}
+    wider = {name: np.ones((*array.shape[:-1], 12)) for name, array in poisson_state.named_arrays()}
     refused(forged(poisson_state, arrays=wider), r"keyword_prf with these options has \[8\]")
     three = state_of("aspect_sentiment_score", {"aspects": ASPECTS}, n=5)
     header = header_of(three.to_bytes())

@@ -11,8 +11,9 @@ from .. import DEFINITIONS_URL
 from . import controls as families
 from .comparing import LEVELS, METHODS, compare_families, compare_systems_tab
 from .controls import COMBINED, FAMILIES, INTERVAL_LEVEL
-from .parsing import UPLOAD_LIMITS, UPLOAD_TYPES, typed_lines
+from .parsing import UPLOAD_LIMITS, UPLOAD_TYPES
 from .results import ALL_OTHERS
+from .systems import typed_lines
 from .ui import (
     _PLACEHOLDERS,
     _TALL,

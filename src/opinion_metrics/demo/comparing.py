@@ -22,7 +22,7 @@ from .controls import (
     keyword_options,
     presence_texts,
 )
-from .parsing import Systems, read_systems, whole_number
+from .parsing import whole_number
 from .plots import plot_differences, plot_systems
 from .results import (
     ALL_OTHERS,
@@ -38,6 +38,7 @@ from .results import (
     results_frame,
     space_message,
 )
+from .systems import Systems, read_systems
 
 
 def _paired(systems: Systems, baseline: str, system: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -16,7 +16,8 @@ from ..stats.significance import Difference
 from ..view.text import Block, Marks, entries, family_blocks, left_out_reason, option_text, signed, value_text
 from .controls import FAMILIES, INTERVAL_LEVEL, LEFT_OUT, Family, keyword_options
 from .explanations import _example_names
-from .parsing import PREDICTION_PREFIX, Inputs, Systems, read_systems, read_upload, system_column
+from .parsing import PREDICTION_PREFIX, Inputs, read_upload, system_column
+from .systems import Systems, read_systems
 
 _EXAMPLE = re.compile(r"\bexample (\d+)\b")
 
@@ -216,7 +217,7 @@ def _read_systems(
     mapping: Mapping[str, str] | None = None,
     prefix: str = PREDICTION_PREFIX,
 ) -> Systems:
-    """`parsing.read_systems`, errors in the Space's words; several uploaded files are systems each
+    """`systems.read_systems`, errors in the Space's words; several uploaded files are systems each
     (named by their system column where it has one value, else by the file's name)."""
     paths = [upload] if isinstance(upload, str) else list(upload or [])
     tables = [_read(path, mapping) for path in paths] or [None]

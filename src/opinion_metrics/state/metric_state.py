@@ -39,8 +39,9 @@ from ..stats.poisson import (
 )
 from ..stats.resampling import add_intervals, bootstrap_intervals, poisson_seed, resampled_intervals
 from . import wire
+from .from_arrow import arrow_columns, from_dataset
 from .layout import _value_names
-from .options import ObjectOption, _canonical_value, rows_named, unnamed_objects
+from .options import ObjectOption, _canonical_value
 from .wire import (
     _distinct_keys,
     _length,
@@ -200,47 +201,7 @@ class MetricState:
             >>> MetricState.from_dataset(data, "keyword_prf", match="exact", batch_size=1).compute()["f1"]
             0.5
         """
-        from datasets import Features, Value
-
-        spec = get_family(family)
-        inputs = [item.name for item in spec.inputs]
-        names = {"predictions": predictions, "references": references}
-        names.update({name: options.pop(name) for name in inputs if name in options})
-        names = {name: column for name, column in names.items() if name in inputs and column is not None}
-        template = cls(family, **options)
-        index_column = "__opinion_metrics_index__"
-
-        def batch_state(batch: Any, indices: list[int]) -> dict[str, list[bytes]]:
-            import pyarrow as pa
-
-            table = batch.append_column(index_column, pa.array(indices, type=pa.int64()))
-            state = MetricState.empty_like(template)
-
-            def name(index: int) -> str:  # the dataset's row, as the family function on the dataset names it
-                value = "" if key is None else f" ({key}={table.column(key)[index].as_py()!r})"
-                return f"example {indices[index]}{value}"
-
-            with rows_named(name):
-                state.update_arrow(
-                    table, key=index_column if key is None and groups is None else key, groups=groups, **names
-                )
-            return {"state": [state.to_bytes()]}
-
-        states = dataset.with_format("arrow").map(
-            batch_state,
-            batched=True,
-            batch_size=batch_size,
-            with_indices=True,
-            num_proc=num_proc,
-            remove_columns=dataset.column_names,
-            features=Features({"state": Value("binary")}),
-            keep_in_memory=True,
-            desc=f"{family} states",
-        )
-        merged, objects = template, unnamed_objects(template.options)  # functions and models given back
-        for data in states.with_format("arrow")["state"].to_pylist():
-            merged = merged.merge(cls.from_bytes(data, **objects))
-        return merged
+        return from_dataset(cls, dataset, family, predictions, references, key, groups, num_proc, batch_size, options)
 
     # -- adding examples -------------------------------------------------------------------
 
@@ -274,45 +235,7 @@ class MetricState:
         `names` maps each family input to its column name (`predictions="pred_col"`);
         `key` and `groups` name the key and group columns (None: position keys from `start`,
         as in `update`)."""
-        import pyarrow as pa
-
-        from ..io.rows import arrow_to_lists, arrow_to_ratings
-
-        if not isinstance(table, (pa.RecordBatch, pa.Table)):
-            if hasattr(table, "to_arrow"):  # datasets.Dataset, polars
-                table = table.to_arrow()
-            elif hasattr(table, "columns") and hasattr(table, "iloc"):  # pandas
-                table = pa.Table.from_pandas(table, preserve_index=False)
-            else:
-                raise TypeError(f"update_arrow takes an Arrow RecordBatch or Table, got {type(table).__name__}")
-        spec = get_family(self.family)
-        kinds = {item.name: item.kind for item in spec.inputs}
-
-        def column(name: str, role: str) -> Any:
-            if not isinstance(name, str):
-                raise TypeError(f"{role} must name a column (a str), got {name!r}")
-            if name not in table.column_names:
-                raise ValueError(f"{role}={name!r}: no such column; the columns: {', '.join(table.column_names)}")
-            count = table.column_names.count(name)
-            if count > 1:
-                raise ValueError(f"{role}={name!r}: the table has {count} columns of that name; give each its own name")
-            return table.column(name)
-
-        values: dict[str, Any] = {}
-        for name, column_name in names.items():
-            if name not in kinds:
-                raise ValueError(f"{self.family} takes no input {name!r}; its inputs: {', '.join(kinds)}")
-            if column_name is None:
-                continue
-            data = column(column_name, name)
-            if kinds[name] == "ratings":
-                values[name] = arrow_to_ratings(data)
-            elif kinds[name] == "texts":
-                values[name] = data.to_pylist()
-            else:
-                values[name] = arrow_to_lists(data, share_duplicates=name == "references")
-        keys = None if key is None else column(key, "key")
-        group_column = None if groups is None else column(groups, "groups")
+        values, keys, group_column = arrow_columns(self.family, table, key, groups, names)
         return self._add(values, keys, group_column, start)
 
     def _add(self, columns: dict[str, Any], keys: Any, groups: Any, start: int | None = None) -> MetricState:

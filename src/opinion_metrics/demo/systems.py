@@ -1,0 +1,212 @@
+"""The systems of a Space's inputs: typed in the boxes (each line of a system prefixed with
+`[name]`, or one system) or read from uploaded files (a system column, prediction columns side
+by side, or one file per system), paired as the same examples."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..io.column_names import first_text, text_cell_message
+from ..io.table import Table
+from .parsing import PREDICTION_PREFIX, Inputs, _code, collect_inputs, lines, split_systems
+
+# "[tfidf] keyword; keyword": a typed line of one system (every line names its system, or none does).
+SYSTEM_PREFIX = re.compile(r"^\s*\[([^\[\]]+)\]\s*")
+
+
+TYPED_SOURCE = "the text boxes"
+
+
+# An upload's column of each role, as the column-mapping boxes give them (empty: found by name).
+ColumnMapping = dict[str, str]
+
+
+@dataclass
+class Systems:
+    """The systems read from the boxes or a file: each system's `Inputs` and, for a file, its
+    rows (a `Table`, for their lines); `described` says where they came from and how they were
+    told apart, `columns` which columns were read; examples pair by `paired_by` (an id column)
+    or by position."""
+
+    inputs: dict[str, Inputs]
+    parts: dict[str, Table | None]
+    described: str
+    columns: str = ""
+    paired_by: str | None = None
+
+    @property
+    def named(self) -> bool:
+        return list(self.inputs) != [""]
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
+def typed_lines(predictions: str | None) -> dict[str, list[tuple[int, str]]] | None:
+    """{system: [(line number, text after "[system]")]} when every line of the predictions box
+    names its system, None when none does; some named and others not is an error naming them."""
+    found = lines(predictions, "predictions")
+    named = [SYSTEM_PREFIX.match(line) for line in found]
+    if not any(named):
+        return None
+    unnamed = [number for number, match in enumerate(named, 1) if match is None]
+    if unnamed:
+        shown = ", ".join(map(str, unnamed[:5])) + (" and more" if len(unnamed) > 5 else "")
+        first = next(number for number, match in enumerate(named, 1) if match)
+        verb = "do" if len(unnamed) > 1 else "does"
+        raise ValueError(
+            f"predictions: line {first} starts with [a system's name] but line{'s' * (len(unnamed) > 1)} {shown} "
+            f'{verb} not: name the system of every line ("[tfidf] keyword; keyword"; an example without '
+            'keywords: "[tfidf]" alone), or of none'
+        )
+    systems: dict[str, list[tuple[int, str]]] = {}
+    for number, (line, match) in enumerate(zip(found, named), 1):
+        systems.setdefault(match[1].strip(), []).append((number, line[match.end() :]))  # type: ignore[index]
+    return systems
+
+
+def _typed_systems(family: str, inputs: Sequence[str], predictions: str, references: str, extra: str) -> Systems | None:
+    """Several systems typed in the predictions box ("[name] ..." lines), the references and
+    texts given once per example and shared by every system (example i: each system's i-th line)."""
+    systems = typed_lines(predictions)
+    if systems is None:
+        return None
+    counts = {name: len(found) for name, found in systems.items()}
+    first, size = next(iter(counts.items()))
+    uneven = next((name for name, count in counts.items() if count != size), None)
+    if uneven is not None:
+        raise ValueError(
+            f"predictions: system {first!r} has {_plural(size, 'line')} and {uneven!r} {counts[uneven]}: each "
+            "system needs one line per example, in the same order"
+        )
+    shared = {}
+    for box, text in (("references", references), ("texts", extra)):
+        if box in inputs and lines(text, box):
+            shared[box] = len(lines(text, box))
+    for box, count in shared.items():
+        if count != size:
+            per_line = count == sum(counts.values())
+            repeated = " (given per system's line: give them once per example instead)" if per_line else ""
+            raise ValueError(
+                f"{box} has {_plural(count, 'line')} but each system {_plural(size, 'example')}{repeated}: "
+                f"the {box} are given once per example and shared by every system"
+            )
+    found: dict[str, Inputs] = {}
+    for name, typed in systems.items():
+        text = "\n".join(line for _, line in typed)
+        numbers = [number for number, _ in typed]
+
+        def where(index: int, numbers: list[int] = numbers) -> str:
+            line = f" (predictions line {numbers[index]})" if index < len(numbers) else ""
+            return f"example {index + 1}{line}"
+
+        data = collect_inputs(inputs, text, references, extra, None, family=family).data
+        found[name] = Inputs(data, TYPED_SOURCE, where)
+    names = ", ".join(list(found)[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    described = f"{TYPED_SOURCE}: {_plural(len(found), 'system')} ({names}) named at the start of their lines"
+    return Systems(found, dict.fromkeys(found), described)
+
+
+def _renamed(part: Table, columns: ColumnMapping) -> Table:
+    """`part` with the columns of `columns` ({role: column}) under the roles' names, the others kept."""
+    renamed = {role: part.columns[column] for role, column in columns.items() if column in part.columns}
+    return Table(part.path, {**part.columns, **renamed}, part.lines, part.rows)
+
+
+def _file_systems(
+    family: str | None,
+    inputs: Sequence[str],
+    upload: Table,
+    mapping: ColumnMapping | None,
+    prefix: str,
+    extra: str | None,
+    predictions: str | None = None,
+    references: str | None = None,
+) -> Systems:
+    """The systems of an uploaded file, its columns found by name or as `mapping` gives them: a
+    system column (one row per system and example), predictions side by side (`keywords_*`), or one."""
+    from ..io.column_names import NAMES, WHAT, closest, find_columns
+    from ..io.column_names import described as mapping_words
+
+    given = {role: value.strip() for role, value in (mapping or {}).items() if value and value.strip()}
+    found = find_columns(list(upload.columns), given)
+    for role, column in given.items():
+        if column != "none" and "*" not in column and column not in upload.columns:
+            near = closest(column, upload.columns)
+            hint = f"; did you mean `{near}`?" if near else ""
+            found_columns = _code(upload.columns) or "none"
+            raise ValueError(
+                f"no column `{column}` for {role} in {upload.path.name} (its columns: {found_columns}){hint}"
+            )
+    roles = {role: found[role] for role in ("predictions", "references", "scores", "texts") if found[role]}
+
+    for role in ("predictions", "references"):
+        if role in inputs and "aspects" not in inputs and found[role] is None:
+            join = " (gold lists in a file of their own, one per movie, are joined by the CLI: --gold FILE)"
+            raise ValueError(
+                f"no column of {WHAT[role]} in {upload.path.name}: looked for {', '.join(NAMES[role])}"
+                f"{' and patterns such as keywords_*' if role == 'predictions' else ''} (found: "
+                f"{_code(upload.columns) or 'none'}); name it under 'columns of the file'"
+                f"{join if role == 'references' else ''}"
+            )
+    parts: dict[str, Table]
+    pattern = found["predictions"] if found["predictions"] and "*" in found["predictions"] else None
+    if pattern and "aspects" not in inputs:
+        expression = re.compile(re.escape(pattern).replace(r"\*", "(.+)") + "$")
+        parts = {}
+        for column in upload.columns:
+            match = expression.match(column)
+            if match:
+                own = dict(roles, predictions=column)
+                scores = found["scores"]
+                own["scores"] = scores.replace("*", match[1]) if scores and "*" in scores else (scores or "")
+                parts[match[1]] = _renamed(upload, {k: v for k, v in own.items() if v})
+        how = f"{_plural(len(parts), 'system')} side by side (`{pattern}`)"
+    else:
+        column = found["system"]
+        split = split_systems(upload, column) if column else {"": upload}
+        parts = {name: _renamed(part, roles) for name, part in split.items()}
+        how = f"{_plural(len(parts), 'system')} of its `{column}` column" if column else ""
+    systems: dict[str, Inputs] = {}
+    for name, part in parts.items():
+        for role in ("predictions", "references"):
+            column = pattern.replace("*", name) if role == "predictions" and pattern else found[role]
+            keywords = role in inputs and "aspects" not in inputs and column in part.columns
+            row = first_text(part.columns[column]) if keywords else None
+            if row is not None:
+                raise ValueError(text_cell_message(column, part.columns[column][row], part.location(row)))
+        systems[name] = collect_inputs(inputs, predictions, references, extra, part, prefix, family)
+    source = next(iter(systems.values())).source  # the file, and for the aspect score the columns read as aspects
+    usual = {"predictions": ("predictions",), "references": ("references",), "scores": ("scores",)}
+    usual["texts"] = ("texts", "review")
+    renamed = any(found[role] not in names for role, names in usual.items() if found[role] and role in roles)
+    words = mapping_words(found, given) if "aspects" not in inputs and (renamed or given) else ""
+    return Systems(systems, dict(parts), source + (f": {how}" if how else ""), words, found["id"])
+
+
+def read_systems(
+    family: str | None,
+    inputs: Sequence[str],
+    predictions: str | None,
+    references: str | None,
+    extra: str | None = None,
+    upload: Table | None = None,
+    mapping: ColumnMapping | None = None,
+    prefix: str = PREDICTION_PREFIX,
+) -> Systems:
+    """The systems of family `family`'s input, the same model everywhere: an upload (its systems
+    by a system column or side-by-side columns, `mapping` naming columns found otherwise), else
+    the text boxes (several systems when every predictions line starts with "[name]", the
+    references and texts once per example, shared). `inputs`: the family's boxes ("predictions",
+    "references", and "texts" or "aspects"); "keyword (0.8)" is the keyword "keyword" with a
+    score in every family, as `collect_inputs` says (None: the box shared by every family)."""
+    if upload is not None:
+        return _file_systems(family, inputs, upload, mapping, prefix, extra, predictions, references)
+    typed = _typed_systems(family, inputs, predictions or "", references or "", extra or "")
+    if typed is not None:
+        return typed
+    single = collect_inputs(inputs, predictions, references, extra, None, prefix, family)
+    return Systems({"": single}, {"": None}, TYPED_SOURCE)
