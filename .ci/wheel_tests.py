@@ -21,13 +21,22 @@ TESTS = (
     "families/test_keyword_prf.py",
     "families/test_weighted_keyword_prf.py",
     "core/test_matching.py",
-    "core/test_fast_paths.py",
-    "core/test_differential.py",
+    "core/test_fast_paths_normalization.py",
+    "core/test_fast_paths_encoding.py",
+    "core/test_fast_paths_matching.py",
+    "core/test_fast_paths_relations.py",
+    "core/test_fast_paths_documents.py",
+    "core/test_kept_corpora.py",
+    "core/test_c_helper.py",
+    "core/test_differential_options.py",
+    "core/test_differential_shapes.py",
+    "core/test_differential_white_space.py",
     "core/test_relation_cache.py",
     "families/test_aspects.py",
     "stats/test_resampling.py",
 )
-HELPERS = ("conftest.py", "reference_impl.py")
+# What they import from the root of tests/ (next to conftest.py, importable from every test).
+HELPERS = ("conftest.py", "reference_impl.py", "fast_path_cases.py", "differential_cases.py")
 
 
 def main(repository: Path) -> int:

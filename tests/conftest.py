@@ -22,13 +22,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parents[1]
-# Test modules share helpers across folders (`from test_state import corpus`): every folder of
-# tests is importable, as pytest makes each one while it collects it.
-sys.path[:0] = [
-    str(folder)
-    for folder in sorted(Path(__file__).parent.iterdir())
-    if folder.is_dir() and folder.name != "__pycache__"
-]
 # The real data: where OPINION_METRICS_SHARED names it (then it must be there), else a folder
 # named shared next to the checkout (when it is absent, the tests that read it are skipped).
 SHARED_NAMED = bool(os.environ.get("OPINION_METRICS_SHARED"))

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from test_engines import CASES, family_result, random_corpus
+from engine_cases import CASES, family_result, random_corpus
 
 from opinion_metrics import cli, keyword_prf
 from opinion_metrics.engines import parallel

@@ -11,7 +11,7 @@ import os
 import numpy as np
 import pytest
 from conftest import local_ray_data, local_spark
-from test_state import CharacterEncoder, corpus, toy_sentiment
+from state_cases import CharacterEncoder, corpus, toy_sentiment
 
 from opinion_metrics import MetricState, semantic_keyword_prf, sentiment_appropriateness
 

@@ -1,6 +1,6 @@
 """Differential test of the sentiment, aspect and diversity families, group pooling and
 the annotator helpers (SPEC sections 3, 6, 7, 8 and 10) on the random corpora of
-`test_differential`, against the brute force of `reference_impl`: every combination of
+`differential_cases`, against the brute force of `reference_impl`: every combination of
 normalize x stemmer x input (references, texts, prediction sentiments present or not),
 with a custom sentiment function and a stand-in encoder."""
 
@@ -9,8 +9,17 @@ import itertools
 import numpy as np
 import pytest
 import reference_impl as ref
-from test_differential import NORMALIZES, STEMMERS, check, differences, options_text, random_corpus, random_texts
-from test_differential_semantic import StandInEncoder, embed
+from differential_cases import (
+    NORMALIZES,
+    STEMMERS,
+    StandInEncoder,
+    check,
+    differences,
+    embed,
+    options_text,
+    random_corpus,
+    random_texts,
+)
 
 from opinion_metrics import agreement, aspect_sentiment_score, keyword_diversity, merge_references, pool_by_group
 from opinion_metrics.families.sentiment_appropriateness import sentiment_appropriateness

@@ -11,20 +11,21 @@ stay away from every similarity that occurs (checked), so none flips a decision:
 matches everything, 1 only equal keywords (S = 1 exactly, whatever float32 gives).
 """
 
-import hashlib
 import itertools
 
 import numpy as np
 import pytest
 import reference_impl as ref
-from test_differential import (
+from differential_cases import (
     NORMALIZES,
     PREPARATIONS,
     PRESENCES,
     STEMMERS,
     TOP_KS,
+    StandInEncoder,
     check,
     differences,
+    embed,
     options_text,
     prepared_as,
     random_corpus,
@@ -63,21 +64,6 @@ def force_path(monkeypatch, path: str) -> list[tuple[bool, bool]]:
 
     monkeypatch.setattr(cosines._Similarities, "maxima", recorded)
     return blocks
-
-
-def embed(text: str) -> np.ndarray:
-    """Twelve integers in [-1, 2] from the string's MD5 (never the zero vector)."""
-    vector = np.array([byte % 4 - 1 for byte in hashlib.md5(text.encode("utf-8", "surrogatepass")).digest()[:12]])
-    if not vector.any():
-        vector[0] = 1
-    return vector.astype(np.float64)
-
-
-class StandInEncoder:
-    """A sentence-transformers style model: `encode(texts, **options)` -> array."""
-
-    def encode(self, texts, **options):
-        return np.array([embed(text) for text in texts], dtype=np.float32)
 
 
 def similarities(predictions, references, normalize, stemmer) -> set[float]:

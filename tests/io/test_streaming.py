@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 import pytest
-from test_engines import family_result, random_corpus
+from engine_cases import family_result, random_corpus
 
 from opinion_metrics import MetricState, cli, pool_by_group
 from opinion_metrics.engines import parallel
@@ -237,7 +237,7 @@ def grouped_rows(n: int = 240, groups: int = 30, seed: int = 4) -> list[dict]:
 
 def test_grouped_intervals_key_each_group_by_its_value(tmp_path):
     """--group with Poisson intervals: a pooled example's key is its group value, as the
-    engines' groups= makes it (test_engines checks theirs against the same state)."""
+    engines' groups= makes it (test_engines_ray and test_engines_spark check theirs against the same state)."""
     rows = grouped_rows()
     lines = tmp_path / "rows.jsonl"
     lines.write_text("".join(json.dumps(row) + "\n" for row in rows))

@@ -121,7 +121,7 @@ def test_cibuildwheel_builds_one_abi3_wheel_and_tests_it_on_every_python():
     assert config["test-command"] == "python {project}/.ci/wheel_tests.py {project}"
     assert (REPO / ".ci" / "wheel_tests.py").is_file()
     listed = (REPO / ".ci" / "wheel_tests.py").read_text(encoding="utf-8")
-    for name in re.findall(r"(?:\w+/)?test_\w+\.py|conftest\.py|reference_impl\.py", listed):
+    for name in re.findall(r"(?:\w+/)?test_\w+\.py|conftest\.py|reference_impl\.py|\w+_cases\.py", listed):
         assert (REPO / "tests" / name).is_file(), name
     assert "py_limited_api" in (REPO / "setup.py").read_text() and "0x030B0000" in (  # (abi3audit: test_packaging)
         REPO / "src" / "opinion_metrics" / "_native" / "common.h"  # (each C file includes it first)

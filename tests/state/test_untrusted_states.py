@@ -19,7 +19,7 @@ import struct
 
 import numpy as np
 import pytest
-from test_state import ASPECTS, FAMILY_OPTIONS, INTERVALS, CharacterEncoder, corpus, fit_corpus, forge
+from state_cases import ASPECTS, FAMILY_OPTIONS, INTERVALS, CharacterEncoder, corpus, fit_corpus, forge
 
 from opinion_metrics import MetricState, keyword_prf
 from opinion_metrics.families.registry import output_for

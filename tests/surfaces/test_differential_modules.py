@@ -16,7 +16,7 @@ evaluate = pytest.importorskip("evaluate")
 
 import reference_impl as ref  # noqa: E402
 from conftest import REPO  # noqa: E402
-from test_differential import differences, random_corpus  # noqa: E402
+from differential_cases import differences, random_corpus  # noqa: E402
 
 from opinion_metrics.cli.command import main  # noqa: E402
 

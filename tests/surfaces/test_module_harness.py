@@ -20,11 +20,10 @@ from unittest.mock import patch
 
 import pytest
 from conftest import REPO
+from module_cases import CASES
 
 evaluate = pytest.importorskip("evaluate")
 datasets = pytest.importorskip("datasets")
-
-from test_distributed import CASES  # noqa: E402
 
 HUB_NAMESPACE = "opinion-metrics"  # scripts/publish.py's default
 MODULES = sorted(path.name for path in (REPO / "metrics").iterdir() if (path / f"{path.name}.py").exists())

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 from conftest import REPO, space_values
-from test_state import CharacterEncoder
+from state_cases import CharacterEncoder
 
 from opinion_metrics import (
     explain,

@@ -106,7 +106,7 @@ _NORMALIZERS: dict[str, Normalizer] = {
 
 # Whole-batch forms of the built-in modes for ASCII strings without the separator, given
 # joined by it: one pass over the joined strings instead of one call per string (same
-# results: tests/core/test_fast_paths.py).
+# results: tests/core/test_fast_paths_normalization.py).
 _BATCH_NORMALIZERS: dict[str, Callable[[str], list[str]]] = {
     "default": _many_default,
     "ascii": _many_ascii,
