@@ -197,7 +197,8 @@ def keyphrase_tagging_compute_metrics(
         raise ValueError(f"family must be one of {tagging_families()} (families of keyphrases alone), got {family!r}")
     gold_lists = _check_references(references)
     if texts is not None:
-        texts = check_texts(check_corpus(texts, "texts"), len(texts), allow_none=True)
+        texts = check_corpus(texts, "texts")  # a generator: read once
+        texts = check_texts(texts, len(texts), allow_none=True)
     pad_token_id = check_tokenizer(tokenizer)
     needs_texts = options.get("presence", "all") != "all"
     n_tags = len(names)
