@@ -176,6 +176,9 @@ class CheckedArrowInputs:
         to gather processes, and writing a gold list repeated for every review to it and
         reading it back costs several times the metric itself.
         """
+        combination = _combination(sys._getframe(1))
+        if combination is not None:
+            references, kwargs = self._combined_arguments(combination, references, kwargs)
         names = list(self._feature_names())
         options = {name: value for name, value in kwargs.items() if name not in names}
         self._check_options(options)
@@ -192,6 +195,36 @@ class CheckedArrowInputs:
         before = 0 if self.writer is None else self._examples_added
         self.add_batch(**inputs)
         return self._compute_added(options, kept=before)
+
+    def _combined_arguments(
+        self, modules: list[Any], references: Any, kwargs: dict[str, Any]
+    ) -> tuple[Any, dict[str, Any]]:
+        """Under `evaluate.combine(...).compute`, which passes every argument to every module:
+        the references, inputs and options this module takes. An argument no combined module
+        takes is an error naming the closest; the first of this project's modules checks every
+        module's options, before any of them consumes its added rows."""
+        takes = {id(module): _arguments_of(module) for module in modules}
+        known = set().union(*takes.values())
+        for name in kwargs:
+            if name not in known:
+                options = sorted(known - {"predictions", "references"})
+                close = difflib.get_close_matches(name, options, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(
+                    f"no module of this combination ({', '.join(module.name for module in modules)}) takes "
+                    f"{name!r}{hint}; their inputs and options are {options}"
+                )
+        ours = [module for module in modules if isinstance(module, CheckedArrowInputs)]
+        if ours and ours[0] is self:
+            for module in ours[1:]:
+                inputs = set(module._feature_names())
+                module._check_options(
+                    {name: value for name, value in kwargs.items() if name in takes[id(module)] - inputs}
+                )
+        mine = takes[id(self)]
+        return (references if "references" in mine else None), {
+            name: value for name, value in kwargs.items() if name in mine
+        }
 
     def _compute_added(self, options: dict[str, Any], kept: int | None = None) -> dict | None:
         """evaluate's `compute` over the added rows; if `_compute` fails (a model that loads
@@ -364,6 +397,19 @@ class CheckedArrowInputs:
             references=None if reference is None else [reference],
             **{name: None if value is None else [value] for name, value in kwargs.items()},
         )
+
+
+def _combination(caller: Any) -> list[Any] | None:
+    """The modules of the `evaluate.combine(...)` whose `compute` is `caller` (a frame), or None."""
+    combined = caller.f_locals.get("self")
+    if caller.f_code.co_name != "compute" or type(combined).__name__ != "CombinedEvaluations":
+        return None
+    return list(combined.evaluation_modules)
+
+
+def _arguments_of(module: Any) -> set[str]:
+    """The inputs and options a module's `compute` takes (its features and `_compute`'s parameters)."""
+    return {*module._feature_names(), *_compute_parameters(type(module))}
 
 
 def _is_batch(example: Any) -> bool:

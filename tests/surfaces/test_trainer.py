@@ -285,3 +285,71 @@ def test_keyphrase_helper_reads_texts_given_as_a_generator_once():
     metric = keyphrase_compute_metrics(WordTokenizer(), presence="present", texts=(text for text in ["war", "jedi"]))
     ids = np.array([[1, 0, 0], [3, 0, 0]])
     assert metric((ids, ids)) == keyword_prf([["war"], ["jedi"]], [["war"], ["jedi"]])
+
+
+def test_aspect_helper_reads_a_stock_heads_flat_logits_with_classes_and_says_how_otherwise():
+    rng = np.random.default_rng(0)
+    logits, labels = rng.normal(size=(5, 6, 6)), rng.integers(0, 6, size=(5, 6))
+    expected = aspect_sentiment_score(logits.argmax(-1), labels)
+    assert aspect_compute_metrics(classes=6)((logits.reshape(5, 36), labels)) == expected
+    assert aspect_compute_metrics(classes=6)((logits, labels)) == expected
+    hint = r"logits have shape \(5, 36\).*pass classes=6 to aspect_compute_metrics .*logits\.reshape\(n, 6, 6\)"
+    with pytest.raises(ValueError, match=hint):
+        aspect_compute_metrics()((logits.reshape(5, 36), labels))
+    with pytest.raises(ValueError, match=r"35 columns are not a multiple of the 6 aspects: .* 6 \* 6 = 36 logits"):
+        aspect_compute_metrics()((logits.reshape(5, 36)[:, :35], labels))
+    with pytest.raises(ValueError, match=r"logits have 36 columns, not a multiple of classes=5"):
+        aspect_compute_metrics(classes=5)((logits.reshape(5, 36), labels))
+    with pytest.raises(ValueError, match=r"logits have 6 classes per aspect but classes=4"):
+        aspect_compute_metrics(classes=4)((logits, labels))
+    with pytest.raises(ValueError, match=r'classes reshapes classification logits: give it with outputs="logits"'):
+        aspect_compute_metrics(outputs="regression", classes=6)
+    with pytest.raises(ValueError, match=r"classes must be an integer >= 2 .*got 1"):
+        aspect_compute_metrics(classes=1)
+
+
+def test_aspect_helper_takes_the_interval_options_checked_when_made():
+    rng = np.random.default_rng(1)
+    logits, labels = rng.normal(size=(30, 6, 6)), rng.integers(0, 6, size=(30, 6))
+    options = {"confidence_level": 0.9, "n_resamples": 200, "random_state": 4, "bootstrap": "poisson"}
+    result = aspect_compute_metrics(**options)((logits, labels))
+    assert result == aspect_sentiment_score(logits.argmax(-1), labels, **options)
+    assert result["score_ci_low"] <= result["score"] <= result["score_ci_high"]
+    with pytest.raises(ValueError, match=r"has no option 'confidence_levl'; did you mean 'confidence_level'\?"):
+        aspect_compute_metrics(confidence_levl=0.9)
+    with pytest.raises(ValueError, match=r"bootstrap must be one of"):
+        aspect_compute_metrics(bootstrap="jackknife")
+
+
+def aspect_loss(outputs, labels, num_items_in_batch=None):
+    """docs/trainer.md's loss for a stock head: (n, 36) logits as 6 aspects x 6 classes."""
+    return torch.nn.functional.cross_entropy(outputs["logits"].reshape(-1, 6), labels.reshape(-1))
+
+
+def test_a_stock_sequence_classification_head_trains_with_the_documented_loss(tmp_path, tourism_slice):
+    texts, ratings = tourism_slice
+    tokenizer = local_tokenizer(texts)
+    dataset = datasets.Dataset.from_dict(
+        {**tokenizer(texts, truncation=True, max_length=64, padding="max_length"), "labels": ratings}
+    )
+    torch.manual_seed(0)
+    model = transformers.AutoModelForSequenceClassification.from_config(tiny_bert_config(len(tokenizer), num_labels=36))
+    args = training_arguments(
+        tmp_path, num_train_epochs=3, per_device_train_batch_size=16, learning_rate=2e-3, save_strategy="no"
+    )
+    trainer = transformers.Trainer(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        eval_dataset=dataset,
+        compute_loss_func=aspect_loss,
+        compute_metrics=aspect_compute_metrics(classes=6, aspects=VIETNAMESE_COLUMNS),
+    )
+    before = trainer.evaluate()
+    trainer.train()
+    after = trainer.evaluate()
+    assert after["eval_loss"] < before["eval_loss"] - 0.1
+    logits = trainer.predict(dataset).predictions  # (n, 36), as the stock head gives them
+    assert logits.shape == (len(texts), 36)
+    expected = aspect_sentiment_score(logits.reshape(-1, 6, 6).argmax(-1), ratings, aspects=VIETNAMESE_COLUMNS)
+    assert after["eval_score"] == pytest.approx(expected["score"], rel=1e-12)
