@@ -5,6 +5,7 @@ against a baseline with the paired test and its report.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..analysis.compare import DEFAULT_RESAMPLES
@@ -35,6 +36,7 @@ from .results import (
     _read_systems,
     _status,
     error,
+    noted,
     results_frame,
     space_message,
 )
@@ -182,6 +184,7 @@ def compare_families(
     skipped: list[str] = []
     systems: Systems | None = None
     explained: dict[str, Outcome] = {}
+    notes = ""  # those of the first family's reading (the box is read alike for every family)
     for name in COMBINED:
         family = FAMILIES[name]
         options = {o.name: o.default for o in family.options}
@@ -191,6 +194,7 @@ def compare_families(
             systems = read_systems(None, family.inputs, predictions, references, texts, table, dict(mapping or {}))
         except ValueError as problem:
             raise _fail(ValueError(f"{name}: {problem}")) from None
+        notes = notes or noted(systems)
         for system, inputs in systems.inputs.items():
             if name == "weighted_keyword_prf" and inputs.data.get("scores") is None:
                 skipped.append(name)
@@ -207,8 +211,9 @@ def compare_families(
     assert systems is not None
     counts = {system: len(inputs.data["predictions"]) for system, inputs in systems.inputs.items()}
     shown = [name for name in COMBINED if name not in skipped]
-    status = _status(systems, counts, "every family with its default options")
-    status += f" · {INTERVAL_LEVEL:.0%} intervals." if confidence_level else "."
+    status = _status(replace(systems, notes=[]), counts, "every family with its default options")
+    status += f" · {INTERVAL_LEVEL:.0%} intervals" if confidence_level else ""
+    status += f"{notes}."
     if skipped:
         status += " weighted_keyword_prf needs a score per keyword, as in `keyword (0.8)`: not shown."
     frame = results_frame(shown, results, counts)
@@ -272,7 +277,7 @@ def compare_systems_tab(
     view = f", presence {presence}" if presence != "all" and "presence" in options else ""
     status = (
         f"Compared on {systems.described}: {base} against {', '.join(chosen)}, {examples} ({family}{view}, "
-        f"{method} test, {DEFAULT_RESAMPLES:,} resamples, seed 0)"
+        f"{method} test, {DEFAULT_RESAMPLES:,} resamples, seed 0){noted(systems)}"
     )
     alpha = 1 - level
     rows = [(f"{row[0]}: {row[1]}", float(row[4]), row[-1].startswith("yes")) for row in frame.itertuples(index=False)]

@@ -277,7 +277,12 @@ def _status(systems: Systems, counts: Mapping[str, int], shown: str, presence: s
         left = f" (the others left out: {left_out_reason(presence)})" if counts != given else ""
         examples = "examples: " + ", ".join(found) + left
     columns = f" · columns: {systems.columns}" if systems.columns else ""
-    return f"Computed on {systems.described}: {examples} · {shown}{columns}"
+    return f"Computed on {systems.described}: {examples} · {shown}{columns}{noted(systems)}"
+
+
+def noted(systems: Systems) -> str:
+    """The notes of `systems` for the end of a status line (a warning sign each)."""
+    return "".join(f" · ⚠ {note}" for note in systems.notes)
 
 
 def _counted(per_example: Mapping[str, list[Any]]) -> int:
