@@ -387,7 +387,7 @@ def collect_inputs(
             source += " (the text boxes are not used while a file is uploaded)"
 
         def where(index: int) -> str:
-            return f"{upload.location(index)} (example {index} counting from 0)"
+            return f"{upload.location(index)} (example {index + 1})"
     else:
         source = "the text boxes"
 
