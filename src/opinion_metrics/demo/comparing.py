@@ -189,7 +189,7 @@ def _against_baseline(
         n_resamples=DEFAULT_RESAMPLES,
         left_out=f"left out: {left_out_reason(presence)}",
     )
-    notes.append(method_note(method, level, DEFAULT_RESAMPLES))
+    notes.append(method_note(method, level, DEFAULT_RESAMPLES, family=name))
     return {system: {name: by_key} for system, by_key in found.items()}, frame, "\n".join(f"- {note}" for note in notes)
 
 
