@@ -113,9 +113,9 @@ def test_the_combined_app_reads_an_upload_once(tmp_path, monkeypatch):
     assert status == "Computed on the uploaded file `rows.jsonl`: 1 example · every family with its default options."
 
 
-def test_errors_count_text_box_lines_from_1_and_name_the_controls():
+def test_errors_count_text_box_lines_and_keywords_from_1_and_name_the_controls():
     message = space_error("weighted_keyword_prf", "a (0.5)\nb (1.5)", "a\nb", "", None)
-    assert message.startswith("scores: line 2, keyword 0 ('b'): score 1.5 is outside [0, 1]; tick clip_scores")
+    assert message.startswith("scores: line 2, keyword 1 ('b'): score 1.5 is outside [0, 1]; tick clip_scores")
 
 
 def test_errors_locate_an_uploaded_row_and_are_html_escaped(tmp_path):
@@ -126,7 +126,7 @@ def test_errors_locate_an_uploaded_row_and_are_html_escaped(tmp_path):
     ]
     path.write_text("\n".join(rows) + "\n")
     message = space_error("weighted_keyword_prf", "", "", "", str(path))
-    assert message.startswith("scores: line 2 of upload.jsonl (example 1 counting from 0), keyword 0 ('b'): score 2")
+    assert message.startswith("scores: line 2 of upload.jsonl (example 2), keyword 1 ('b'): score 2")
     # The error box renders HTML: "<" is escaped, never eaten as a tag.
     message = space_error(
         "aspect_sentiment_score", "0, 1, 0, 0, 0, 0", "0, 1, 0, 0, 0, 0", "", None, min_rating=5, max_rating=3

@@ -399,7 +399,7 @@ def test_an_upload_with_several_systems_is_not_pooled_and_splits_per_system(tmp_
     assert list(systems) == ["a", "b"] and systems["b"].columns["predictions"] == [["y"], [None]]
     assert systems["b"].location(1) == "row 3 of x.parquet"  # its row in the file, not in b's rows
     inputs = collect_inputs(SPACE_FAMILIES["keyword_prf"].inputs, "", "", "", systems["b"], family="keyword_prf")
-    assert inputs.where(1) == "row 3 of x.parquet (example 1 counting from 0)"
+    assert inputs.where(1) == "row 3 of x.parquet (example 2)"  # b's second example, counted from 1
 
 
 # --- top_k typed with superscripts ---------------------------------------------------------------

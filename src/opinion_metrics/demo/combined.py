@@ -254,7 +254,13 @@ def _comparison_tab() -> tuple[Any, ...]:
     for event in (upload.upload, upload.clear, baseline.input, versus.input):
         _follow(event(compute, inputs, outputs, api_visibility="private", **queue), after, followed)
     # the selectors follow the systems typed, before Compare (a file's systems: once it is read)
-    predictions.input(_typed_choices, [predictions, baseline, versus], [baseline, versus], api_visibility="private")
+    predictions.change(
+        _typed_choices,
+        [predictions, baseline, versus],
+        [baseline, versus],
+        api_visibility="private",
+        trigger_mode=LAST_CLICK_RUNS,
+    )
     return compute, inputs, followed, after
 
 

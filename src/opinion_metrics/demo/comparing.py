@@ -4,7 +4,8 @@ against a baseline with the paired test and its report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..analysis.compare import DEFAULT_RESAMPLES
@@ -35,10 +36,15 @@ from .results import (
     _read_systems,
     _status,
     error,
+    noted,
     results_frame,
     space_message,
 )
 from .systems import Systems, read_systems
+
+# The options the combined Space's tabs have as controls (the families' other options: their defaults).
+COMBINED_CONTROLS = ("confidence_level",)
+COMPARE_CONTROLS = ("presence", "confidence_level")
 
 
 def _paired(systems: Systems, baseline: str, system: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -68,8 +74,8 @@ def _paired(systems: Systems, baseline: str, system: str) -> tuple[dict[str, Any
         if found_a and found_b and found_a != found_b:
             index = next(i for i, (x, y) in enumerate(zip(found_a, found_b)) if x != y)
             raise ValueError(
-                f"cannot compare system {system!r} with {baseline!r}: their {side} differ at their example "
-                f"{index + 1}; the examples must be the same ({pairing(column, 'system')})"
+                f"cannot compare system {system!r} with {baseline!r}: their {side} differ at example {index} (of "
+                f"{baseline!r}); the examples must be the same ({pairing(column, 'system')})"
             )
     return base, other
 
@@ -109,6 +115,22 @@ def _compared(
         families.clear_embedding_cache()
 
 
+def _refused(
+    name: str, options: Mapping[str, Any], systems: Systems, pair: Sequence[str]
+) -> tuple[str, Exception] | None:
+    """The one system of `pair` whose inputs the family refuses on their own, and its error (the
+    library's comparison says "example 3" of either); None when both or neither are refused."""
+    refused = []
+    for system in pair:
+        try:
+            evaluate_family(name, systems.inputs[system].data, dict(options))
+        except (ValueError, ImportError) as problem:
+            refused.append((system, problem))
+        finally:
+            families.clear_embedding_cache()
+    return refused[0] if len(refused) == 1 else None
+
+
 def _against_baseline(
     name: str,
     systems: Systems,
@@ -117,20 +139,27 @@ def _against_baseline(
     versus: Sequence[str] | None = None,
     method: str = "permutation",
     level: float = INTERVAL_LEVEL,
+    controls: Collection[str] | None = None,
 ) -> tuple[dict[str, dict[str, dict[str, Difference]]], Any, str]:
     """Each system (or those of `versus`) against `baseline`: {system: {family: {key: Difference}}}
-    with Holm's correction over them, the report's frame and its notes (Markdown)."""
+    with Holm's correction over them, the report's frame and its notes (Markdown); an error names
+    the system whose inputs it is about (`controls`: the tab's, as `space_message` takes them)."""
     import pandas as pd
 
     compared, pairs = {}, {}
     for system in versus or [name for name in systems.inputs if name != baseline]:
         try:
             base, other = _paired(systems, baseline, system)
+        except ValueError as problem:  # its positions are the baseline's
+            raise _fail(problem, systems.inputs[baseline].where, controls) from None
+        try:
             compared[system], pairs[system] = _compared(
                 name, options, base, other, method=method, confidence_level=level
             )
         except (ValueError, ImportError) as problem:
-            raise _fail(problem, systems.inputs[system].where) from None
+            culprit, problem = _refused(name, options, systems, (baseline, system)) or ("", problem)
+            message = space_message(problem, systems.inputs[culprit or system].where, controls)
+            raise error(f"system {culprit!r}: {message}" if culprit else message) from None
     found = significance(compared, method=method, n_resamples=DEFAULT_RESAMPLES, pairs=pairs)
     alpha = round(1 - level, 10)
     several = len(found) > 1
@@ -160,7 +189,7 @@ def _against_baseline(
         n_resamples=DEFAULT_RESAMPLES,
         left_out=f"left out: {left_out_reason(presence)}",
     )
-    notes.append(method_note(method, level, DEFAULT_RESAMPLES))
+    notes.append(method_note(method, level, DEFAULT_RESAMPLES, family=name))
     return {system: {name: by_key} for system, by_key in found.items()}, frame, "\n".join(f"- {note}" for note in notes)
 
 
@@ -182,6 +211,7 @@ def compare_families(
     skipped: list[str] = []
     systems: Systems | None = None
     explained: dict[str, Outcome] = {}
+    notes = ""  # those of the first family's reading (the box is read alike for every family)
     for name in COMBINED:
         family = FAMILIES[name]
         options = {o.name: o.default for o in family.options}
@@ -191,6 +221,7 @@ def compare_families(
             systems = read_systems(None, family.inputs, predictions, references, texts, table, dict(mapping or {}))
         except ValueError as problem:
             raise _fail(ValueError(f"{name}: {problem}")) from None
+        notes = notes or noted(systems)
         for system, inputs in systems.inputs.items():
             if name == "weighted_keyword_prf" and inputs.data.get("scores") is None:
                 skipped.append(name)
@@ -199,7 +230,7 @@ def compare_families(
                 summary, _ = evaluate_family(name, inputs.data, options)
             except (ValueError, ImportError) as problem:
                 where = f"{name}" + (f", system {system!r}" if system else "")
-                raise error(f"{where}: {space_message(problem, inputs.where)}") from None
+                raise error(f"{where}: {space_message(problem, inputs.where, COMBINED_CONTROLS)}") from None
             results.setdefault(system, {})[name] = summary
         if name not in skipped:
             parts = {system: (inputs, systems.parts[system]) for system, inputs in systems.inputs.items()}
@@ -207,8 +238,9 @@ def compare_families(
     assert systems is not None
     counts = {system: len(inputs.data["predictions"]) for system, inputs in systems.inputs.items()}
     shown = [name for name in COMBINED if name not in skipped]
-    status = _status(systems, counts, "every family with its default options")
-    status += f" · {INTERVAL_LEVEL:.0%} intervals." if confidence_level else "."
+    status = _status(replace(systems, notes=[]), counts, "every family with its default options")
+    status += f" · {INTERVAL_LEVEL:.0%} intervals" if confidence_level else ""
+    status += f"{notes}."
     if skipped:
         status += " weighted_keyword_prf needs a score per keyword, as in `keyword (0.8)`: not shown."
     frame = results_frame(shown, results, counts)
@@ -260,7 +292,9 @@ def compare_systems_tab(
         options["presence"] = presence
     options["confidence_level"] = False
     level = float(confidence_level)
-    differences, frame, notes = _against_baseline(family, systems, base, options, chosen, method, level)
+    differences, frame, notes = _against_baseline(
+        family, systems, base, options, chosen, method, level, COMPARE_CONTROLS
+    )
     paired = f"paired by {systems.paired_by}" if systems.paired_by else "paired by position"
     first = next(iter(next(iter(differences.values()))[family].values()))
     examples = _examples(first.pairs + first.left_out)
@@ -272,7 +306,7 @@ def compare_systems_tab(
     view = f", presence {presence}" if presence != "all" and "presence" in options else ""
     status = (
         f"Compared on {systems.described}: {base} against {', '.join(chosen)}, {examples} ({family}{view}, "
-        f"{method} test, {DEFAULT_RESAMPLES:,} resamples, seed 0)"
+        f"{method} test, {DEFAULT_RESAMPLES:,} resamples, seed 0){noted(systems)}"
     )
     alpha = 1 - level
     rows = [(f"{row[0]}: {row[1]}", float(row[4]), row[-1].startswith("yes")) for row in frame.itertuples(index=False)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,8 @@ from ..io.read import read_table
 from ..io.table import Table
 
 KEYWORD_SEPARATOR = ";"
+# "[tfidf] keyword; keyword": a typed line of one system (every line names its system, or none does).
+SYSTEM_PREFIX = re.compile(r"^\s*\[([^\[\]]+)\]\s*")
 # The columns holding a row's predicted ratings in an aspect upload: PREDICTION_PREFIX + aspect.
 PREDICTION_PREFIX = "pred_"
 # What a free Space (2 vCPU, 16 GB) handles in a few seconds per request.
@@ -74,32 +76,39 @@ def split_score(item: str) -> tuple[str, float | None]:
     return item[:opening].rstrip(), score
 
 
-def _year_like(text: str | None) -> bool:
-    """Some item of the box ends in a number in parentheses that cannot be a score (outside
-    [0, 1]: "Star Wars (1977)"), so the parentheses are part of the keywords."""
+def not_a_score(text: str | None) -> str | None:
+    """The first keyword of the box that ends in a number in parentheses that cannot be a score
+    (outside [0, 1]: "Star Wars (1977)"), so the parentheses are part of the keywords; else None."""
     for line in (text or "").splitlines():
-        for item in line.split(KEYWORD_SEPARATOR):
+        for item in SYSTEM_PREFIX.sub("", line).split(KEYWORD_SEPARATOR):
             score = split_score(item)[1]
             if score is not None and not 0 <= score <= 1:
-                return True
-    return False
+                return item.strip()
+    return None
+
+
+def reads_scores(text: str | None, family: str | None = None) -> bool:
+    """Whether the predictions box `text` reads "keyword (0.8)" as a scored keyword: always for a
+    family that takes scores, else unless some number in parentheses of the box (every line and
+    system: one rule for the whole box) is outside [0, 1], as in "Star Wars (1977)"."""
+    return (family is not None and takes_scores(family)) or not_a_score(text) is None
 
 
 def parse_keyword_lines(
-    text: str | None, name: str = "predictions", scored: bool | None = True
+    text: str | None, name: str = "predictions", scored: bool | None = True, numbers: Sequence[int] | None = None
 ) -> tuple[list[list[str]], list[list[float]] | None]:
     """One example per line, keywords separated by ';'. With `scored` (a box of a family that
     reads scores), each keyword may end with a score in parentheses: "social satire (0.8);
     pizza (0.1)"; without it, "Star Wars (1977)" is a keyword. `scored=None` is a box shared by
     families with and without scores: it reads scores unless one would be outside [0, 1] (a
     year). Returns keywords and scores (None when no keyword has a score; otherwise every
-    keyword needs one)."""
+    keyword needs one). `numbers`: each line's number in its box, where `text` is part of one."""
     if scored is None:
-        scored = not _year_like(text)
+        scored = reads_scores(text)
     keywords: list[list[str]] = []
     scores: list[list[float]] = []
     scored_lines = unscored_lines = 0
-    for number, line in enumerate(lines(text, name), start=1):
+    for number, line in _numbered(lines(text, name), numbers):
         row, row_scores = [], []
         for item in line.split(KEYWORD_SEPARATOR):
             item = item.strip()
@@ -128,11 +137,18 @@ def parse_keyword_lines(
     return keywords, (scores if scored_lines else None)
 
 
-def parse_rating_lines(text: str | None, name: str = "predictions") -> list[list[int]]:
+def _numbered(found: list[str], numbers: Sequence[int] | None) -> Iterable[tuple[int, str]]:
+    """Each line with its number in the box: `numbers` (a system's lines of a shared box), else from 1."""
+    return zip(numbers, found) if numbers is not None else enumerate(found, start=1)
+
+
+def parse_rating_lines(
+    text: str | None, name: str = "predictions", numbers: Sequence[int] | None = None
+) -> list[list[int]]:
     """One example per line, one integer rating per aspect (ASCII digits: "1_0" is no 10),
-    separated by commas, semicolons or spaces."""
+    separated by commas, semicolons or spaces; `numbers` as in `parse_keyword_lines`."""
     rows = []
-    for number, line in enumerate(lines(text, name), start=1):
+    for number, line in _numbered(lines(text, name), numbers):
         cells = [cell for cell in re.split(r"[,;\s]+", line.strip()) if cell]
         if not all(_INTEGER.fullmatch(cell) for cell in cells):
             raise ValueError(f"{name}, line {number}: ratings must be integers separated by commas, got {line!r}")
@@ -296,6 +312,16 @@ def same_count(**columns: Sequence[Any] | None) -> None:
     check_same_length(**given)
 
 
+@dataclass(frozen=True)
+class BoxPart:
+    """One system's lines of a shared predictions box: its name, each line's number in the box,
+    and whether the box reads scores (`reads_scores`, decided for the whole box)."""
+
+    system: str
+    numbers: Sequence[int]
+    scored: bool
+
+
 @dataclass
 class Inputs:
     """A family's inputs, where they came from (for the status line), and how an example
@@ -337,14 +363,13 @@ def collect_inputs(
     upload: Table | None = None,
     prediction_prefix: str = PREDICTION_PREFIX,
     family: str | None = None,
+    part: BoxPart | None = None,
 ) -> Inputs:
     """The metric inputs of a family taking `inputs` ("predictions", "references", and
     "texts" or "aspects"), from the `upload` when given, else from the text boxes. The
-    predictions box reads "keyword (0.8)" as a scored keyword for every family (the same
-    keywords everywhere; a family without scores ignores them) unless a number in parentheses
-    is outside [0, 1], as in "Star Wars (1977)" (where `family` takes scores, that is a score
-    too, refused later); an upload
-    holding several systems (`system_column`) is refused: score each of `split_systems`."""
+    predictions box reads "keyword (0.8)" as a scored keyword as `reads_scores` says (one rule for
+    the box; `part`: `predictions` is one system's lines of it); an upload holding several
+    systems (`system_column`) is refused: score each of `split_systems`."""
     data: dict[str, Any] = {}
     typed = any((text or "").strip() for text in (predictions, references, extra if "texts" in inputs else None))
     table = upload.columns if upload is not None else None
@@ -362,13 +387,14 @@ def collect_inputs(
             source += " (the text boxes are not used while a file is uploaded)"
 
         def where(index: int) -> str:
-            return f"{upload.location(index)} (example {index} counting from 0)"
+            return f"{upload.location(index)} (example {index + 1})"
     else:
         source = "the text boxes"
 
         def where(index: int) -> str:
             return f"line {index + 1}"
 
+    label, numbers = (f"predictions (system {part.system!r})", part.numbers) if part else ("predictions", None)
     if "aspects" in inputs:
         data["aspects"] = parse_names(extra) or list(DEFAULT_ASPECTS)
         if table is not None:
@@ -381,7 +407,7 @@ def collect_inputs(
             data["references"] = rating_rows(table, gold)
             data["predictions"] = rating_rows(table, predicted)
         else:
-            data["predictions"] = parse_rating_lines(predictions, "predictions")
+            data["predictions"] = parse_rating_lines(predictions, label, numbers)
             data["references"] = parse_rating_lines(references, "references")
         same_count(predictions=data["predictions"], references=data["references"])
         return Inputs(data, source, where)
@@ -399,8 +425,8 @@ def collect_inputs(
     else:
         # Scores are read alike for every family (those without scores drop them): the same box gives the same
         # keywords in every tab and Space; a family with scores takes a number outside [0, 1] as a score too.
-        scored = True if family is not None and takes_scores(family) else None
-        data["predictions"], data["scores"] = parse_keyword_lines(predictions, "predictions", scored)
+        scored = part.scored if part else reads_scores(predictions, family)
+        data["predictions"], data["scores"] = parse_keyword_lines(predictions, label, scored, numbers)
         if "references" in inputs:
             data["references"], _ = parse_keyword_lines(references, "references", scored=False)
         data["texts"] = (lines(extra, "texts") or None) if "texts" in inputs else None

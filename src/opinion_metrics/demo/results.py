@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,23 @@ from .systems import Systems, read_systems
 _EXAMPLE = re.compile(r"\bexample (\d+)\b")
 
 
+# A library position counted from 0 ("keyword 0"), said from 1 in the Spaces as people count.
+_POSITION = re.compile(r"\bkeyword (\d+)\b")
+
+
+# A value quoted in a message ('example 0', "it's"): its text is never rewritten.
+_QUOTED = re.compile(r"""(?<!\w)'(?:[^'\\\n]|\\.)*'(?!\w)|(?<!\w)"(?:[^"\\\n]|\\.)*"(?!\w)""")
+
+
 _FLAG = re.compile(r"\b(?:pass )?(\w+)=True\b")
+
+
+# A library hint to set an option ("; pass clip_scores=True to clip ..."), to the next clause.
+_HINT = re.compile(r"(?:; )?\bpass (\w+)=True\b[^;]*")
+
+
+# What to do where the tab has no control for the option a library hint names.
+_WITHOUT_CONTROL = {"clip_scores": "give scores in [0, 1] (this tab uses them as they are, never clipped)"}
 
 
 MARKS = Marks()
@@ -41,12 +57,32 @@ _NBSP = "\u00a0"
 ROLES = ("predictions", "references", "scores", "texts", "system", "id")
 
 
-def space_message(error: Exception, where: Callable[[int], str]) -> str:
-    """An error in the Space's words: examples as its lines (counted from 1), options as its
-    controls; HTML-escaped, since the error box renders HTML."""
-    message = _EXAMPLE.sub(lambda match: where(int(match[1])), str(error))
-    message = _FLAG.sub(lambda match: f"tick {match[1]}", message)
-    return html.escape(message, quote=False)
+def space_message(error: Exception, where: Callable[[int], str], controls: Collection[str] | None = None) -> str:
+    """An error in the Space's words: examples as its lines and keywords counted from 1, options
+    as its controls (`controls`: those the tab has, None: the family's; a hint to set another is
+    advice that fits the tab), quoted values left as they are; HTML-escaped, since the error box
+    renders HTML."""
+
+    def spoken(text: str) -> str:
+        if controls is not None:
+            text = _HINT.sub(lambda match: _advice(match, controls), text)
+        text = _EXAMPLE.sub(lambda match: where(int(match[1])), text)
+        text = _POSITION.sub(lambda match: f"keyword {int(match[1]) + 1}", text)
+        return _FLAG.sub(lambda match: f"tick {match[1]}", text)
+
+    message, parts, end = str(error), [], 0
+    for quoted in _QUOTED.finditer(message):
+        parts += [spoken(message[end : quoted.start()]), quoted[0]]
+        end = quoted.end()
+    parts.append(spoken(message[end:]))
+    return html.escape("".join(parts), quote=False)
+
+
+def _advice(hint: re.Match[str], controls: Collection[str]) -> str:
+    """A library hint to set option `hint[1]`: kept where the tab has its control, else advice without it."""
+    if hint[1] in controls:
+        return hint[0]
+    return "; " + _WITHOUT_CONTROL.get(hint[1], f"this tab has no {hint[1]} option")
 
 
 def error(message: str) -> Any:
@@ -56,8 +92,12 @@ def error(message: str) -> Any:
     return gr.Error(message, visible=False, print_exception=False)
 
 
-def _fail(problem: Exception, where: Callable[[int], str] = lambda index: f"line {index + 1}") -> Any:
-    return error(space_message(problem, where))
+def _fail(
+    problem: Exception,
+    where: Callable[[int], str] = lambda index: f"line {index + 1}",
+    controls: Collection[str] | None = None,
+) -> Any:
+    return error(space_message(problem, where, controls))
 
 
 def _interval(low: float, high: float) -> str:
@@ -277,7 +317,12 @@ def _status(systems: Systems, counts: Mapping[str, int], shown: str, presence: s
         left = f" (the others left out: {left_out_reason(presence)})" if counts != given else ""
         examples = "examples: " + ", ".join(found) + left
     columns = f" · columns: {systems.columns}" if systems.columns else ""
-    return f"Computed on {systems.described}: {examples} · {shown}{columns}"
+    return f"Computed on {systems.described}: {examples} · {shown}{columns}{noted(systems)}"
+
+
+def noted(systems: Systems) -> str:
+    """The notes of `systems` for the end of a status line (a warning sign each)."""
+    return "".join(f" · ⚠ {note}" for note in systems.notes)
 
 
 def _counted(per_example: Mapping[str, list[Any]]) -> int:

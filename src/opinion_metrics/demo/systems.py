@@ -6,15 +6,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..io.column_names import first_text, text_cell_message
 from ..io.table import Table
-from .parsing import PREDICTION_PREFIX, Inputs, _code, collect_inputs, lines, split_systems
-
-# "[tfidf] keyword; keyword": a typed line of one system (every line names its system, or none does).
-SYSTEM_PREFIX = re.compile(r"^\s*\[([^\[\]]+)\]\s*")
-
+from .parsing import (
+    KEYWORD_SEPARATOR,
+    PREDICTION_PREFIX,
+    SYSTEM_PREFIX,
+    BoxPart,
+    Inputs,
+    _code,
+    collect_inputs,
+    lines,
+    not_a_score,
+    reads_scores,
+    split_score,
+    split_systems,
+)
 
 TYPED_SOURCE = "the text boxes"
 
@@ -35,6 +44,7 @@ class Systems:
     described: str
     columns: str = ""
     paired_by: str | None = None
+    notes: list[str] = field(default_factory=list)  # for the status line: what was read otherwise than typed
 
     @property
     def named(self) -> bool:
@@ -95,6 +105,7 @@ def _typed_systems(family: str, inputs: Sequence[str], predictions: str, referen
                 f"the {box} are given once per example and shared by every system"
             )
     found: dict[str, Inputs] = {}
+    scored = reads_scores(predictions, family)  # one rule for the whole box, every system alike
     for name, typed in systems.items():
         text = "\n".join(line for _, line in typed)
         numbers = [number for number, _ in typed]
@@ -103,7 +114,8 @@ def _typed_systems(family: str, inputs: Sequence[str], predictions: str, referen
             line = f" (predictions line {numbers[index]})" if index < len(numbers) else ""
             return f"example {index + 1}{line}"
 
-        data = collect_inputs(inputs, text, references, extra, None, family=family).data
+        part = BoxPart(name, numbers, scored)
+        data = collect_inputs(inputs, text, references, extra, None, family=family, part=part).data
         found[name] = Inputs(data, TYPED_SOURCE, where)
     names = ", ".join(list(found)[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
     described = f"{TYPED_SOURCE}: {_plural(len(found), 'system')} ({names}) named at the start of their lines"
@@ -205,8 +217,56 @@ def read_systems(
     score in every family, as `collect_inputs` says (None: the box shared by every family)."""
     if upload is not None:
         return _file_systems(family, inputs, upload, mapping, prefix, extra, predictions, references)
-    typed = _typed_systems(family, inputs, predictions or "", references or "", extra or "")
-    if typed is not None:
-        return typed
-    single = collect_inputs(inputs, predictions, references, extra, None, prefix, family)
-    return Systems({"": single}, {"": None}, TYPED_SOURCE)
+    found = _typed_systems(family, inputs, predictions or "", references or "", extra or "")
+    if found is None:
+        single = collect_inputs(inputs, predictions, references, extra, None, prefix, family)
+        found = Systems({"": single}, {"": None}, TYPED_SOURCE)
+    if "aspects" not in inputs:
+        found.notes = kept_notes(family, inputs, predictions, references)
+    return found
+
+
+def kept_parentheses(text: str | None, scored: bool, named: bool = False) -> list[tuple[int, str]]:
+    """(line, keyword) of each keyword of the box whose parentheses stay keyword text (no score
+    read from them: "Star Wars (IV)", or any "(0.8)" when the box reads no scores); with `named`,
+    a line's "[system]" prefix is not part of its keyword."""
+    kept = []
+    for number, line in enumerate(lines(text), start=1):
+        prefix = SYSTEM_PREFIX.match(line) if named else None
+        for item in line[prefix.end() if prefix else 0 :].split(KEYWORD_SEPARATOR):
+            keyword = split_score(item)[0] if scored else item.strip()
+            if keyword.endswith(")") and "(" in keyword:
+                kept.append((number, keyword))
+    return kept
+
+
+def _code_span(text: str) -> str:
+    """`text` as Markdown code (a backtick in it would end the span early)."""
+    return "`" + text.replace("`", "'") + "`"
+
+
+def _shown(kept: Sequence[tuple[int, str]]) -> str:
+    """`keyword (0.9)` (line 1), ... and 3 more."""
+    shown = ", ".join(f"{_code_span(keyword)} (line {number})" for number, keyword in kept[:3])
+    return shown + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
+
+
+def kept_notes(family: str | None, inputs: Sequence[str], predictions: str | None, references: str | None) -> list[str]:
+    """What the status line says of typed keywords whose parentheses stay keyword text: where
+    the box reads no scores (a number outside [0, 1] in it, as `reads_scores` says), every
+    "(0.8)" of it; otherwise those that hold no number ("Star Wars (IV)"); gold keywords take
+    no scores."""
+    notes = []
+    scored = reads_scores(predictions, family)
+    kept = kept_parentheses(predictions, scored, named=True)
+    if kept and not scored:
+        notes.append(
+            "predictions: no number in parentheses is read as a score in this box, as "
+            f"{_code_span(not_a_score(predictions) or '')} is outside [0, 1]; kept as keyword text: {_shown(kept)}"
+        )
+    elif kept:
+        notes.append(f"predictions: parentheses without a score kept as keyword text: {_shown(kept)}")
+    gold = kept_parentheses(references, False) if "references" in inputs else []
+    if gold:
+        notes.append(f"references: parentheses kept as keyword text (gold keywords take no scores): {_shown(gold)}")
+    return notes

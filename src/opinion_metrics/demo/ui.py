@@ -285,7 +285,7 @@ def _after(name: str) -> Callable[..., Any]:
         several = len(systems) > 1
         selector = gr.update(choices=systems, value=systems[0], visible=several)
         summary = gr.update(visible=True, column_widths=frame_widths(recalled.summary), label=recalled.label)
-        why = [_why_update(name, _explanation(name, recalled, systems[0]))][:extra]
+        why = [_why_update(name, _explanation(name, recalled, systems[0]))] if extra else []  # none per aspect
         shown = gr.update(visible=True)
         baseline = gr.update(choices=[NO_BASELINE, *systems], value=recalled.baseline or NO_BASELINE, visible=several)
         report = gr.update(value=recalled.report, visible=recalled.report is not None)
@@ -377,14 +377,16 @@ def _select(name: str) -> Callable[..., Any]:
     system, its own plot (several: the plot compares them all)."""
     import gradio as gr
 
-    def select(system: str, request: gr.Request) -> tuple[Any, ...]:
+    def select(system: str, request: gr.Request) -> Any:
         recalled = _recalled(request, "compute")
         if not isinstance(recalled, Outcome) or system not in recalled.systems:
-            return (gr.skip(),) * (1 + _explains(name))
+            return gr.skip()  # every output
         inputs, part = recalled.systems[system]
         _, per_example = evaluate_family(name, inputs.data, recalled.options)
         rows = _styled(_rows_table(per_example, part))
-        return (rows, _why_update(name, _explanation(name, recalled, system)))[: 1 + _explains(name)]
+        if not _explains(name):  # the aspect score: its one output, per aspect (gradio takes a tuple as the value)
+            return rows
+        return rows, _why_update(name, _explanation(name, recalled, system))
 
     select.__annotations__ = {"system": str, "request": gr.Request}
     return select

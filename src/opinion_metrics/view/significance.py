@@ -18,27 +18,42 @@ def format_p(p: float, n_resamples: int) -> str:
     return f"{p:.3f}" if p >= 0.001 else f"{p:.2g}"
 
 
-def method_note(method: str, level: float, n_resamples: int, marker: str = "†") -> str:
-    """Which resampling gave the p-values and which the intervals (one note for the whole report)."""
+def method_note(method: str, level: float, n_resamples: int, marker: str = "†", family: str | None = None) -> str:
+    """Which resampling gave the p-values and which the intervals (one note for the whole report),
+    and which pairs can move the test, with an example of `family` (default: keyword_prf's)."""
+    scored = scored_differently(family)
     if method == "permutation":
         return (
             f"p-values: paired permutation test ({n_resamples:,} random swaps of the two systems' outputs "
             f"per example); intervals: paired bootstrap ({level:.0%}, {n_resamples:,} resamples of the same "
             "pairs). The test asks whether the difference could be chance, the interval how much it varies "
             f"when examples are redrawn: they can disagree near the threshold or with few pairs; {marker} "
-            f"follows the p-value. {_SCORED_DIFFERENTLY}"
+            f"follows the p-value. {scored}"
         )
     return (
         f"p-values and intervals: the same {n_resamples:,} paired bootstrap resamples of the pairs "
-        f"({level:.0%} intervals). {_SCORED_DIFFERENTLY}"
+        f"({level:.0%} intervals). {scored}"
     )
 
 
-_SCORED_DIFFERENTLY = (
-    "A pair is scored differently when the two systems' per-example statistics differ where a value "
-    "depends on them (for keyword_prf, the same keywords in another order score alike): only such pairs can "
-    "move the test."
-)
+# Per family, what scores alike (or not) in a pair: the example `scored_differently` gives.
+_ALIKE = {
+    "keyword_prf": "the same keywords in another order score alike",
+    "semantic_keyword_prf": "the same keywords in another order score alike",
+    "sentiment_appropriateness": "the same keywords in another order score alike",
+    "keyword_diversity": "the same keywords in another order score alike",
+    "weighted_keyword_prf": "the same keywords in another order can score differently: its rankings follow the order",
+    "aspect_sentiment_score": "a review that both systems rate alike scores alike",
+}
+
+
+def scored_differently(family: str | None = None) -> str:
+    """Which pairs can move the test, with an example of `family` (default: keyword_prf's)."""
+    family = family if family in _ALIKE else "keyword_prf"
+    return (
+        "A pair is scored differently when the two systems' per-example statistics differ where a value "
+        f"depends on them (for {family}, {_ALIKE[family]}): only such pairs can move the test."
+    )
 
 
 def report_notes(
