@@ -200,8 +200,10 @@ def _check_pairs(
             f"{unit}{'s' * (count_a != 1)}, {systems[1]!r} has {count_b}; {pairing(column, what)}"
         )
     gold_a, gold_b = a.get("references"), b.get("references")
-    if gold_a is not None and gold_b is not None and gold_a != gold_b:
-        index = next(i for i, (x, y) in enumerate(zip(gold_a, gold_b)) if x != y)
+    # compared value by value: a Parquet or Arrow column (`io.rows.LazyColumn`) equals only itself
+    differ = gold_a is not None and gold_b is not None and gold_a is not gold_b
+    index = next((i for i, (x, y) in enumerate(zip(gold_a, gold_b)) if x != y), None) if differ else None
+    if index is not None:
         place_a, place_b = examples_a.locate("predictions", index), examples_b.locate("predictions", index)
         raise ValueError(
             f"cannot compare {what} {systems[1]!r} with {systems[0]!r}: their references differ at "
