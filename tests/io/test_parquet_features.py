@@ -69,6 +69,7 @@ def run(path, arguments: list[str], tmp_path) -> tuple[dict, list[dict]]:
         (WIDE, ["--group", "movie"]),
         (LONG, ["--baseline", "a", "--n-resamples", "50", "--random-state", "1"]),
         (WIDE, ["--baseline", "a", "--n-resamples", "50", "--random-state", "1"]),
+        (LONG, ["--by", "movie", "--presence", "all,present"]),
     ],
 )
 def test_parquet_gives_what_the_same_rows_in_json_lines_give(tmp_path, capsys, rows, arguments):

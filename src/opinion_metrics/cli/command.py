@@ -46,7 +46,7 @@ from ..view.figures import plot_results
 from ..view.significance import format_significance
 from ..view.text import format_tables, marks_for, terminal_width
 from .evaluation import evaluate_table, run_details
-from .inputs import COMPARE_LEVEL, UsageError, _presences, _takes_presence, resolve_columns, side_by_side
+from .inputs import COMPARE_LEVEL, UsageError, _presences, _takes_presence, resolve_columns, side_by_side, system_split
 from .outputs import (
     OTHER_FORMATS,
     PER_EXAMPLE_FORMATS,
@@ -185,7 +185,8 @@ def _main(argv: Sequence[str] | None) -> int:
     except (ValueError, ImportError) as error:
         return _report(error)
     results = evaluation.results
-    label = "/".join(part for part in ("model" if side_by_side(args) else "", args.by or "") if part)
+    system = "model" if side_by_side(args) else system_split(args) or ""
+    label = "/".join(part for part in (system, args.by or "") if part)
     labels = dict.fromkeys(DECLARATIONS, label)
     if len(_presences(args)) > 1:
         labels.update({family: f"{label}/presence".lstrip("/") for family in DECLARATIONS if _takes_presence(family)})

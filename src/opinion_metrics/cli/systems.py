@@ -27,6 +27,8 @@ from .inputs import (
     _prediction_columns,
     _texts_column,
     side_by_side,
+    system_split,
+    systems_named,
 )
 
 
@@ -100,7 +102,7 @@ def _models(table: Table, args: argparse.Namespace) -> dict[str, tuple[str, str]
 def _system_columns(subset: _Subset, args: argparse.Namespace, presence: bool) -> dict[str, str]:
     """The subset as columns of the per-example file: its model (of a '*' pattern), its --by value
     (under --by's column name: model, where that is the system column) and its --presence view."""
-    found = {"model": subset.model} if subset.model else {}
+    found = {systems_named(args) if system_split(args) else "model": subset.model} if subset.model else {}
     if args.by:
         found[args.by] = subset.value
     return {**found, "presence": subset.presence} if presence else found
@@ -141,6 +143,8 @@ def _compare_dimension(
     args.compare_method = args.compare_method or "permutation"
     if side_by_side(args):
         dimension, names, what = "model", list(models), f"system of --predictions {args.predictions!r}"
+    elif system_split(args):
+        dimension, names, what = "model", list(models), f"system of column {system_split(args)!r}"
     elif args.by and args.by == getattr(args, "system_column", None):
         dimension, names, what = "value", list(by_value), f"system of column {args.by!r}"
     elif args.by:
@@ -180,6 +184,35 @@ def _pair_rows(
     return pair_rows(systems, base, _id_column(table, args), args.by)
 
 
+def subset_rows(
+    table: Table, args: argparse.Namespace, models: list[str], by_value: dict[str, list[int]], base: str | None
+) -> dict[tuple[str, str], list[int]]:
+    """{(system, --by value): its rows}: with a system column and --by another column
+    (`system_split`), each system's rows of each value, none where it has none, and with a `base`
+    each value's systems paired with the base's rows there (`pair_rows`); else every system
+    (columns side by side, or one) on each value's rows."""
+    column = system_split(args)
+    if column is None:
+        return {(model, value): rows for model in models for value, rows in by_value.items()}
+    system_of = table.columns[column]
+    found: dict[tuple[str, str], list[int]] = {}
+    for value, rows in by_value.items():
+        here: dict[str, list[int]] = {}
+        for row in rows:
+            here.setdefault(str(system_of[row]), []).append(row)
+        if base is not None and set(here) != {base}:
+            if base not in here:
+                raise ValueError(
+                    f"cannot compare the systems of {args.by} {value!r} with {base!r}: {base!r} has no row there "
+                    f"(systems there: {', '.join(here)}); the systems are compared within each value of --by"
+                )
+            here = pair_rows(
+                {name: Rows(table, rows) for name, rows in here.items()}, base, _id_column(table, args), column
+            )
+        found.update({(model, value): here[model] for model in models if model in here})
+    return found
+
+
 def _check_pairs(
     a: dict[str, Any],
     b: dict[str, Any],
@@ -190,8 +223,8 @@ def _check_pairs(
 ) -> None:
     """Example i of system b pairs with example i of system a (by id or by position, `_pair_rows`):
     same count, same references, and the same review texts (--texts, else review) where the file has them."""
-    what = args.by if not side_by_side(args) else "model"
-    column = _id_column(examples_a.table, args) if what != "model" else None
+    what = systems_named(args)
+    column = None if side_by_side(args) else _id_column(examples_a.table, args)
     count_a, count_b = len(a["predictions"]), len(b["predictions"])
     if count_a != count_b:
         unit = "row" if examples_a.pooled is None else f"{args.group} group"
