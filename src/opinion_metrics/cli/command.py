@@ -39,6 +39,7 @@ from contextlib import contextmanager, redirect_stderr
 from typing import Any
 
 from ..analysis.compare import DEFAULT_RESAMPLES
+from ..core.positions import rename_example
 from ..families.registry import FAMILIES as DECLARATIONS
 from ..io.column_names import list_columns, number_columns
 from ..io.read import read_table
@@ -93,7 +94,7 @@ class _Speaker:
     def __call__(self, message: str, locate: Callable[[str, int], str], sides: dict[str, str]) -> ValueError:
         """The message as a `UsageError` when it is about an option, else as a data error."""
         side = message.split(":", 1)[0] if ":" in message else ""
-        located = re.sub(r"\bexample (\d+)", lambda m: locate(side, int(m.group(1))), message)
+        located = rename_example(message, lambda example: locate(side, example))  # never inside a keyword
         if side in sides and sides[side] != side:
             located = f"{side} (column {sides[side]!r}){located[len(side) :]}"
         self.translated = False

@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.grouping import pool_by_group
+from ..core.grouping import missing_label, pool_by_group
 from ..embeddings.encoder import DEFAULT_MODEL
 from ..families.aspect_sentiment_score import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from ..families.registry import FAMILIES as DECLARATIONS
@@ -387,8 +387,9 @@ def _labelled_rows(table: Table, column: str, option: str) -> dict[str, list[int
     by_value: dict[str, list[int]] = {}
     first: dict[str, tuple[Any, int]] = {}
     for row, value in enumerate(_column(table, column, option)):
-        if value is None or isinstance(value, (list, dict)) or value == "":
-            shown = "empty" if value in (None, "") else ("a list" if isinstance(value, list) else "an object")
+        if missing_label(value) or isinstance(value, (list, dict)) or value == "":
+            shown = "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else "empty"
+            shown += "" if value is None or not missing_label(value) else f" ({str(value).replace('nan', 'NaN')})"
             raise ValueError(f"{option} {column}: {table.location(row)} is {shown}; give every row a value")
         name = str(value)
         earlier, earlier_row = first.setdefault(name, (value, row))

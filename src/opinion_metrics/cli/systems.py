@@ -141,6 +141,7 @@ def _compare_dimension(
             raise UsageError("--compare-method needs --baseline NAME")
         return None
     args.compare_method = args.compare_method or "permutation"
+    flag = getattr(args, "compare_flag", None) or "--baseline"  # as typed: --baseline or --compare
     if side_by_side(args):
         dimension, names, what = "model", list(models), f"system of --predictions {args.predictions!r}"
     elif system_split(args):
@@ -151,7 +152,7 @@ def _compare_dimension(
         dimension, names, what = "value", list(by_value), f"value of --by {args.by}"
     else:
         raise UsageError(
-            "--baseline needs systems to compare: a system column (model, system; or --system COLUMN), "
+            f"{flag} needs systems to compare: a system column (model, system; or --system COLUMN), "
             "--by COLUMN or --predictions 'keywords_*'"
         )
     if args.compare not in names:
@@ -159,11 +160,11 @@ def _compare_dimension(
         more = f" and {len(names) - 10} more" if len(names) > 10 else ""
         near = closest(args.compare, names)
         hint = f"; did you mean {near!r}?" if near is not None else ""
-        raise UsageError(f"--baseline {args.compare!r} is not a {what} (there: {', '.join(shown)}{more}){hint}")
+        raise UsageError(f"{flag} {args.compare!r} is not a {what} (there: {', '.join(shown)}{more}){hint}")
     if len(names) < 2:
-        raise UsageError(f"--baseline {args.compare!r}: there is no other {what} to compare with it")
+        raise UsageError(f"{flag} {args.compare!r}: there is no other {what} to compare with it")
     if args.prediction_sentiments and "sentiment_appropriateness" in (args.metrics or []):
-        raise UsageError("--baseline cannot use --prediction-sentiments (one column for two systems)")
+        raise UsageError(f"{flag} cannot use --prediction-sentiments (one column for two systems)")
     return dimension, args.compare
 
 
