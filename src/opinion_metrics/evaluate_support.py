@@ -29,6 +29,7 @@ from .core.validation import (
     check_score,
     check_text,
     rating_problem,
+    short_number,
 )
 from .io.rows import repeated_rows, string_buffers
 
@@ -89,7 +90,8 @@ def _check_rating_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]
             if problem:
                 raise ValueError(f"{name}: example {offset + index}, aspect {position}: {problem}")
             if not -_INT32 <= value < _INT32:
-                raise ValueError(f"{name}: example {offset + index}, aspect {position}: rating {value} is out of range")
+                shown = short_number(int(value))  # a 301-digit rating by its size
+                raise ValueError(f"{name}: example {offset + index}, aspect {position}: rating {shown} is out of range")
         checked.append([int(value) for value in row])
     return checked
 
@@ -183,10 +185,13 @@ class CheckedArrowInputs:
         options = {name: value for name, value in kwargs.items() if name not in names}
         self._check_options(options)
         if predictions is None and references is None:
-            if options.get("presence", "all") != "all" and not getattr(self, "_optional_given", {}).get("texts"):
-                raise ValueError(  # before evaluate consumes the added rows
-                    f"presence={options['presence']!r} needs texts: add them with add_batch(..., texts=...)"
-                )
+            missing = getattr(self, "_texts_missing", [])
+            if options.get("presence", "all") != "all" and missing:  # before evaluate consumes the added rows
+                message = f"presence={options['presence']!r} needs texts: add them with add_batch(..., texts=...)"
+                if missing != [(0, self._examples_added)]:  # some batches had them: name the examples without
+                    spans = ", ".join(f"{a}" if b - a == 1 else f"{a}-{b - 1}" for a, b in missing)
+                    message += f"; examples {spans} were added without texts (their batches gave none)"
+                raise ValueError(message)
             return self._compute_added(options)
         columns = {name: value for name, value in kwargs.items() if name in names}
         inputs = self._inputs({"predictions": predictions, "references": references, **columns})
@@ -232,7 +237,12 @@ class CheckedArrowInputs:
         rows (all by default) are added back, so the same call with a corrected option works."""
         if self.num_process > 1 or self.writer is None:  # other processes hold rows too: nothing to restore
             return super().compute(**options)
-        saved = (self.selected_feature_format, self._examples_added, dict(self._optional_given))
+        saved = (
+            self.selected_feature_format,
+            self._examples_added,
+            dict(self._optional_given),
+            list(self._texts_missing),
+        )
         compute = self._compute
         failed: dict[str, Any] = {}
 
@@ -253,7 +263,7 @@ class CheckedArrowInputs:
         finally:
             del self._compute
 
-    def _restore_rows(self, rows: Any, saved: tuple[Any, int, dict[str, bool]], kept: int) -> None:
+    def _restore_rows(self, rows: Any, saved: tuple[Any, ...], kept: int) -> None:
         """Release evaluate's cache files as its `compute` would, then add `rows[:kept]` again."""
         import os
 
@@ -263,7 +273,8 @@ class CheckedArrowInputs:
                 if os.path.exists(file_path):
                     os.remove(file_path)
                 filelock.release()
-        self.selected_feature_format, _, self._optional_given = saved
+        self.selected_feature_format, _, self._optional_given, missing = saved
+        self._texts_missing = [(a, min(b, kept)) for a, b in missing if a < kept]
         self._init_writer()
         self.writer.write_table(rows.slice(0, kept))
         self._examples_added = kept
@@ -326,13 +337,14 @@ class CheckedArrowInputs:
         columns = {
             name: [None] * n if column is None else check_corpus(column, name) for name, column in inputs.items()
         }
-        if any(len(column) != n for column in columns.values()):
-            check_same_length(**columns)  # raises, naming the first example without a partner
+        if n or any(len(column) != n for column in columns.values()):
+            check_same_length(**columns)  # a flat list (one example's), or the first example without a partner
         if self.writer is None:
             self.selected_feature_format = self._infer_feature_from_batch(columns)
             self._init_writer()
             self._examples_added = 0
             self._optional_given = {}
+            self._texts_missing: list[tuple[int, int]] = []  # [start, stop) of the batches added without texts
         offset = self._examples_added
         self._check_optional_consistency(inputs, offset, n)
         for name, kind in self.input_kinds.items():
@@ -357,6 +369,11 @@ class CheckedArrowInputs:
             for field in schema
         ]
         self.writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+        if "texts" in self.optional_inputs and inputs["texts"] is None and n:
+            if self._texts_missing and self._texts_missing[-1][1] == offset:
+                self._texts_missing[-1] = (self._texts_missing[-1][0], offset + n)
+            else:
+                self._texts_missing.append((offset, offset + n))
         self._examples_added = offset + n
         self._optional_given.update({name: inputs[name] is not None for name in self.optional_inputs})
 

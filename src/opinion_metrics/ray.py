@@ -18,12 +18,15 @@ and the statistics tasks read them in place. Ray Data's own progress bars show e
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .engines.support import (
     EMBEDDING_FAMILIES,
     STATE_COLUMN,
     VALUE_COLUMN,
+    EngineError,
     Request,
     block_states,
     check_request,
@@ -114,7 +117,7 @@ def state(
     if groups is not None:
         keys = [groups] if by is None or by == groups else [by, groups]
         dataset = dataset.groupby(keys, num_partitions=partitions).map_groups(
-            pool_table, batch_format="pyarrow", fn_args=(request,)
+            _pooled, batch_format="pyarrow", fn_args=(request,)
         )
         request = request.pooled()
     if family in EMBEDDING_FAMILIES:
@@ -128,7 +131,10 @@ def state(
         for batch in batches
         for pair in zip(batch[VALUE_COLUMN].to_pylist(), batch[STATE_COLUMN].to_pylist(), strict=True)
     )
-    merged = merge_by_value(family, request.options, pairs)
+    try:
+        merged = merge_by_value(family, request.options, pairs)
+    except EngineError as error:  # Ray's RayTaskError(EngineError), its text a traceback: the message first
+        raise EngineError(error.message) from None
     if by is not None:
         return merged
     return merged[None] if None in merged else MetricState(family, **request.options)
@@ -153,8 +159,28 @@ class _SharedVectors(ProcessVectorLookup):
         return ray.get(self.reference)
 
 
+@contextmanager
+def _whole_errors() -> Iterator[None]:
+    """A data error in a worker leaves it as an `EngineError`, which Ray Data raises as it is in
+    this task (its `raise_original_map_exception`), not wrapped in a `UserCodeException` whose
+    message ("UDF failed to process a data block") hides ours; `state` raises it on the driver."""
+    try:
+        yield
+    except ValueError as error:
+        import ray.data
+
+        ray.data.DataContext.get_current().raise_original_map_exception = True  # the failing task's context
+        raise EngineError(str(error)) from None
+
+
 def _states(table: Any, request: Request) -> Any:
-    return block_states(table, request)
+    with _whole_errors():
+        return block_states(table, request)
+
+
+def _pooled(table: Any, request: Request) -> Any:
+    with _whole_errors():
+        return pool_table(table, request)
 
 
 class _Embedder:

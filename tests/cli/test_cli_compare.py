@@ -131,8 +131,7 @@ def test_compare_refuses_systems_that_cannot_be_paired(tmp_path, capsys):
         (["--baseline", "Baseline"], "(there: baseline, sentiment); did you mean 'baseline'?"),
         (["--baseline", "sentimnt"], "(there: baseline, sentiment); did you mean 'sentiment'?"),
         (["--compare-method", "bootstrap"], "--compare-method needs --baseline NAME"),
-        (["--by", "review_id", "--compare", "r1"], "--baseline 'r1': there is no other value of --by review_id"),
-        (["--by", "movie"], "holds several systems in column 'model': --by movie would pool them"),
+        (["--by", "review_id", "--compare", "r1"], "--compare 'r1': there is no other value of --by review_id"),
     ],
 )
 def test_compare_usage_errors(tmp_path, capsys, arguments, message):

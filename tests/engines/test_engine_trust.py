@@ -7,6 +7,7 @@ distinct-key check and gives the family function's values.
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -141,5 +142,23 @@ def test_spark_and_ray_name_a_bad_row_by_its_key(spark, ray_data):
     with pytest.raises(Exception, match=message.format(r"partition \d")):
         om_spark.evaluate(frame, "weighted_keyword_prf", scores="scores", key="review_id")
     dataset = ray_data.from_arrow(table).repartition(4)
-    with pytest.raises(Exception, match=message.format("its block")):  # Ray wraps it (UserCodeException)
+    with pytest.raises(ValueError) as raised:  # the project's message first, not "UDF failed ..." (issue 37)
         om_ray.evaluate(dataset, "weighted_keyword_prf", scores="scores", key="review_id")
+    assert re.match(message.format("its block"), str(raised.value)), str(raised.value)[:300]
+
+
+@pytest.mark.slow
+def test_a_ray_worker_error_is_a_value_error_with_the_projects_message_first(ray_data):
+    """A worker's error in pooling groups and in the states alike: before, Ray's
+    RayTaskError(UserCodeException), not a ValueError, its text a traceback under "UDF failed"."""
+    from opinion_metrics import ray as om_ray
+
+    table = pa.table({**scored_with_a_bad_score_at(40, 12), "movie": ["a", None] + ["b"] * 38})
+    dataset = ray_data.from_arrow(table).repartition(3)
+    with pytest.raises(ValueError) as raised:
+        om_ray.evaluate(dataset, "keyword_prf", groups="movie")
+    assert str(raised.value).startswith("groups: example 0 has no group (None): give every example a group")
+    with pytest.raises(ValueError) as raised:
+        om_ray.evaluate(dataset, "weighted_keyword_prf", scores="scores")
+    assert str(raised.value).startswith("scores: row "), str(raised.value)[:300]
+    assert "keyword 1 ('war'): score 1.5 is outside [0, 1]" in str(raised.value).splitlines()[0]

@@ -72,7 +72,7 @@ CATALOGUE = [
     (W, w(scores=[[0.5], [1.2], [0.5]]), {}, r"example 1, keyword 0 \('b'\): score 1.2 is outside \[0, 1\]", ["example 1", "1.2"]),
     (W, w(scores=[[0.5], ["0.5"], [0.5]]), {}, r"example 1, keyword 0 \('b'\): score must be a number in \[0, 1\], got str '0.5'", ["example 1", "'0.5'"]),
     (W, w(scores=[[0.5], [0.5, 0.1], [0.5]]), {}, r"predictions: example 1 has 1 keywords but 2 scores", ["example 1", "2 scores"]),
-    (W, w(scores=[[0.5], None, [0.5]]), {}, r"scores: example 1 must be a list of keywords \(str\), got NoneType", ["example 1", "None"]),
+    (W, w(scores=[[0.5], None, [0.5]]), {}, r"scores: example 1 must be a list of scores \(numbers\), got NoneType", ["example 1", "None"]),
     (W, w(scores=[[0.5], [True], [0.5]]), {}, r"example 1, keyword 0 \('b'\): score must be a number in \[0, 1\], got bool True", ["example 1", "True"]),
     (W, w(), {"relevance": "exponential"}, r"relevance must be one of .*got 'exponential'", ["exponential"]),
     (W, w(), {"k": 0}, r"k must be a positive integer, got 0", ["0"]),
@@ -555,7 +555,9 @@ def test_zero_dimensional_sentiments_are_numbers_and_model_strings_or_classes_ar
     with pytest.raises(ValueError, match=r"the sentiment function returned Tensor tensor\(True\) for 'a'"):
         sentiment_appropriateness([["a"]], [["b"]], sentiment=lambda s: torch.tensor(True))
     for model in ("", "  ", TinyEncoder):  # a str has an encode method; a class is not a model
-        with pytest.raises(ValueError, match=r"model must be a sentence-transformers model name, a path or a model"):
+        named = r"model must be a sentence-transformers model name, a path or a model"
+        named = named if model is TinyEncoder else r"the model name is empty \('\s*'\): give a sentence-transformers"
+        with pytest.raises(ValueError, match=named):
             semantic_keyword_prf([["a"]], [["b"]], model=model)
-        with pytest.raises(ValueError, match=r"model must be a sentence-transformers model name, a path or a model"):
+        with pytest.raises(ValueError, match=named):
             fresh(S).compute(predictions=[["a"]], references=[["b"]], model=model)

@@ -358,7 +358,7 @@ def test_an_unknown_compare_base_lists_a_few_short_values(tmp_path, capsys):
     status, out, err = _run([data, "--by", "model", "--compare", "nope"], capsys)
     assert status == 2
     shown = "model 0 " + "x" * 29 + "..."
-    assert f"--baseline 'nope' is not a system of column 'model' (there: {shown}, " in err
+    assert f"--compare 'nope' is not a system of column 'model' (there: {shown}, " in err  # the flag typed
     assert "and 20 more)" in err and len(err) < 800
 
 

@@ -39,6 +39,7 @@ from contextlib import contextmanager, redirect_stderr
 from typing import Any
 
 from ..analysis.compare import DEFAULT_RESAMPLES
+from ..core.positions import rename_example
 from ..families.registry import FAMILIES as DECLARATIONS
 from ..io.column_names import list_columns, number_columns
 from ..io.read import read_table
@@ -46,7 +47,7 @@ from ..view.figures import plot_results
 from ..view.significance import format_significance
 from ..view.text import format_tables, marks_for, terminal_width
 from .evaluation import evaluate_table, run_details
-from .inputs import COMPARE_LEVEL, UsageError, _presences, _takes_presence, resolve_columns, side_by_side
+from .inputs import COMPARE_LEVEL, UsageError, _presences, _takes_presence, resolve_columns, side_by_side, system_split
 from .outputs import (
     OTHER_FORMATS,
     PER_EXAMPLE_FORMATS,
@@ -93,7 +94,7 @@ class _Speaker:
     def __call__(self, message: str, locate: Callable[[str, int], str], sides: dict[str, str]) -> ValueError:
         """The message as a `UsageError` when it is about an option, else as a data error."""
         side = message.split(":", 1)[0] if ":" in message else ""
-        located = re.sub(r"\bexample (\d+)", lambda m: locate(side, int(m.group(1))), message)
+        located = rename_example(message, lambda example: locate(side, example))  # never inside a keyword
         if side in sides and sides[side] != side:
             located = f"{side} (column {sides[side]!r}){located[len(side) :]}"
         self.translated = False
@@ -185,7 +186,8 @@ def _main(argv: Sequence[str] | None) -> int:
     except (ValueError, ImportError) as error:
         return _report(error)
     results = evaluation.results
-    label = "/".join(part for part in ("model" if side_by_side(args) else "", args.by or "") if part)
+    system = "model" if side_by_side(args) else system_split(args) or ""
+    label = "/".join(part for part in (system, args.by or "") if part)
     labels = dict.fromkeys(DECLARATIONS, label)
     if len(_presences(args)) > 1:
         labels.update({family: f"{label}/presence".lstrip("/") for family in DECLARATIONS if _takes_presence(family)})

@@ -26,11 +26,13 @@ from .inputs import (
     _default_families,
     _Examples,
     _inputs,
+    _labelled_rows,
     _presences,
     _semantic_installed,
     _takes_presence,
     attach_gold,
     side_by_side,
+    system_split,
 )
 from .systems import (
     _by_values,
@@ -42,6 +44,7 @@ from .systems import (
     _spoken,
     _Subset,
     _system_columns,
+    subset_rows,
 )
 
 
@@ -136,17 +139,24 @@ def evaluate_table(table: Table, args: argparse.Namespace, speak: Speak | None =
     if n == 0:
         raise ValueError(f"{table.path.name}: no rows to evaluate")
     by_value = _by_values(table, args) if args.by else {"": list(range(n))}
+    if system_split(args):  # a system column and --by another column: a row per system and value
+        systems = _labelled_rows(table, system_split(args), "--system")
+        models = {system: models[""] for system in systems}
     compare = _compare_dimension(args, models, by_value)
     if compare is not None and compare[0] == "value":
         by_value = _pair_rows(table, args, by_value, compare[1])
-    elif args.id is not None:
+    elif args.id is not None and (compare is None or not system_split(args)):
         raise UsageError("--id pairs the rows of the systems compared: it needs --baseline")
+    rows_of = subset_rows(table, args, list(models), by_value, compare[1] if compare is not None else None)
     presences = _presences(args)
-    system = "model" if side_by_side(args) else ("value" if args.by else None)
+    system = "model" if side_by_side(args) or system_split(args) else ("value" if args.by else None)
     runs = []  # (result name, family, subset)
     owners: dict[str, tuple[str, str, str]] = {}  # result name: the subset it names
     for model, columns in models.items():
-        for value, rows in by_value.items():
+        for value in by_value:
+            if (model, value) not in rows_of:  # a system without rows of this value
+                continue
+            rows = rows_of[model, value]
             for presence in presences:
                 for family in families:
                     if _takes_presence(family) or presence == presences[0]:

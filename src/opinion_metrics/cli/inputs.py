@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.grouping import pool_by_group
+from ..core.grouping import missing_label, pool_by_group
 from ..embeddings.encoder import DEFAULT_MODEL
 from ..families.aspect_sentiment_score import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from ..families.registry import FAMILIES as DECLARATIONS
@@ -304,15 +304,10 @@ def resolve_columns(table: Table, args: argparse.Namespace) -> str:
     system = found["system"] if not side_by_side(args) else None
     if system is not None and args.system is not None:
         _column(table, system, "--system")
-    if system is not None and args.by not in (None, system):
-        raise UsageError(
-            f"{table.path.name} holds several systems in column {system!r}: --by {args.by} would pool them; "
-            f"give --by {system} (one row per system), or --system none to pool them on purpose"
-        )
-    detected = system is not None and args.by is None and args.system is None
+    detected = system is not None and args.by != system and args.system is None
     args.system_column = system
-    if system is not None:
-        args.by = system
+    if system is not None and args.by is None:
+        args.by = system  # else one row per system and --by value (`system_split`)
     defaults = {role: (NAMES[role][0], f"{NAMES[role][0]}_*") for role in ("predictions", "references", "scores")}
     defaults["texts"] = ("review",)  # read by default before names were looked for
     renamed = {role: found[role] for role, names in defaults.items() if found[role] and not given.get(role)
@@ -328,7 +323,8 @@ def resolve_columns(table: Table, args: argparse.Namespace) -> str:
         count = sum(1 for name in table.columns if pattern.match(name))
         parts[0] = f"{count} system{'s' * (count != 1)} side by side: predicted keywords from `{args.predictions}`"
     if detected:
-        parts.append(f"{count} system{'s' * (count != 1)} from `{system}` (one row each; --system none pools them)")
+        each = f"one row per system and {args.by}" if system_split(args) else "one row each"
+        parts.append(f"{count} system{'s' * (count != 1)} from `{system}` ({each}; --system none pools them)")
     return "\n".join(wrapped_items("columns: ", parts, terminal_width(), "; "))
 
 
@@ -367,6 +363,19 @@ def _semantic_installed() -> bool:
     return importlib.util.find_spec("sentence_transformers") is not None
 
 
+def system_split(args: argparse.Namespace) -> str | None:
+    """The system column where --by names another column (a row per system and value, the systems
+    compared within each value), else None."""
+    column = getattr(args, "system_column", None)
+    return column if column is not None and args.by not in (None, column) else None
+
+
+def systems_named(args: argparse.Namespace) -> str:
+    """What a system is called in messages and output columns: "model" for columns side by side,
+    else its column (the system column, or --by's)."""
+    return "model" if side_by_side(args) else system_split(args) or args.by or "model"
+
+
 def side_by_side(args: argparse.Namespace) -> bool:
     """Whether --predictions names several systems side by side (several columns, or a '*' pattern)."""
     return len(_prediction_columns(args)) > 1 or "*" in args.predictions
@@ -378,8 +387,9 @@ def _labelled_rows(table: Table, column: str, option: str) -> dict[str, list[int
     by_value: dict[str, list[int]] = {}
     first: dict[str, tuple[Any, int]] = {}
     for row, value in enumerate(_column(table, column, option)):
-        if value is None or isinstance(value, (list, dict)) or value == "":
-            shown = "empty" if value in (None, "") else ("a list" if isinstance(value, list) else "an object")
+        if missing_label(value) or isinstance(value, (list, dict)) or value == "":
+            shown = "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else "empty"
+            shown += "" if value is None or not missing_label(value) else f" ({str(value).replace('nan', 'NaN')})"
             raise ValueError(f"{option} {column}: {table.location(row)} is {shown}; give every row a value")
         name = str(value)
         earlier, earlier_row = first.setdefault(name, (value, row))

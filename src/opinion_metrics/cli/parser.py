@@ -61,6 +61,15 @@ class _Flattened(argparse.Action):
         setattr(namespace, self.dest, [item for items in values for item in items])
 
 
+class _Typed(argparse.Action):
+    """Stores the value and, in `<dest>_flag`, the flag typed (--baseline or --compare): the
+    messages about it answer in the user's words."""
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_flag", option)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, with the closest option suggested for a misspelt one, and a one-line usage after an error
     (the full one is 25 lines: --help)."""
@@ -194,7 +203,9 @@ def _option_type(option: Option) -> Callable[[str], Any]:
             try:
                 option.check(value)
             except ValueError as error:
-                raise argparse.ArgumentTypeError(str(error).replace(f"{option.name} ", "", 1)) from None
+                # "top_k must be ..." -> "argument --top-k: must be ..."; a name inside the message stays
+                message = str(error).removeprefix(f"{option.name} ")
+                raise argparse.ArgumentTypeError(message) from None
         return value
 
     convert.__name__ = option.name
@@ -298,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--baseline",
         "--compare",
         dest="compare",
+        action=_Typed,
         metavar="NAME",
         help="compare every other system with NAME (a system, a model of a '*' --predictions pattern, or a --by "
         "value): each value's difference in the tables, then per metric the difference, its interval (--ci, "

@@ -27,6 +27,8 @@ from .inputs import (
     _prediction_columns,
     _texts_column,
     side_by_side,
+    system_split,
+    systems_named,
 )
 
 
@@ -100,7 +102,7 @@ def _models(table: Table, args: argparse.Namespace) -> dict[str, tuple[str, str]
 def _system_columns(subset: _Subset, args: argparse.Namespace, presence: bool) -> dict[str, str]:
     """The subset as columns of the per-example file: its model (of a '*' pattern), its --by value
     (under --by's column name: model, where that is the system column) and its --presence view."""
-    found = {"model": subset.model} if subset.model else {}
+    found = {systems_named(args) if system_split(args) else "model": subset.model} if subset.model else {}
     if args.by:
         found[args.by] = subset.value
     return {**found, "presence": subset.presence} if presence else found
@@ -139,15 +141,18 @@ def _compare_dimension(
             raise UsageError("--compare-method needs --baseline NAME")
         return None
     args.compare_method = args.compare_method or "permutation"
+    flag = getattr(args, "compare_flag", None) or "--baseline"  # as typed: --baseline or --compare
     if side_by_side(args):
         dimension, names, what = "model", list(models), f"system of --predictions {args.predictions!r}"
+    elif system_split(args):
+        dimension, names, what = "model", list(models), f"system of column {system_split(args)!r}"
     elif args.by and args.by == getattr(args, "system_column", None):
         dimension, names, what = "value", list(by_value), f"system of column {args.by!r}"
     elif args.by:
         dimension, names, what = "value", list(by_value), f"value of --by {args.by}"
     else:
         raise UsageError(
-            "--baseline needs systems to compare: a system column (model, system; or --system COLUMN), "
+            f"{flag} needs systems to compare: a system column (model, system; or --system COLUMN), "
             "--by COLUMN or --predictions 'keywords_*'"
         )
     if args.compare not in names:
@@ -155,11 +160,11 @@ def _compare_dimension(
         more = f" and {len(names) - 10} more" if len(names) > 10 else ""
         near = closest(args.compare, names)
         hint = f"; did you mean {near!r}?" if near is not None else ""
-        raise UsageError(f"--baseline {args.compare!r} is not a {what} (there: {', '.join(shown)}{more}){hint}")
+        raise UsageError(f"{flag} {args.compare!r} is not a {what} (there: {', '.join(shown)}{more}){hint}")
     if len(names) < 2:
-        raise UsageError(f"--baseline {args.compare!r}: there is no other {what} to compare with it")
+        raise UsageError(f"{flag} {args.compare!r}: there is no other {what} to compare with it")
     if args.prediction_sentiments and "sentiment_appropriateness" in (args.metrics or []):
-        raise UsageError("--baseline cannot use --prediction-sentiments (one column for two systems)")
+        raise UsageError(f"{flag} cannot use --prediction-sentiments (one column for two systems)")
     return dimension, args.compare
 
 
@@ -180,6 +185,35 @@ def _pair_rows(
     return pair_rows(systems, base, _id_column(table, args), args.by)
 
 
+def subset_rows(
+    table: Table, args: argparse.Namespace, models: list[str], by_value: dict[str, list[int]], base: str | None
+) -> dict[tuple[str, str], list[int]]:
+    """{(system, --by value): its rows}: with a system column and --by another column
+    (`system_split`), each system's rows of each value, none where it has none, and with a `base`
+    each value's systems paired with the base's rows there (`pair_rows`); else every system
+    (columns side by side, or one) on each value's rows."""
+    column = system_split(args)
+    if column is None:
+        return {(model, value): rows for model in models for value, rows in by_value.items()}
+    system_of = table.columns[column]
+    found: dict[tuple[str, str], list[int]] = {}
+    for value, rows in by_value.items():
+        here: dict[str, list[int]] = {}
+        for row in rows:
+            here.setdefault(str(system_of[row]), []).append(row)
+        if base is not None and set(here) != {base}:
+            if base not in here:
+                raise ValueError(
+                    f"cannot compare the systems of {args.by} {value!r} with {base!r}: {base!r} has no row there "
+                    f"(systems there: {', '.join(here)}); the systems are compared within each value of --by"
+                )
+            here = pair_rows(
+                {name: Rows(table, rows) for name, rows in here.items()}, base, _id_column(table, args), column
+            )
+        found.update({(model, value): here[model] for model in models if model in here})
+    return found
+
+
 def _check_pairs(
     a: dict[str, Any],
     b: dict[str, Any],
@@ -190,8 +224,8 @@ def _check_pairs(
 ) -> None:
     """Example i of system b pairs with example i of system a (by id or by position, `_pair_rows`):
     same count, same references, and the same review texts (--texts, else review) where the file has them."""
-    what = args.by if not side_by_side(args) else "model"
-    column = _id_column(examples_a.table, args) if what != "model" else None
+    what = systems_named(args)
+    column = None if side_by_side(args) else _id_column(examples_a.table, args)
     count_a, count_b = len(a["predictions"]), len(b["predictions"])
     if count_a != count_b:
         unit = "row" if examples_a.pooled is None else f"{args.group} group"
@@ -200,8 +234,10 @@ def _check_pairs(
             f"{unit}{'s' * (count_a != 1)}, {systems[1]!r} has {count_b}; {pairing(column, what)}"
         )
     gold_a, gold_b = a.get("references"), b.get("references")
-    if gold_a is not None and gold_b is not None and gold_a != gold_b:
-        index = next(i for i, (x, y) in enumerate(zip(gold_a, gold_b)) if x != y)
+    # compared value by value: a Parquet or Arrow column (`io.rows.LazyColumn`) equals only itself
+    differ = gold_a is not None and gold_b is not None and gold_a is not gold_b
+    index = next((i for i, (x, y) in enumerate(zip(gold_a, gold_b)) if x != y), None) if differ else None
+    if index is not None:
         place_a, place_b = examples_a.locate("predictions", index), examples_b.locate("predictions", index)
         raise ValueError(
             f"cannot compare {what} {systems[1]!r} with {systems[0]!r}: their references differ at "

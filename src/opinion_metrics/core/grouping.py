@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Hashable, Sequence
 from typing import Any, NamedTuple
 
@@ -19,6 +21,15 @@ class PooledCorpus(NamedTuple):
     scores: list[list[float]] | None
 
 
+def missing_label(value: Any) -> bool:
+    """A label that says "none": None, a NaN (pandas' empty cell, alike from a list, a numpy array,
+    a pandas or polars Series: NaN equals no other NaN, so each would make a group of its own),
+    pandas' NA or NaT."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    return isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and math.isnan(value)
+
+
 def pool_by_group(
     predictions: Sequence[Sequence[str]],
     references: Sequence[Sequence[str]],
@@ -31,6 +42,7 @@ def pool_by_group(
 ) -> PooledCorpus:
     """Merge the examples of each group into one example.
 
+    Every example needs a group: a missing label (None, NaN) is refused, naming the example.
     Per group, the predictions of all its examples in first-occurrence order (with
     `scores`, each keyword keeps its maximum score) and the union of its references in
     first-occurrence order. Keywords are identified by their normalized form; the first
@@ -58,6 +70,12 @@ def pool_by_group(
     side = corpus.predictions
     example_scores = side.scores if side.scores is not None else [None] * len(corpus)
     for index, group in enumerate(groups):
+        if missing_label(group):
+            shown = "None" if group is None else str(group).replace("nan", "NaN")
+            raise ValueError(
+                f"groups: example {index} has no group ({shown}): give every example a group; a missing label "
+                "(None, NaN) is refused, never pooled with the others"
+            )
         try:
             merged = pooled_predictions.setdefault(group, {})
         except TypeError:

@@ -253,7 +253,7 @@ def prepare_side(
         raw_list, all_str = plain_keywords(raw_list)  # a str subclass by its value, before any lookup
         raw_scores = None
         if scores is not None:
-            raw_scores = check_keyword_list(scores[position], scores_name, index)
+            raw_scores = check_keyword_list(scores[position], scores_name, index, "scores (numbers)")
             if len(raw_scores) != len(raw_list):
                 raise ValueError(
                     f"{side}: example {index} has {len(raw_list)} keywords but {len(raw_scores)} {scores_name}"

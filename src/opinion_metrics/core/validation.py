@@ -31,6 +31,9 @@ def describe(value: Any, limit: int = 60) -> str:
 
 
 FLAT_LIST_HINT = "expected a list of keyword lists per example, such as [['war', 'jedi'], ['fraud']]"
+FLAT_SCORES_HINT = "expected a list of score lists per example, such as [[0.9, 0.4], [0.7]]"
+# The inputs holding one number per keyword (a flat list of numbers is one example's, not the corpus's).
+NUMBER_SIDES = ("scores", "prediction_sentiments")
 
 
 def check_keyword_list(value: Any, side: str, index: int, items: str = "keywords (str)") -> Sequence[Any]:
@@ -139,6 +142,12 @@ def check_same_length(**corpora: Sequence[Any]) -> int:
         corpus = corpora.get(name)
         if corpus is not None and len(corpus) and isinstance(corpus[0], str):
             raise ValueError(f"{name}: {FLAT_LIST_HINT}; got a flat list of str starting with {corpus[0]!r}")
+    for name in NUMBER_SIDES:
+        corpus = corpora.get(name)
+        if corpus is not None and len(corpus) and _number(corpus[0]):
+            hint = FLAT_SCORES_HINT.replace("score", "sentiment") if name != "scores" else FLAT_SCORES_HINT
+            first = as_number(corpus[0].item() if isinstance(corpus[0], np.generic) else corpus[0])
+            raise ValueError(f"{name}: {hint}; got a flat list of {name.replace('_', ' ')} starting with {first!r}")
     lengths = {name: len(corpus) for name, corpus in corpora.items()}
     if len(set(lengths.values())) > 1:
         described = ", ".join(f"{name} has {n}" for name, n in lengths.items())
@@ -150,6 +159,12 @@ def check_same_length(**corpora: Sequence[Any]) -> int:
     if n == 0:
         raise ValueError("cannot evaluate an empty corpus (0 examples)")
     return n
+
+
+def _number(value: Any) -> bool:
+    """A number (a numpy or 0-d array one too), not a bool: a score where a list of scores belongs."""
+    value = as_number(value)
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 def check_score(value: Any, side: str, index: int, position: int, keyword: Any, clip: bool) -> float:
@@ -213,14 +228,16 @@ def check_positive_int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if value > MAX_COUNT:
-        raise ValueError(f"{name} must be at most 2**53 = {MAX_COUNT:,}, got {_short_number(value)}")
+        raise ValueError(f"{name} must be at most 2**53 = {MAX_COUNT:,}, got {short_number(value)}")
     return int(value)
 
 
-def _short_number(value: int) -> str:
+def short_number(value: int) -> str:
     """An integer as its digits, or a huge one by its size (str() refuses past 4,300 digits)."""
     bits = int(value).bit_length()
-    return str(int(value)) if bits <= 128 else f"an integer of about {int(bits * math.log10(2))} digits"
+    if bits <= 128:
+        return str(int(value))
+    return f"{'a negative' if value < 0 else 'an'} integer of about {int(bits * math.log10(2)) + 1} digits"
 
 
 def check_top_k(top_k: TopK) -> TopK:
@@ -320,7 +337,10 @@ def check_rating_range(min_rating: Any, max_rating: Any) -> tuple[int, int]:
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise ValueError(f"{name} must be an integer, got {describe(value)}")
     if not 1 <= min_rating < max_rating:
-        raise ValueError(f"need 1 <= min_rating < max_rating (0 means absent), got {min_rating} and {max_rating}")
+        shown = f"{short_number(min_rating)} and {short_number(max_rating)}"
+        raise ValueError(f"need 1 <= min_rating < max_rating (0 means absent), got {shown}")
+    if max_rating > MAX_COUNT:
+        raise ValueError(f"max_rating must be at most 2**53 = {MAX_COUNT:,}, got {short_number(max_rating)}")
     return int(min_rating), int(max_rating)
 
 
@@ -386,7 +406,9 @@ def check_interval_options(
 
 
 def outside_range(number: int, min_rating: int, max_rating: int) -> str:
-    return f"rating {number} is outside {{0}} ∪ [{min_rating}, {max_rating}] (0 means the aspect is absent)"
+    shown = short_number(number)  # a 301-digit rating by its size
+    shown = shown if shown.lstrip("-").isdigit() else f"({shown})"
+    return f"rating {shown} is outside {{0}} ∪ [{min_rating}, {max_rating}] (0 means the aspect is absent)"
 
 
 def rating_problem(value: Any, min_rating: int | None = None, max_rating: int | None = None) -> str | None:
@@ -441,6 +463,10 @@ def check_model(model: Any) -> Any:
     if isinstance(model, str):  # (a str has an `encode` method too)
         if model.strip():
             return model
+        raise ValueError(
+            f"the model name is empty ({model!r}): give a sentence-transformers model name (such as "
+            "sentence-transformers/all-MiniLM-L6-v2), a path or a model object with .encode"
+        )
     elif model is None or (not isinstance(model, type) and callable(getattr(model, "encode", None))):
         return model
     raise ValueError(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
-import re
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..core.cpus import available_cpus
+from ..core.positions import rename_example
 from ..state.metric_state import MetricState
 from ..state.options import unnamed_objects
 
@@ -150,9 +150,6 @@ def _sliced(
     return sliced, None if keys is None else keys[start:stop], start, stop, *rows
 
 
-_EXAMPLE = re.compile(r"\bexample (\d+)")
-
-
 @contextmanager
 def _named_in_corpus(start: int) -> Iterator[None]:
     """A chunk's error names its example as one process would: "example 3" of the chunk
@@ -161,7 +158,7 @@ def _named_in_corpus(start: int) -> Iterator[None]:
         yield
     except (ValueError, TypeError) as error:
         if start and error.args and isinstance(error.args[0], str):
-            shifted = _EXAMPLE.sub(lambda found: f"example {start + int(found.group(1))}", error.args[0], count=1)
+            shifted = rename_example(error.args[0], lambda example: f"example {start + example}")
             error.args = (shifted, *error.args[1:])
         raise
 

@@ -39,6 +39,22 @@ VALUE_COLUMN = "value"  # a state's value of `by` (null without `by`)
 GOLD_COLUMN = "__gold__"  # the joined gold lists, once pooled
 
 
+class EngineError(ValueError):
+    """A data error met on an engine's worker (a row and its keyword named), carried to the
+    driver whole: a `ValueError` to catch, its message alone (an engine appends retry notes to
+    an exception's arguments, not to this message)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.message,)
+
+
 class Gold:
     """A gold table joined to the rows by key, as the CLI's --gold: one gold list per value of
     `key`. `table` is an Arrow table, a pandas DataFrame, a mapping {key: gold list} or a

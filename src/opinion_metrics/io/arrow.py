@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .rows import ArrowColumn, python_values, shared_lists
+from .rows import ArrowColumn, LazyColumn, python_values, shared_lists, textual_type
 from .table import SUPPORTED, TableError
 
 
@@ -111,13 +111,14 @@ def _read_arrow(path: Path, lazy: bool) -> dict[str, Any]:
         raise TableError(path, f"not a readable {'Feather V1' if feather_v1 else 'Arrow'} file ({error})") from None
 
 
-def _read_parquet(path: Path, lazy: bool) -> dict[str, Any]:
+def _read_parquet(path: Path, lazy: bool) -> tuple[dict[str, Any], ParquetSource]:
     """A Parquet file, or a folder of them, as columns: `SourceColumn`s (read where they are
     used, a batch at a time) with `lazy`, else Python lists read a batch at a time (a column
-    over 2 GiB, such as a gold list on every row, never has to fit one Arrow array)."""
+    over 2 GiB, such as a gold list on every row, never has to fit one Arrow array); and the
+    source, which names a row's file."""
     source = ParquetSource(path)
     columns = {name: SourceColumn(source, name) for name in source.names}
-    return columns if lazy else {name: column.to_pylist() for name, column in columns.items()}
+    return (columns if lazy else {name: column.to_pylist() for name, column in columns.items()}), source
 
 
 # Rows converted at a time when a Parquet file is streamed: a row holding a movie's gold list
@@ -160,6 +161,7 @@ class ParquetSource:
         self.sizes: list[int] = []  # rows of each row group
         self.names: list[str] = []
         self.dictionaries: list[dict[str, list[str]]] = []  # per file: leaf paths read dictionary-encoded
+        self.schemas: list[Any] = []  # per file: its Arrow schema (a column's type may differ between files)
         for number, file in enumerate(self.files):
             try:
                 with parquet.ParquetFile(file) as handle:
@@ -183,7 +185,22 @@ class ParquetSource:
                             self.sizes.append(rows)
             except (pyarrow.ArrowException, OSError) as error:
                 raise TableError(file, f"not a readable Parquet file ({error})") from None
+            self.schemas.append(schema)
         self.num_rows = sum(self.sizes)
+        self.partitions = hive_partitions(self.path, self.files) if self.path.is_dir() else [{}]
+        self.partition_names = list(self.partitions[0])
+        for file, schema in zip(self.files, self.schemas):
+            both = next((name for name in self.partition_names if name in schema.names), None)
+            if both is not None:
+                raise TableError(
+                    file,
+                    f"column {both!r} is both in the file and in its folder name ({self._relative(file)}); "
+                    "keep one (Spark's partitionBy writes it in the folder names only)",
+                )
+        self.names = [*self.names, *self.partition_names]
+        self.schema = pyarrow.schema(
+            [*self.schema, *(pyarrow.field(name, pyarrow.string()) for name in self.partition_names)]
+        )
 
     def location(self, row: int) -> str:
         """Where row `row` (0-based, over every file) is: 'row 3 of x.parquet'; in a folder,
@@ -193,7 +210,30 @@ class ParquetSource:
         index = max(bisect.bisect_right([start for _, _, start in self.groups], row) - 1, 0)
         number = self.groups[index][0] if self.groups else 0
         first = next((start for file, _, start in self.groups if file == number), 0)
-        return f"row {row + 1} of {self.path.name} ({self.files[number].name}, row {row - first + 1})"
+        return f"row {row + 1} of {self.path.name} ({self._relative(self.files[number])}, row {row - first + 1})"
+
+    def _relative(self, file: Path) -> str:
+        """A file of the folder as its path there ('model=a/part-0.parquet')."""
+        return file.relative_to(self.path).as_posix() if self.path.is_dir() else file.name
+
+    def file_rows(self, number: int) -> tuple[int, int]:
+        """The [start, stop) rows of file `number`."""
+        spans = [(start, start + size) for (file, _, start), size in zip(self.groups, self.sizes) if file == number]
+        return (spans[0][0], spans[-1][1]) if spans else (0, 0)
+
+    def text_row(self, name: str) -> int | None:
+        """The first row holding a text (not null) in column `name` of a file that stores it as text
+        (a list column elsewhere, or in no file): where a column of keyword lists belongs, what to name."""
+        for number, schema in enumerate(self.schemas):
+            textual = name in self.partition_names or textual_type(schema.field(name).type)
+            if not textual:
+                continue
+            start, stop = self.file_rows(number)
+            for first, table in self.batches([name], start, stop):
+                valid = table.column(name).is_valid().to_pylist()
+                if True in valid:
+                    return first + valid.index(True)
+        return None
 
     def chunks(self, parts: int) -> list[tuple[int, int]]:
         """[start, stop) row ranges covering every row: whole row groups gathered up to
@@ -233,10 +273,11 @@ class ParquetSource:
                     leaves = [leaf for name in columns for leaf in self.dictionaries[number].get(name, ())]
                     opened = (number, parquet.ParquetFile(self.files[number], read_dictionary=leaves or None))
                 position = first
-                for batch in opened[1].iter_batches(BATCH_ROWS, row_groups=[group], columns=list(columns)):
+                stored = [name for name in columns if name not in self.partition_names]
+                for batch in opened[1].iter_batches(BATCH_ROWS, row_groups=[group], columns=stored):
                     low, high = max(start, position), min(stop, position + batch.num_rows)
                     if low < high:
-                        table = pyarrow.Table.from_batches([batch])
+                        table = self._with_partitions(pyarrow.Table.from_batches([batch]), number, columns)
                         yield low, table.slice(low - position, high - low)
                     position += batch.num_rows
                     if position >= stop:
@@ -247,6 +288,38 @@ class ParquetSource:
         finally:
             if opened is not None:
                 opened[1].close()
+
+    def _with_partitions(self, table: Any, number: int, columns: Sequence[str]) -> Any:
+        """`table` (a batch of file `number`) with its folder names' columns, in the order of `columns`."""
+        import pyarrow
+
+        if not self.partition_names or not set(columns) & set(self.partition_names):
+            return table
+        values = self.partitions[number]
+        arrays = [
+            pyarrow.array([values[name]] * table.num_rows, pyarrow.string())
+            if name in self.partition_names
+            else table.column(name)
+            for name in columns
+        ]
+        return pyarrow.table(arrays, names=list(columns))
+
+
+def hive_partitions(folder: Path, files: Sequence[Path]) -> list[dict[str, str | None]]:
+    """Each file's values of the `key=value` folders between `folder` and it, as Spark's
+    `partitionBy` writes them and pyarrow's and Ray's hive partitioning read them: texts, unescaped
+    as Spark escapes them, `__HIVE_DEFAULT_PARTITION__` (Spark's null) as None; a key that a
+    file's folders lack is None for it."""
+    from urllib.parse import unquote
+
+    found = []
+    for file in files:
+        parts = [part.split("=", 1) for part in file.relative_to(folder).parts[:-1] if "=" in part]
+        found.append(
+            {unquote(key): None if value == "__HIVE_DEFAULT_PARTITION__" else unquote(value) for key, value in parts}
+        )
+    keys = list(dict.fromkeys(key for values in found for key in values))
+    return [{key: values.get(key) for key in keys} for values in found]
 
 
 def _dictionary_leaves(handle: Any) -> dict[str, list[str]]:
@@ -271,7 +344,7 @@ def _dictionary_leaves(handle: Any) -> dict[str, list[str]]:
     return found
 
 
-class SourceColumn(Sequence):
+class SourceColumn(LazyColumn):
     """A column of a `ParquetSource` (some of its rows, with `rows`), read only where it is
     used: `parallel.compute` streams it a batch at a time; anything else reads it whole,
     once, converting a batch at a time (`to_pylist`)."""
@@ -314,6 +387,13 @@ class SourceColumn(Sequence):
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.to_pylist())
+
+    def text_row(self) -> int | None:
+        row = self.source.text_row(self.name)
+        if row is None or self.rows is None:
+            return row
+        positions = np.flatnonzero(self.rows == row)  # (the file's first text, where this column holds it)
+        return int(positions[0]) if len(positions) else None
 
     def take(self, rows: Sequence[int]) -> SourceColumn:
         """The column at `rows` (positions in this column), unread; itself for all its rows in order."""

@@ -117,7 +117,9 @@ def closest(name: str, columns: Iterable[str]) -> str | None:
 
 def first_text(column: Sequence[Any]) -> int | None:
     """The first row of a column of keyword lists that holds a text instead (a JSON string, a CSV cell
-    read as text), or None. Only Python lists are looked at: Arrow columns carry their type."""
+    read as text, an Arrow or Parquet column of strings: in a folder, one file's), or None."""
+    if callable(getattr(column, "text_row", None)):  # `rows.LazyColumn`: by the type each file gives it
+        return column.text_row()
     if not isinstance(column, list):
         return None
     return next((row for row, value in enumerate(column) if isinstance(value, str)), None)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .arrow import SourceColumn, _datasets_folder, _read_arrow, _read_folder, _read_parquet, parquet_files
+from .arrow import ParquetSource, _datasets_folder, _read_arrow, _read_folder, _read_parquet, parquet_files
 from .delimited import _list_cell, _read_delimited
 from .json_files import _read_json, _read_jsonl
 from .rows import paused_gc
@@ -25,16 +25,18 @@ def check_column_lengths(path: Path, columns: dict[str, list[Any]]) -> None:
 
 def _read(
     path: Path, list_columns: Sequence[str], number_columns: Sequence[str], lazy: bool
-) -> tuple[dict[str, Any], list[int] | None]:
+) -> tuple[dict[str, Any], list[int] | None, ParquetSource | None]:
+    """The columns, each row's line where the format has lines, and a Parquet file's or
+    folder's source (which names a row's file)."""
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
     suffix = suffixes[-1] if suffixes else ""
     lines: list[int] | None = None
     if path.is_dir() and not _datasets_folder(path) and parquet_files(path):
-        columns = _read_parquet(path, lazy)
+        return _parquet(path, lazy)
     elif path.is_dir():
         columns = _read_folder(path)
     elif suffix in (".parquet", ".parq"):
-        columns = _read_parquet(path, lazy)
+        return _parquet(path, lazy)
     elif suffix in ARROW_SUFFIXES:
         columns = _read_arrow(path, lazy)
     elif suffix in (".jsonl", ".ndjson"):
@@ -51,7 +53,12 @@ def _read(
                 ]
     else:
         raise TableError(path, f"unsupported kind of file; use {SUPPORTED}", usage=True)
-    return columns, lines
+    return columns, lines, None
+
+
+def _parquet(path: Path, lazy: bool) -> tuple[dict[str, Any], None, ParquetSource]:
+    columns, source = _read_parquet(path, lazy)
+    return columns, None, source
 
 
 def read_table(
@@ -70,11 +77,10 @@ def read_table(
         raise TableError(path, message, usage=True)
     try:
         with paused_gc():
-            columns, lines = _read(path, list_columns, number_columns, lazy)
+            columns, lines, source = _read(path, list_columns, number_columns, lazy)
     except OSError as error:
         raise TableError(path, f"cannot read it ({error.strerror or error})", usage=True) from None
     check_column_lengths(path, columns)
-    source = next((column.source for column in columns.values() if isinstance(column, SourceColumn)), None)
     return Table(path, columns, lines, source=source)
 
 

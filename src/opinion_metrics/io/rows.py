@@ -26,16 +26,29 @@ def paused_gc() -> Iterator[None]:
 
 
 def python_values(values: Any) -> list[Any]:
-    """An Arrow array or chunked array (or an `ArrowColumn`) as a list equal to its
-    `to_pylist()`; strings, alone or in lists, decoded once per distinct value."""
-    if isinstance(values, ArrowColumn):
+    """An Arrow array or chunked array (or a `LazyColumn`: an Arrow or Parquet column read where
+    it is used) as a list equal to its `to_pylist()`; strings, alone or in lists, decoded once
+    per distinct value."""
+    if isinstance(values, LazyColumn):
         return values.to_pylist()
     chunks = values.chunks if hasattr(values, "chunks") else [values]
     with paused_gc():
         return [value for chunk in chunks for value in _chunk_values(chunk)]
 
 
-class ArrowColumn(Sequence):
+class LazyColumn(Sequence):
+    """A column of a file read as Python values only where it is used (`ArrowColumn`, and a
+    Parquet file's `arrow.SourceColumn`): whatever takes an Arrow array takes it too."""
+
+    def to_pylist(self) -> list[Any]:
+        raise NotImplementedError
+
+    def text_row(self) -> int | None:
+        """The first row holding a text where a column of keyword lists belongs, or None."""
+        raise NotImplementedError
+
+
+class ArrowColumn(LazyColumn):
     """A column of an Arrow table read as Python values: whole and once, when first read, or
     a slice at a time (`column[a:b]` is an `ArrowColumn` of those rows) without the rest."""
 
@@ -61,6 +74,12 @@ class ArrowColumn(Sequence):
     def __iter__(self) -> Iterator[Any]:
         return iter(self.to_pylist())
 
+    def text_row(self) -> int | None:
+        if not textual_type(self.array.type):
+            return None
+        valid = self.array.is_valid().to_pylist()
+        return valid.index(True) if True in valid else None
+
     def take(self, rows: Sequence[int]) -> ArrowColumn | list[Any]:
         """The values at `rows`: this column itself when they are all its rows in order."""
         if len(rows) == len(self) and np.array_equal(np.asarray(rows), np.arange(len(self))):
@@ -68,7 +87,7 @@ class ArrowColumn(Sequence):
         return list(map(self.to_pylist().__getitem__, rows))
 
 
-def _textual(kind: Any) -> bool:
+def textual_type(kind: Any) -> bool:
     """A string type, or strings dictionary-encoded (as Parquet's `read_dictionary` reads them)."""
     import pyarrow.types as types
 
@@ -81,9 +100,9 @@ def _chunk_values(chunk: Any) -> list[Any]:
     import pyarrow.types as types
 
     kind = chunk.type
-    if _textual(kind):
+    if textual_type(kind):
         return _shared_strings(chunk)
-    if not ((types.is_list(kind) or types.is_large_list(kind)) and _textual(kind.value_type)) or not len(chunk):
+    if not ((types.is_list(kind) or types.is_large_list(kind)) and textual_type(kind.value_type)) or not len(chunk):
         return chunk.to_pylist()
     offsets = _integers(chunk.offsets)  # of a slice: into the whole `values`
     first = int(offsets[0])

@@ -1,0 +1,28 @@
+"""The library's own position in its messages ("example N"), which the CLI and the worker
+processes rewrite (a line of the file, a position in the whole corpus), and nothing else: a
+keyword or a text that reads "example 0" is quoted, and never taken for one."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+_POSITION = re.compile(r"\bexample (\d+)\b")
+_QUOTE = re.compile(r"(?<!\w)['\"]")  # the opening quote of a repr (an apostrophe follows a letter)
+
+
+def example_position(message: str) -> re.Match[str] | None:
+    """The library's own position in one of its messages, "example N": the first before any
+    quoted value. Keywords and texts are shown quoted (repr), so "example 0" inside one is
+    never taken for a position."""
+    quote = _QUOTE.search(message)
+    return _POSITION.search(message, 0, quote.start() if quote else len(message))
+
+
+def rename_example(message: str, name: Callable[[int], str]) -> str:
+    """`message` with its position (`example_position`) replaced by `name(N)`: a row of a
+    file, an example of the whole corpus rather than of a chunk."""
+    found = example_position(message)
+    if found is None:
+        return message
+    return message[: found.start()] + name(int(found.group(1))) + message[found.end() :]
