@@ -140,3 +140,16 @@ def test_compare_usage_errors(tmp_path, capsys, arguments, message):
     source = EXAMPLE if "review_id" not in arguments else path
     assert main([str(source), *arguments]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_methods_note_gives_the_example_of_each_family_compared(capsys):
+    """The report's last note says which pairs can move the test with an example of every family
+    in the report, never keyword_prf's alone under another family."""
+    arguments = [str(EXAMPLE), "--system", "model", "--baseline", "baseline", "--n-resamples", "50"]
+    assert main([*arguments, "--metrics", "weighted_keyword_prf"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "for weighted_keyword_prf, the same keywords in another order can score differently" in printed
+    assert "for keyword_prf," not in printed
+    assert main([*arguments, "--metrics", "keyword_prf", "weighted_keyword_prf"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "for keyword_prf, the same keywords in another order score alike; for weighted_keyword_prf," in printed

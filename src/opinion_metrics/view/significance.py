@@ -4,7 +4,7 @@ and Holm-corrected families, and the notes that say what the method can and cann
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from ..stats.significance import MIN_PAIRS, Difference
 from .text import UNICODE_MARKS, Marks, _column, fit_table, left_out_reason, signed, value_text, wrapped
@@ -18,9 +18,11 @@ def format_p(p: float, n_resamples: int) -> str:
     return f"{p:.3f}" if p >= 0.001 else f"{p:.2g}"
 
 
-def method_note(method: str, level: float, n_resamples: int, marker: str = "†", family: str | None = None) -> str:
+def method_note(
+    method: str, level: float, n_resamples: int, marker: str = "†", family: str | Sequence[str] | None = None
+) -> str:
     """Which resampling gave the p-values and which the intervals (one note for the whole report),
-    and which pairs can move the test, with an example of `family` (default: keyword_prf's)."""
+    and which pairs can move the test, with an example of each family shown (default: keyword_prf's)."""
     scored = scored_differently(family)
     if method == "permutation":
         return (
@@ -47,12 +49,14 @@ _ALIKE = {
 }
 
 
-def scored_differently(family: str | None = None) -> str:
-    """Which pairs can move the test, with an example of `family` (default: keyword_prf's)."""
-    family = family if family in _ALIKE else "keyword_prf"
+def scored_differently(family: str | Sequence[str] | None = None) -> str:
+    """Which pairs can move the test, with an example of each family (default: keyword_prf's)."""
+    families = [family] if isinstance(family, str) or family is None else list(family)
+    shown = [name for name in families if name in _ALIKE] or ["keyword_prf"]
+    examples = "; ".join(f"for {name}, {_ALIKE[name]}" for name in shown)
     return (
         "A pair is scored differently when the two systems' per-example statistics differ where a value "
-        f"depends on them (for {family}, {_ALIKE[family]}): only such pairs can move the test."
+        f"depends on them ({examples}): only such pairs can move the test."
     )
 
 
@@ -198,5 +202,6 @@ def format_significance(
             lines += wrapped(note, width, "  ")
         text_blocks.append("\n".join(lines))
     if text_blocks:
-        text_blocks.append("\n".join(wrapped(method_note(method, level, n_resamples, marks.significant), width, "  ")))
+        note = method_note(method, level, n_resamples, marks.significant, family=families)
+        text_blocks.append("\n".join(wrapped(note, width, "  ")))
     return "\n\n".join(text_blocks)
