@@ -1,6 +1,7 @@
-"""The library's own position in its messages ("example N"), which the CLI and the worker
-processes rewrite (a line of the file, a position in the whole corpus), and nothing else: a
-keyword or a text that reads "example 0" is quoted, and never taken for one."""
+"""The library's own position in its messages ("example N"), which the CLI, the worker
+processes, states and the Spaces rewrite (a line of the file, a position in the whole corpus,
+a dataset row, a line of a text box), and nothing else: a keyword or a text that reads
+"example 0" is quoted, and never taken for one."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Callable
 
 _POSITION = re.compile(r"\bexample (\d+)\b")
 _QUOTE = re.compile(r"(?<!\w)['\"]")  # the opening quote of a repr (an apostrophe follows a letter)
+# A value quoted in a message ('example 0', "it's"): a whole repr of a str.
+_QUOTED = re.compile(r"""(?<!\w)'(?:[^'\\\n]|\\.)*'(?!\w)|(?<!\w)"(?:[^"\\\n]|\\.)*"(?!\w)""")
 
 
 def example_position(message: str) -> re.Match[str] | None:
@@ -26,3 +29,20 @@ def rename_example(message: str, name: Callable[[int], str]) -> str:
     if found is None:
         return message
     return message[: found.start()] + name(int(found.group(1))) + message[found.end() :]
+
+
+def rename_examples(message: str, name: Callable[[int], str]) -> str:
+    """`message` with every "example N" outside its quoted values replaced by `name(N)` (a
+    message naming several examples, as a Space shows it)."""
+    return outside_quotes(message, lambda text: _POSITION.sub(lambda found: name(int(found.group(1))), text))
+
+
+def outside_quotes(message: str, rewrite: Callable[[str], str]) -> str:
+    """`message` with `rewrite` applied to its text between quoted values, which are kept as
+    they are."""
+    parts, end = [], 0
+    for quoted in _QUOTED.finditer(message):
+        parts += [rewrite(message[end : quoted.start()]), quoted[0]]
+        end = quoted.end()
+    parts.append(rewrite(message[end:]))
+    return "".join(parts)

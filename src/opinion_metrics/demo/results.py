@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.positions import outside_quotes, rename_examples
 from ..io.table import Table
 from ..stats.significance import Difference
 from ..view.text import Block, Marks, entries, family_blocks, left_out_reason, option_text, signed, value_text
@@ -19,15 +20,8 @@ from .explanations import _example_names
 from .parsing import PREDICTION_PREFIX, Inputs, read_upload, system_column
 from .systems import Systems, read_systems
 
-_EXAMPLE = re.compile(r"\bexample (\d+)\b")
-
-
 # A library position counted from 0 ("keyword 0"), said from 1 in the Spaces as people count.
 _POSITION = re.compile(r"\bkeyword (\d+)\b")
-
-
-# A value quoted in a message ('example 0', "it's"): its text is never rewritten.
-_QUOTED = re.compile(r"""(?<!\w)'(?:[^'\\\n]|\\.)*'(?!\w)|(?<!\w)"(?:[^"\\\n]|\\.)*"(?!\w)""")
 
 
 _FLAG = re.compile(r"\b(?:pass )?(\w+)=True\b")
@@ -66,16 +60,11 @@ def space_message(error: Exception, where: Callable[[int], str], controls: Colle
     def spoken(text: str) -> str:
         if controls is not None:
             text = _HINT.sub(lambda match: _advice(match, controls), text)
-        text = _EXAMPLE.sub(lambda match: where(int(match[1])), text)
+        text = rename_examples(text, where)
         text = _POSITION.sub(lambda match: f"keyword {int(match[1]) + 1}", text)
         return _FLAG.sub(lambda match: f"tick {match[1]}", text)
 
-    message, parts, end = str(error), [], 0
-    for quoted in _QUOTED.finditer(message):
-        parts += [spoken(message[end : quoted.start()]), quoted[0]]
-        end = quoted.end()
-    parts.append(spoken(message[end:]))
-    return html.escape("".join(parts), quote=False)
+    return html.escape(outside_quotes(str(error), spoken), quote=False)
 
 
 def _advice(hint: re.Match[str], controls: Collection[str]) -> str:

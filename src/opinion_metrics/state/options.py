@@ -6,10 +6,11 @@ that must be given again when the state is read), and the names of rows in messa
 from __future__ import annotations
 
 import numbers
-import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
+
+from ..core.positions import rename_example
 
 # Options that may hold an object (a function, a model, a numpy Generator): only their
 # description travels in the header.
@@ -82,20 +83,16 @@ def _from_canonical(name: str, value: Any) -> Any:
     return ObjectOption(value["object"])
 
 
-_EXAMPLE = re.compile(r"\bexample (\d+)")
-
-
 @contextmanager
 def rows_named(name: Callable[[int], str]) -> Iterator[None]:
     """A `ValueError` raised inside names its example as `name(index)` says (by its key, its
     dataset row, its partition) instead of by its position in the batch at hand (the first
-    "example N" of the message: the example's)."""
+    "example N" of the message, never one inside a quoted keyword)."""
     try:
         yield
     except ValueError as error:
         if error.args and isinstance(error.args[0], str):
-            named = _EXAMPLE.sub(lambda found: name(int(found.group(1))), error.args[0], count=1)
-            error.args = (named, *error.args[1:])
+            error.args = (rename_example(error.args[0], name), *error.args[1:])
         raise
 
 
