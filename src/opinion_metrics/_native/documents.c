@@ -39,8 +39,15 @@ prefetch_documents(PyObject *predictions, PyObject *references, Py_ssize_t i, Py
     }
 }
 
+/* Long documents are rare: their functions are kept out of the way of the loop over documents. */
+#if defined(__GNUC__) || defined(__clang__)
+#define RARE __attribute__((noinline, cold))
+#else
+#define RARE
+#endif
+
 /* The bytes of the kept keywords' compared forms (token forms under "token"). */
-static double
+RARE static double
 document_bytes(const Keyword *predicted, Py_ssize_t p_count, const Keyword *gold, Py_ssize_t g_count, int tokens)
 {
     double bytes = 0;
@@ -62,7 +69,7 @@ by_position(const void *a, const void *b)
  * predictions in gold keywords, then gold keywords in predictions, a pair of equal forms found
  * by the first only; on the forms, or (`tokens`) the token forms with a space at each end
  * (written to the arena). The edges (i, j, g) added ordered by j, then g. 0 with an exception. */
-static int
+RARE static int
 search_document(Py_ssize_t i, const Keyword *predicted, Py_ssize_t p_count, const Keyword *gold, Py_ssize_t g_count,
                 int tokens, Arena *arena, Rows *edges)
 {

@@ -198,10 +198,10 @@ def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     if match == "exact":
         return relation_edges(corpus, match)
     routes = edge_routes(corpus)
-    taken = np.flatnonzero(np.bincount(routes, minlength=3)).tolist()
     find = {PAIRS: pair_edges, SEARCH: search_edges, RELATION: relation_edges}
-    if len(taken) <= 1:  # (an empty corpus: by its pairs)
-        return find[taken[0] if taken else PAIRS](corpus, match)
+    if not len(routes) or routes.min() == routes.max():  # (an empty corpus: by its pairs)
+        return find[int(routes[0]) if len(routes) else PAIRS](corpus, match)
+    taken = np.flatnonzero(np.bincount(routes, minlength=3)).tolist()
     return merged_edges([find[route](corpus, match, np.flatnonzero(routes == route)) for route in taken])
 
 
@@ -237,19 +237,25 @@ _REPEATED = 2
 
 def _distinct_strings(corpus: PreparedCorpus, examples: np.ndarray) -> int:
     """How many distinct strings the examples hold (predicted or gold)."""
-    rows = corpus_rows(corpus, examples)
-    return len(_distinct_ids(rows, max(len(corpus.strings), 1))[2])
+    counts = _id_counts(corpus_rows(corpus, examples), max(len(corpus.strings), 1))
+    return int(np.count_nonzero(counts[0] + counts[1]))
 
 
-def _distinct_ids(rows: Rows, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct prediction ids, gold ids, and ids of either of the rows (their lists only)."""
+def _id_counts(rows: Rows, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per id, how often the rows' predictions and their gold lists (each list once) hold it."""
     gold = rows.gold
     if rows.examples is not None:  # the ids of the lists the rows have
         used = np.flatnonzero(np.bincount(rows.lists, minlength=len(rows.gold_offsets) - 1))
         owner, k = ragged_ranges(np.diff(rows.gold_offsets)[used])
         gold = rows.gold[rows.gold_offsets[used][owner] + k]
-    counts = [np.bincount(ids[ids >= 0], minlength=size) for ids in (rows.predicted, gold)]
-    return np.flatnonzero(counts[0]), np.flatnonzero(counts[1]), np.flatnonzero(counts[0] + counts[1])
+    sides = (rows.predicted, gold)
+    return tuple(np.bincount(ids if not len(ids) or ids.min() >= 0 else ids[ids >= 0], minlength=size) for ids in sides)
+
+
+def _distinct_ids(rows: Rows, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct prediction ids and gold ids of the rows (their lists only)."""
+    predicted, gold = _id_counts(rows, size)
+    return np.flatnonzero(predicted), np.flatnonzero(gold)
 
 
 def relation_edges(corpus: PreparedCorpus, match: str, examples: np.ndarray | None = None) -> Edges:
@@ -279,7 +285,7 @@ def relation_edges(corpus: PreparedCorpus, match: str, examples: np.ndarray | No
     if match == "exact" or not len(predicted) or not len(gold):
         parts = [lookup(np.arange(len(predicted)), lists, predicted)]
     else:
-        unique_predicted, unique_gold, _ = _distinct_ids(rows, size)
+        unique_predicted, unique_gold = _distinct_ids(rows, size)
         related = relation_arrays(corpus, match, unique_predicted, unique_gold)
         degree_of = np.bincount(related // size, minlength=size)
         related_ids = related % size
@@ -349,7 +355,7 @@ def _corpus_edges_in_c(
     if match == "exact" or not len(rows.predicted) or not len(rows.gold):  # (no pairs at all without one side)
         starts, related_ids = np.arange(size + 1), np.arange(size)  # each id related to itself
     else:
-        unique_predicted, unique_gold, _ = _distinct_ids(rows, size)
+        unique_predicted, unique_gold = _distinct_ids(rows, size)
         related = relation_arrays(corpus, match, unique_predicted, unique_gold)
         starts = np.zeros(size + 1, dtype=np.int64)
         np.cumsum(np.bincount(related // size, minlength=size), out=starts[1:])
