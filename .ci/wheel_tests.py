@@ -32,6 +32,7 @@ TESTS = (
     "core/test_differential_shapes.py",
     "core/test_differential_white_space.py",
     "core/test_relation_cache.py",
+    "core/test_long_documents.py",
     "families/test_aspects.py",
     "stats/test_resampling.py",
 )

@@ -12,6 +12,7 @@ of --repeat (the machine may be shared); the slow baselines run once.
     python scripts/benchmark.py --families intervals presence interactive aspects
     python scripts/benchmark.py --sample 10            # a quick look: every 10th review, synthetic sizes / 10
     python scripts/benchmark.py --families engines --rows 200000   # processes, Ray Data, Spark (2M rows default)
+    python scripts/benchmark.py --families long        # a long document, and a few among short ones
     python scripts/benchmark.py --families realshaped --engine-data /tmp/real   # 1M real-shaped rows, every engine
 """
 
@@ -34,6 +35,7 @@ from benchmarks.intervals import intervals
 from benchmarks.keyphrase import diverse_shape, keyphrase_shape
 from benchmarks.kpeval import kpeval_conventions
 from benchmarks.lexical import lexical
+from benchmarks.long_documents import long_documents
 from benchmarks.notebooks import notebooks
 from benchmarks.presence import presence
 from benchmarks.realshaped import real_run, real_shaped
@@ -52,6 +54,7 @@ FAMILIES = (
     "sentiment",
     "scaling",
     "keyphrase",
+    "long",
     "notebooks",
     "kpeval",
     "engines",
@@ -89,6 +92,11 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         nargs="+",
         help="keyphrase: documents of the diverse shape (default 12,500 to 200,000, doubling, / --sample)",
+    )
+    parser.add_argument(
+        "--long-predictions",
+        type=int,
+        help="long: predictions of the long document (default 100,000 / --sample; gold keywords: a seventh)",
     )
     parser.add_argument(
         "--semantic-shapes",
@@ -140,13 +148,15 @@ def main(argv: list[str] | None = None) -> int:
         args.aspect_examples = 1_000_000 // args.sample
     if args.scaling_sizes is None:
         args.scaling_sizes = [size // args.sample for size in (10_000, 100_000, 1_000_000)]
+    if args.long_predictions is None:
+        args.long_predictions = 100_000 // args.sample
     if args.keyphrase_sizes is None:
         args.keyphrase_sizes = [size // args.sample for size in (12_500, 25_000, 50_000, 100_000, 200_000)]
     families = [family for family in FAMILIES if family in args.families]
-    if set(families) - {"scaling", "aspects", "engines", "realshaped"} and not args.data.exists():
+    if set(families) - {"scaling", "aspects", "engines", "realshaped", "long"} and not args.data.exists():
         print(f"movie reviews not found at {args.data}; pass --data", file=sys.stderr)
         return 2
-    if set(families) - {"scaling", "aspects", "keyphrase", "engines", "realshaped"}:
+    if set(families) - {"scaling", "aspects", "keyphrase", "engines", "realshaped", "long"}:
         corpus = load_movie_reviews(args.data, args.sample)
         print(f"{len(corpus.predictions)} examples (5 movies x 4 models), gold lists of 272-449 keywords\n")
     for family in families:
@@ -179,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         elif family == "keyphrase":
             keyphrase_shape(100_000 // args.sample, args.repeat)
             diverse_shape(args.keyphrase_sizes, args.repeat, args.data)
+        elif family == "long":
+            long_documents(args.long_predictions, 50_000 // args.sample, 5, 20_000 // args.sample, args.repeat)
         elif family == "notebooks":
             notebooks(corpus, args.repeat, args.movie, args.model)
         elif family == "kpeval":

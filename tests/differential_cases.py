@@ -4,9 +4,11 @@ same corpus shaped for each preparation path, each internal strategy of `keyword
 `reference_impl` (written straight from SPEC.md).
 
 Strategies: the relation tested on the pairs that meet in each example (in C or in Python),
-or computed between the distinct strings by substring containment by dict lookup, by
-`str.find` or by rolling hashes (`matching`); examples normalized and related document by
-document (in C or in Python) or through a prepared corpus; each run with other fast paths
+found by a containment search over each example's own strings (in C or in Python), or
+computed between the distinct strings by substring containment by dict lookup, by
+`str.find` or by rolling hashes (`matching`), or each example by one of these drawn at
+random; examples normalized and related document by document (in C or in Python) or
+through a prepared corpus; each run with other fast paths
 forced off or on: the vectorized preparation
 or the per-row one, joining predictions to gold lists by expanding the relation or by
 testing each gold keyword, one-to-one counts from edge counts or by Hopcroft-Karp for every
@@ -32,7 +34,7 @@ import opinion_metrics.core.matching as matching
 import opinion_metrics.core.preparation as preparation
 from opinion_metrics._native import VARIABLE as IMPLEMENTATION
 from opinion_metrics._native import helper
-from opinion_metrics.core import containment, documents, pairs, relations
+from opinion_metrics.core import containment, documents, example_edges, pairs, relations
 from opinion_metrics.core.validation import lone_surrogate
 
 _FIND = containment._containment_by_find
@@ -40,12 +42,13 @@ _LOOKUP = containment._containment_by_lookup
 _HASH = containment._containment_by_hash
 _IN_C = containment._contained_in_c
 _PAIRS = relations.pair_edges
-_PAIRS_IN_PYTHON = relations._pair_edges_in_python
+_PAIRS_IN_PYTHON = example_edges._pair_edges_in_python
 _DOCUMENTS = documents.document_edges
 _DOCUMENTS_IN_PYTHON = documents._document_edges_in_python
+_SEARCH = example_edges.search_edges
 STRATEGIES = (
     "auto", "find", "lookup", "hash", "automata", "windows", "pairs", "pairs_in_python", "documents",
-    "documents_in_python",
+    "documents_in_python", "search", "search_in_python", "routes",
 )  # fmt: skip
 CONTAINMENTS = {"find": "find_cost", "lookup": "lookup_cost", "hash": "hash_cost"}
 # The other fast paths forced with each strategy (every one runs on every corpus).
@@ -60,6 +63,9 @@ FORCED = {
     "pairs_in_python": ("pairs", "prepared_corpus", "python_twins"),
     "documents": ("documents", "pairs"),
     "documents_in_python": ("documents", "python_twins", "pairs", "matching_everywhere"),
+    "search": ("documents", "search"),
+    "search_in_python": ("documents", "search", "python_twins", "matching_everywhere"),
+    "routes": ("prepared_corpus", "routes"),
 }
 
 
@@ -227,7 +233,8 @@ def strategy(name: str, monkeypatch: pytest.MonkeyPatch, used: dict[str, int] | 
         patch.setattr(containment, "_containment_by_hash", counted("hash", _HASH))
         patch.setattr(containment, "_contained_in_c", counted("c", _IN_C))
         patch.setattr(relations, "pair_edges", counted("pairs", _PAIRS))
-        patch.setattr(relations, "_pair_edges_in_python", counted("pairs_in_python", _PAIRS_IN_PYTHON))
+        patch.setattr(example_edges, "_pair_edges_in_python", counted("pairs_in_python", _PAIRS_IN_PYTHON))
+        patch.setattr(relations, "search_edges", counted("search", _SEARCH))
         patch.setattr(pairs, "document_edges", found_by("documents", _DOCUMENTS))  # as `keyword_pairs` calls it
         patch.setattr(documents, "_document_edges_in_python", found_by("documents_in_python", _DOCUMENTS_IN_PYTHON))
         if name != "auto":
@@ -238,12 +245,25 @@ def strategy(name: str, monkeypatch: pytest.MonkeyPatch, used: dict[str, int] | 
         yield
 
 
+# `example_edges.SEARCH_COSTS` that search every document, or none.
+ALWAYS = {"c": (0.0, -1.0), "python": (0.0, -1.0)}
+NEVER = {"c": (math.inf, math.inf), "python": (math.inf, math.inf)}
+
+
 def force(path: str, patch: pytest.MonkeyPatch) -> None:
     """Force one of the fast paths of `preparation` and `matching` off (or its alternative on)."""
     if path == "pairs":  # the relation tested on each example's pairs, however many per distinct string
-        patch.setattr(relations, "relation_by_pairs", lambda corpus: True)
+        patch.setattr(relations, "edge_routes", lambda corpus: np.full(len(corpus), relations.PAIRS, np.int8))
+        patch.setattr(example_edges, "SEARCH_COSTS", {"documents": NEVER, "examples": NEVER})
     elif path == "index":  # the relation computed between the distinct strings
-        patch.setattr(relations, "relation_by_pairs", lambda corpus: False)
+        patch.setattr(relations, "edge_routes", lambda corpus: np.full(len(corpus), relations.RELATION, np.int8))
+    elif path == "search":  # every document's relation by a containment search over its strings
+        patch.setattr(example_edges, "SEARCH_COSTS", {"documents": ALWAYS, "examples": ALWAYS})
+        patch.setattr(relations, "edge_routes", lambda corpus: np.full(len(corpus), relations.SEARCH, np.int8))
+    elif path == "routes":  # each example by a route drawn at random: pairs, search or the relation
+        patch.setattr(
+            relations, "edge_routes", lambda corpus: np.random.default_rng(len(corpus)).integers(0, 3, len(corpus))
+        )
     elif path == "documents":  # every example on its own, also where gold lists repeat
         patch.setattr(documents, "documents_cheaper", lambda references: True)
     elif path == "prepared_corpus":

@@ -34,11 +34,14 @@ from opinion_metrics._native import helper
 SEARCHES = {
     "auto": None, "find": "find", "lookup": "lookup", "hash": "hash", "automata": "c", "windows": "c",
     "pairs": "pairs", "pairs_in_python": "pairs_in_python", "documents": "pairs",
-    "documents_in_python": "pairs_in_python",
+    "documents_in_python": "pairs_in_python", "search": "search", "search_in_python": "search", "routes": None,
 }  # fmt: skip
 # Which per-document path each strategy runs where it applies (keyword_prf, a built-in
 # normalization, no stemmer, presence "all").
-DOCUMENTS = {"documents": "documents", "documents_in_python": "documents_in_python"}
+DOCUMENTS = {
+    "documents": "documents", "documents_in_python": "documents_in_python", "search": "documents",
+    "search_in_python": "documents_in_python",
+}  # fmt: skip
 
 
 BIG_OPTIONS = [
@@ -143,6 +146,30 @@ def diverse_corpus(seed: int, n_examples: int) -> tuple[list, list, list]:
     return predictions, scores, references
 
 
+def long_document(rng: np.random.Generator, n_predicted: int, start: int) -> tuple[list[str], list[str]]:
+    """A long document (issue 37): `kw{i} x{r}` predictions against `kw{j}` gold keywords
+    (each gold keyword inside many predictions), numbered from `start`, with odd keywords and
+    copies mixed in."""
+    gold = [f"kw{j}" for j in range(start, start + n_predicted // 7)] + [random_keyword(rng) for _ in range(10)]
+    predicted = [f"kw{i} x{int(rng.integers(7))}" for i in range(start, start + n_predicted)]
+    predicted += random_list(rng, 30, borrow=gold)
+    return [predicted[i] for i in rng.permutation(len(predicted))], gold
+
+
+def mixed_corpus(seed: int, n_short: int, n_long: int) -> tuple[list, list, list]:
+    """Documents of their own phrases (`diverse_corpus`) with a few long documents among them:
+    each must be routed by its own cost."""
+    rng = np.random.default_rng(seed)
+    predictions, _, references = diverse_corpus(seed, n_short)
+    for number in range(n_long):
+        at = int(rng.integers(len(predictions) + 1))
+        predicted, gold = long_document(rng, 700, 1000 * (number + 1))
+        predictions.insert(at, predicted)
+        references.insert(at, gold)
+    scores = [random_scores(rng, len(p)) for p in predictions]
+    return predictions, scores, references
+
+
 SHAPES = {
     "broadcast": lambda: broadcast_corpus(10, 2500, fresh=False),
     "copies": lambda: broadcast_corpus(11, 2500, fresh=True),
@@ -150,13 +177,20 @@ SHAPES = {
     "distinct_gold": lambda: distinct_gold_corpus(13, 2500),
     "movie": lambda: movie_corpus(14, 1000),
     "diverse": lambda: diverse_corpus(15, 600),
+    "long": lambda: mixed_corpus(16, 0, 2),
+    "mixed": lambda: mixed_corpus(17, 300, 3),
 }
 PYTHON_CHOICE = {"broadcast": "lookup", "copies": "lookup", "long_gold": "find", "distinct_gold": "hash"}
 # What the cost models choose, left to choose: the relation between the distinct strings
 # ("c": the C helper's containment) where few strings meet in many pairs, each example's
 # pairs ("pairs") in a diverse vocabulary, normalized and related document by document where
-# that path applies, no gold list repeats and the C helper is built.
-AUTO = {"movie": ("c", None), "diverse": ("pairs", "documents")}
+# that path applies, no gold list repeats and the C helper is built; a long document searched
+# on its own: in `document_edges` (C) where that path applies, else by `search_edges` (the
+# weighted family, a callable normalize; every case without C).
+AUTO = {
+    "movie": ("c", None), "diverse": ("pairs", "documents"), "long": ("search", "documents"),
+    "mixed": ("search", "documents"),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("shape", SHAPES)

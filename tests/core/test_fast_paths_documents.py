@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import pytest
 import reference_impl as ref
+from differential_cases import ALWAYS, NEVER
 from fast_path_cases import ASCII
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from opinion_metrics._native import helper
-from opinion_metrics.core import documents
+from opinion_metrics.core import documents, example_edges
 from opinion_metrics.core.normalization import make_normalizer
 
 # Keywords for the per-document path: every ASCII character each built-in normalization
@@ -37,7 +38,8 @@ document_text = (
 )
 def test_document_edges_in_c_and_in_python_as_defined(normalize, examples, match):
     """Each document normalized and related on its own (`document_edges`), in C (ASCII text
-    normalized there) and in Python: the kept keywords' counts and the definitions' pairs."""
+    normalized there) and in Python, its pairs tested or its strings searched: the kept
+    keywords' counts and the definitions' pairs."""
     predictions = [predicted for predicted, _ in examples]
     references = [gold for _, gold in examples]
     kept = [
@@ -54,12 +56,15 @@ def test_document_edges_in_c_and_in_python_as_defined(normalize, examples, match
     paths = [documents._document_edges_in_python]
     if helper() is not None:
         paths.append(documents.document_edges)
-    for path in paths:
-        prediction_sizes, gold_sizes, edges = path(predictions, references, normalize, match)
-        assert prediction_sizes.tolist() == [len(p) for p, _ in kept], path.__name__
-        assert gold_sizes.tolist() == [len(g) for _, g in kept], path.__name__
-        assert list(zip(*(column.tolist() for column in edges[:3]))) == expected, path.__name__
-        assert edges.matching == (match == "exact")
+    for costs in (NEVER, ALWAYS):  # each pair tested, or each document searched
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(example_edges, "SEARCH_COSTS", {"documents": costs, "examples": costs})
+            for path in paths:
+                prediction_sizes, gold_sizes, edges = path(predictions, references, normalize, match)
+                assert prediction_sizes.tolist() == [len(p) for p, _ in kept], path.__name__
+                assert gold_sizes.tolist() == [len(g) for _, g in kept], path.__name__
+                assert list(zip(*(column.tolist() for column in edges[:3]))) == expected, path.__name__
+                assert edges.matching == (match == "exact")
 
 
 @pytest.mark.parametrize("normalize", ["default", "ascii", "none"])

@@ -8,12 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import reference_impl as ref
+from conftest import IMPLEMENTATIONS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from opinion_metrics._native import VARIABLE as IMPLEMENTATION
 from opinion_metrics._native import helper
-from opinion_metrics.core import containment, relations
+from opinion_metrics.core import containment, example_edges, relations
 from opinion_metrics.core.preparation import prepare_corpus
 
 
@@ -43,7 +44,7 @@ def test_edges_found_in_c_and_by_the_joins_in_numpy_as_defined(examples, gold_li
         for k, g in enumerate(dict.fromkeys(gold))
         if related(p, g)
     ]
-    paths = [lambda: relations._corpus_edges(corpus, match)]  # the numpy twin, run below without the helper
+    paths = [lambda: relations.relation_edges(corpus, match)]  # the numpy twin, run below without the helper
     if helper() is not None:
         paths += [lambda by=by: relations._corpus_edges_in_c(corpus, match, by) for by in ("cost", "relation", "list")]
     for number, path in enumerate(paths):
@@ -65,9 +66,10 @@ pair_text = st.text(alphabet="ab  \tç🎬\x00", max_size=6)
     st.booleans(),
 )
 def test_pair_edges_in_c_and_in_python_as_defined(examples, gold_lists, match, shared):
-    """The relation tested on each example's pairs (`pair_edges`), in C and in Python, equals
-    the definitions' pairs: gold lists shared by several examples (each (prediction, list)
-    tested once) or each its own; inner white space, tabs, NUL, multi-byte characters."""
+    """Each example's relation tested on its pairs (`pair_edges`) or found by a search over its
+    own strings (`search_edges`), in C and in Python, for all examples or some, equals the
+    definitions' pairs: gold lists shared by several examples (each (prediction, list) tested
+    once) or each its own; inner white space, tabs, NUL, multi-byte characters."""
     predictions = [predicted for predicted, _ in examples]
     references = [gold_lists[which] if shared else list(gold_lists[which]) for _, which in examples]
     corpus = prepare_corpus(predictions, references, normalize="none")
@@ -78,12 +80,19 @@ def test_pair_edges_in_c_and_in_python_as_defined(examples, gold_lists, match, s
         for k, g in enumerate(ref.prepare(gold, normalize_mode="none")[0])
         if ref.related(p, g, match)
     ]
-    paths = [relations._pair_edges_in_python]
+    some = np.arange(0, len(examples), 2)  # every other example
+    paths = [example_edges._pair_edges_in_python]
     if helper() is not None:
-        paths.append(relations.pair_edges)
-    for path in paths:
-        edges = path(corpus, match)
-        assert list(zip(*(column.tolist() for column in edges[:3]))) == expected, path.__name__
+        paths.append(example_edges.pair_edges)
+    for implementation in IMPLEMENTATIONS:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(IMPLEMENTATION, implementation)
+            for path in (*paths, example_edges.search_edges, relations.relation_edges):
+                edges = path(corpus, match)
+                assert list(zip(*(column.tolist() for column in edges[:3]))) == expected, path.__name__
+                edges = path(corpus, match, some)
+                found = list(zip(*(column.tolist() for column in edges[:3])))
+                assert found == [edge for edge in expected if edge[0] % 2 == 0], path.__name__
 
 
 def test_pair_edges_in_c_leave_what_they_cannot_read_to_python():

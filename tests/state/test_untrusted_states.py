@@ -19,7 +19,7 @@ import struct
 
 import numpy as np
 import pytest
-from state_cases import ASPECTS, FAMILY_OPTIONS, INTERVALS, CharacterEncoder, corpus, fit_corpus, forge
+from state_cases import ASPECTS, FAMILY_OPTIONS, INTERVALS, CharacterEncoder, corpus, fit_corpus, forge, merged_state
 
 from opinion_metrics import MetricState, keyword_prf
 from opinion_metrics.families.registry import output_for
@@ -405,3 +405,50 @@ def test_families_declare_the_layout_of_their_statistics():
     for family, options in FAMILY_OPTIONS:
         state = state_of(family, options, n=5)
         assert _layout(family, state.canonical_options).width == state.sums.shape[0], family
+
+
+# --- Rounding, and nothing more (issue 37) ------------------------------------------------------
+
+
+def test_sums_beyond_their_rounding_are_refused_never_clipped():
+    """A sum of precisions above its count by 1e-6 (relative) loaded and gave precision 1.000001;
+    the slack allows the rounding of float64 sums of n examples (a few n machine epsilons), so
+    that, and anything past some multiples of it, is refused: never clipped."""
+    eps = float(np.finfo(np.float64).eps)
+    for n in (4, 1000, 100_000):
+        gold = [[f"g{i}"] for i in range(n)]
+        state = MetricState("keyword_prf").update(predictions=gold, references=gold)
+        assert state.compute()["precision"] == 1.0 and state.sums[1] == n  # every precision exactly 1
+        for excess in (1e-6, 64 * (n + 1) * eps):
+            sums = state.sums.copy()
+            sums[1] = n * (1 + excess)  # the sum of precisions, past the n examples counted
+            assert sums[1] > n
+            refused(forged(state, arrays={"sums": sums}), "array sums .* out of its range")
+    rows = state_of("keyword_prf", INTERVALS, n=4)  # rows of statistics: a precision above 1 by 1e-9
+    forged_rows = rows.rows[0].copy()
+    forged_rows[0, 1] = forged_rows[0, 0] * (1 + 1e-9)
+    refused(forged(rows, arrays={"rows": forged_rows}), "array rows .* out of its range")
+    keyed = state_of("keyword_prf", {**INTERVALS, "bootstrap": "poisson"}, n=40, keys=list(range(40)))
+    weighted = keyed.weighted.copy()
+    weighted[3, 1] = weighted[3, 0] * (1 + 1e-7) + 1e-7  # a resample's precisions above its examples
+    refused(forged(keyed, arrays={"weighted": weighted}), "array weighted .* out of its range")
+
+
+@pytest.mark.parametrize("mode", ["values", "poisson", "merged"])
+def test_legitimate_float_sums_of_many_examples_load(mode):
+    """Bounds met with equality up to float rounding, over 100,000 examples: every prediction a
+    gold keyword with a float score (matched scores = all scores, nDCG = 1 but for rounding)."""
+    n = 100_000
+    rng = np.random.default_rng(4)
+    references = [[f"g{i}", f"h{i}", f"k{i}"] for i in range(n)]
+    scores = rng.uniform(0.01, 1.0, size=(n, 3)).tolist()
+    columns = {"predictions": references, "scores": scores, "references": references}
+    options = {"one_to_one": False} if mode == "values" else {**INTERVALS, "bootstrap": "poisson"}
+    if mode == "merged":  # batches summed in another order
+        state = merged_state("weighted_keyword_prf", columns, options, rng, parts=7)
+    else:
+        state = MetricState("weighted_keyword_prf", **options).update(**columns)
+    computed = state.compute()
+    assert computed["weighted_precision"] == pytest.approx(1.0, abs=1e-12)
+    loaded = MetricState.from_bytes(state.to_bytes())
+    assert loaded == state and loaded.compute() == computed

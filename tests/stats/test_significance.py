@@ -5,14 +5,16 @@ enumeration of every swap, scipy's permutation test and bootstrap)."""
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
+import reference_impl as ref
 
 from opinion_metrics import compare_systems, keyword_prf, weighted_keyword_prf
 from opinion_metrics.analysis.compare import compare_systems_with_pairs
 from opinion_metrics.stats.significance import MIN_PAIRS, Pairs, holm, significance, smallest_p_value
-from opinion_metrics.view.significance import format_p, method_note, report_notes, signed
+from opinion_metrics.view.significance import format_p, format_significance, method_note, report_notes, signed
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -140,13 +142,13 @@ def _row(p_value, low=-0.1, high=0.1):
 
 def test_the_report_adjusts_over_the_systems_per_metric_and_says_what_gave_what():
     comparisons = {
-        "yake": {"f1": _row(0.01, 0.02, 0.2), "precision": _row(0.3)},
-        "keybert": {"f1": _row(0.04, 0.01, 0.2)},
+        "keybert": {"f1": _row(0.01, 0.02, 0.2)},
+        "yake": {"f1": _row(0.07, -0.01, 0.2), "precision": _row(0.3)},
     }
     pairs = {"yake": Pairs(6, 6, 5), "keybert": Pairs(40, 40, 40)}
     report = significance(comparisons, method="permutation", n_resamples=1000, pairs=pairs)
-    assert report["yake"]["f1"].holm_p_value == pytest.approx(0.02)  # 0.01 x 2 systems
-    assert report["keybert"]["f1"].holm_p_value == pytest.approx(0.04)  # 0.04 x 1, not below 0.02
+    assert report["keybert"]["f1"].holm_p_value == pytest.approx(0.02)  # 0.01 x 2 systems
+    assert report["yake"]["f1"].holm_p_value == pytest.approx(0.07)  # 0.07 x 1, not below 0.02
     assert report["yake"]["precision"].holm_p_value == pytest.approx(0.3)  # the only system with precision
     assert report["yake"]["f1"].smallest_p_value == 2.0**-4
     notes = report_notes(report, baseline="tfidf", method="permutation", level=0.95, n_resamples=1000)
@@ -155,7 +157,7 @@ def test_the_report_adjusts_over_the_systems_per_metric_and_says_what_gave_what(
     assert "yake vs tfidf: 6 pairs, 5 scored differently; p cannot go below 0.062" in text
     assert f"only 6 pairs, too few for a reliable comparison ({MIN_PAIRS} or more advised)" in text
     assert "keybert vs tfidf: 40 pairs" in text and "keybert vs tfidf has only" not in text
-    # yake's f1 interval excludes 0 and p = 0.01: they agree; its precision: [-0.1, 0.1], p 0.3: agree too
+    # keybert's f1 interval excludes 0 and p = 0.01: they agree; yake's include 0, p 0.07 and 0.3: agree too
     assert "‡" not in text
     note = method_note("permutation", 0.95, 1000)
     assert "paired permutation test" in note and "paired bootstrap" in note
@@ -219,3 +221,68 @@ def test_p_values_print_with_their_resolution():
     assert format_p(1 / 1001, 1000) == "0.001"
     assert format_p(1 / 20001, 20000) == "5e-05"
     assert format_p(0.0, 1000) == "<0.001"
+
+
+def brute_force_permutation_p(a, b, gold, key, **options):
+    """The exact paired permutation test written from its definition, independent of the library:
+    every one of the 2^n ways to swap the two systems' predictions example by example
+    (itertools.product over the signs), each scored by the brute force of `reference_impl`."""
+    observed = abs(ref.keyword_prf(b, gold, **options)[key] - ref.keyword_prf(a, gold, **options)[key])
+    extreme = 0
+    for signs in itertools.product([False, True], repeat=len(a)):
+        swapped_a = [y if s else x for x, y, s in zip(a, b, signs)]
+        swapped_b = [x if s else y for x, y, s in zip(a, b, signs)]
+        delta = ref.keyword_prf(swapped_b, gold, **options)[key] - ref.keyword_prf(swapped_a, gold, **options)[key]
+        extreme += abs(delta) >= observed - 1e-10
+    return extreme / 2 ** len(a)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_few_differing_pairs_give_the_exact_permutation_test(seed):
+    """With m pairs whose statistics differ and 2^m <= n_resamples, every swap is enumerated:
+    the p-value is the exact test's, for macro and micro averages alike."""
+    rng = np.random.default_rng(seed)
+    vocabulary = ["war", "star", "star wars", "jedi", "force", "empire"]
+    n = int(rng.integers(4, 9))
+    gold = [list(rng.choice(vocabulary, 2, replace=False)) for _ in range(n)]
+    a = [list(rng.choice(vocabulary, int(rng.integers(1, 4)), replace=False)) for _ in range(n)]
+    b = [list(rng.choice(vocabulary, int(rng.integers(1, 4)), replace=False)) for _ in range(n)]
+    for options in ({"average": "macro"}, {"average": "micro", "one_to_one": False}):
+        result = compare_systems("keyword_prf", a, b, gold, n_resamples=1000, random_state=seed, **options)
+        for key in ("precision", "recall", "f1"):
+            expected = brute_force_permutation_p(a, b, gold, key, **options)
+            assert result[key]["p_value"] == pytest.approx(expected, rel=1e-12, abs=1e-12), (options, key)
+
+
+def test_the_report_never_prints_a_p_value_below_its_floor():
+    """Issue 37: 5 pairs scored differently, all in b's favour. The exact test gives 2 / 2^5 =
+    0.0625, the floor the report states, and not the 0.046 random swaps happened to give: no
+    mark at 0.05. Where the test is a Monte Carlo one (2^m > n_resamples), it says so and its
+    p-value is never shown below the floor."""
+    gold = [[f"g{i}"] for i in range(8)]
+    a = [["x"]] * 5 + gold[5:]
+    b = gold
+    assert brute_force_permutation_p(a, b, gold, "precision") == 2 / 2**5
+    compared, pairs = compare_systems_with_pairs("keyword_prf", a, b, gold, n_resamples=1000)
+    assert compared["precision"]["p_value"] == 2 / 2**5
+    report = significance({"b": compared}, method="permutation", n_resamples=1000, pairs={"b": pairs})
+    row = report["b"]["precision"]
+    assert row.exact and row.p_value == row.smallest_p_value == 2 / 2**5 and not row.significant(0.05)
+    text = format_significance(
+        {"b": {"keyword_prf": report["b"]}}, baseline="a", label="system", method="permutation", level=0.95,
+        n_resamples=1000,
+    )  # fmt: skip
+    assert "p cannot go below 0.062 (exact test: every swap counted)" in text
+    assert not re.search(r"\d†", text)  # no value marked significant
+    printed = [float(p) for p in re.findall(r"\s(0\.\d{3})[†‡]?\s*$", text, flags=re.MULTILINE)]
+    assert len(printed) == 3 and min(printed) >= 0.062
+    # a Monte Carlo test: 2^5 swaps > 20 resamples; a p-value of 0.01 would contradict the floor
+    monte_carlo = significance(
+        {"b": {"precision": _row(0.01, 0.02, 0.2)}}, method="permutation", n_resamples=20, pairs={"b": pairs}
+    )["b"]["precision"]
+    assert not monte_carlo.exact and monte_carlo.p_value == monte_carlo.smallest_p_value == 2 / 2**5
+    notes = "\n".join(report_notes({"b": {"precision": monte_carlo}}, baseline="a", method="permutation",
+                                   level=0.95, n_resamples=20))  # fmt: skip
+    assert "p cannot go below 0.062 (a Monte Carlo test of 20 random swaps: its p-value is never shown below" in notes
+    # the interval excludes 0 but the p-value cannot reach 0.05: the report says why (‡)
+    assert monte_carlo.disagreement(0.05) == "test"

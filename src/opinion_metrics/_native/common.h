@@ -147,8 +147,10 @@ OM_SHARED PyObject *om_related_edges(PyObject *module, PyObject *args);
 OM_SHARED PyObject *om_pair_edges(PyObject *module, PyObject *args);
 /* documents.c */
 OM_SHARED PyObject *om_document_edges(PyObject *module, PyObject *args);
-/* containment.c */
+/* containment.c (om_contained: contained_pairs on UTF-8 bytes, for document_edges) */
 OM_SHARED PyObject *om_contained_pairs(PyObject *module, PyObject *args);
+OM_SHARED int om_contained(const char *const *data, const Py_ssize_t *size, Py_ssize_t n, Py_ssize_t m,
+                           Py_ssize_t block, int how, Rows *pairs, int *plain);
 /* snapshot.c */
 OM_SHARED PyObject *om_snapshot_rows(PyObject *module, PyObject *args);
 OM_SHARED PyObject *om_rows_unchanged(PyObject *module, PyObject *args);

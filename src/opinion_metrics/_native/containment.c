@@ -298,42 +298,27 @@ fail:
     return 0;
 }
 
-PyObject *
-om_contained_pairs(PyObject *module, PyObject *args)
+/* The pairs (i, j) with needle i (data[i], size[i], i < n) in haystack j (data[n + j], size[n + j],
+ * j < m), added to `pairs` (width 2) in no set order, by automata over blocks of `block` needle
+ * bytes or by windows (`how` 1, 2; 0 the cheaper). 0 with an exception, or without one
+ * (*plain = 0) where automata are forced on a needle too long for one. */
+int
+om_contained(const char *const *data, const Py_ssize_t *size, Py_ssize_t n, Py_ssize_t m, Py_ssize_t block, int how,
+             Rows *pairs, int *plain)
 {
-    PyObject *needle_list, *haystack_list, *result = NULL;
-    Py_ssize_t block = NEEDLE_BLOCK;
-    int how = 0;
-    if (!PyArg_ParseTuple(args, "OO|ni:contained_pairs", &needle_list, &haystack_list, &block, &how))
-        return NULL;
-    if ((!PyList_CheckExact(needle_list) && !PyTuple_CheckExact(needle_list)) ||
-        (!PyList_CheckExact(haystack_list) && !PyTuple_CheckExact(haystack_list)))
-        Py_RETURN_NONE;
-    Py_ssize_t n = length_of(needle_list), m = length_of(haystack_list);
-    const char **data = PyMem_Malloc((size_t)(n + m + 1) * sizeof(char *));
-    Py_ssize_t *size = PyMem_Malloc((size_t)(n + m + 1) * sizeof(Py_ssize_t));
+    int ok = 0;
     Py_ssize_t *next_same = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
     Py_ssize_t *last = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
-    Rows pairs = {{NULL, NULL, NULL}, 2, 0, 0};
-    uint8_t *pairs_in = NULL;
-    Py_ssize_t *candidates = NULL;
-    int plain = 1;
-    if (data == NULL || size == NULL || next_same == NULL || last == NULL) {
+    uint8_t *pairs_in = PyMem_Calloc(65536 / 8, 1);
+    Py_ssize_t *candidates = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    uint8_t *is_width = NULL;
+    if (next_same == NULL || last == NULL || pairs_in == NULL || candidates == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    /* No Python code runs below: the sequences do not change meanwhile. */
-    if (!utf8_items(needle_list, n, data, size, &plain) || !utf8_items(haystack_list, m, data + n, size + n, &plain))
-        goto done;
     for (Py_ssize_t i = 0; i < n; i++)
         last[i] = -1;
     /* Candidates: the needles whose every byte pair (or byte) is one of the haystacks'. */
-    pairs_in = PyMem_Calloc(65536 / 8, 1);
-    candidates = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
-    if (pairs_in == NULL || candidates == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
     uint8_t bytes_in[256 / 8] = {0};
     double needle_bytes = 0, haystack_bytes = 0;
     for (Py_ssize_t i = 0; i < n; i++)
@@ -365,8 +350,9 @@ om_contained_pairs(PyObject *module, PyObject *args)
         if (possible)
             candidates[n_candidates++] = i;
     }
-    /* Comparable costs (about ns): a window per (start, width) of the haystacks; an automaton
-     * node per needle byte (a row of moves), then a step per haystack byte per automaton. */
+    /* Comparable costs (about ns): a window per (start, width) of the haystacks (its hash, a
+     * probe in a table often out of cache); an automaton node per needle byte (a row of
+     * moves), then a step per haystack byte per automaton. */
     uint8_t class_of[256];
     int classes = byte_classes(data, size, candidates, n_candidates, class_of);
     double windows = 0, candidate_bytes = 0;
@@ -379,8 +365,7 @@ om_contained_pairs(PyObject *module, PyObject *args)
     double automaton = longest_needle > automaton_bytes(INT32_MAX, classes)
                            ? INFINITY
                            : (20.0 + 0.5 * classes) * candidate_bytes + 3.0 * haystack_bytes * automata;
-    uint8_t *is_width = PyMem_Calloc((size_t)longest_needle + 1, 1);
-    if (is_width == NULL) {
+    if ((is_width = PyMem_Calloc((size_t)longest_needle + 1, 1)) == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -389,23 +374,49 @@ om_contained_pairs(PyObject *module, PyObject *args)
     for (Py_ssize_t j = 0; j < m; j++) {
         for (Py_ssize_t width = 1; width <= longest_needle && width <= size[n + j]; width++)
             if (is_width[width])
-                windows += 5.0 * (double)(size[n + j] - width + 1);
+                windows += 10.0 * (double)(size[n + j] - width + 1);
     }
-    PyMem_Free(is_width);
-    int found = (how == 2 || (how == 0 && windows < automaton))
-                    ? pairs_by_windows(data, size, n, m, candidates, n_candidates, next_same, last, &pairs)
-                    : pairs_by_automata(data, size, n, m, candidates, n_candidates, block, class_of, classes,
-                                        next_same, last, &pairs, &plain);
-    if (!found)
-        goto done;
-    result = om_rows_as_columns(&pairs);
+    ok = (how == 2 || (how == 0 && windows < automaton))
+             ? pairs_by_windows(data, size, n, m, candidates, n_candidates, next_same, last, pairs)
+             : pairs_by_automata(data, size, n, m, candidates, n_candidates, block, class_of, classes, next_same,
+                                 last, pairs, plain);
 done:
+    PyMem_Free(is_width);
     PyMem_Free(pairs_in);
     PyMem_Free(candidates);
-    PyMem_Free(data);
-    PyMem_Free(size);
     PyMem_Free(next_same);
     PyMem_Free(last);
+    return ok;
+}
+
+PyObject *
+om_contained_pairs(PyObject *module, PyObject *args)
+{
+    PyObject *needle_list, *haystack_list, *result = NULL;
+    Py_ssize_t block = NEEDLE_BLOCK;
+    int how = 0;
+    if (!PyArg_ParseTuple(args, "OO|ni:contained_pairs", &needle_list, &haystack_list, &block, &how))
+        return NULL;
+    if ((!PyList_CheckExact(needle_list) && !PyTuple_CheckExact(needle_list)) ||
+        (!PyList_CheckExact(haystack_list) && !PyTuple_CheckExact(haystack_list)))
+        Py_RETURN_NONE;
+    Py_ssize_t n = length_of(needle_list), m = length_of(haystack_list);
+    const char **data = PyMem_Malloc((size_t)(n + m + 1) * sizeof(char *));
+    Py_ssize_t *size = PyMem_Malloc((size_t)(n + m + 1) * sizeof(Py_ssize_t));
+    Rows pairs = {{NULL, NULL, NULL}, 2, 0, 0};
+    int plain = 1;
+    if (data == NULL || size == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* No Python code runs below: the sequences do not change meanwhile. */
+    if (!utf8_items(needle_list, n, data, size, &plain) || !utf8_items(haystack_list, m, data + n, size + n, &plain))
+        goto done;
+    if (om_contained(data, size, n, m, block, how, &pairs, &plain))
+        result = om_rows_as_columns(&pairs);
+done:
+    PyMem_Free(data);
+    PyMem_Free(size);
     om_free_rows(&pairs);
     if (result == NULL && !plain && !PyErr_Occurred())
         Py_RETURN_NONE;

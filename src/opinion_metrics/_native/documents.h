@@ -71,11 +71,12 @@ set_find(KeywordSet *s, const Keyword *keywords, const Keyword *kw, int32_t numb
 }
 
 /* normalization.c: the normalization of document_edges's tables, a row's keywords kept (each
- * function's contract is at its definition), and the arena emptied for the next document
- * (its blocks kept) or freed. */
+ * function's contract is at its definition), bytes of the arena, and the arena emptied for the
+ * next document (its blocks kept) or freed. */
 OM_SHARED int om_normalization(Normalization *norm, const Py_buffer *table, const Py_buffer *spaces, int collapse);
 OM_SHARED Py_ssize_t om_keep_row(PyObject *row, Arena *a, const Normalization *norm, int match, PyObject *known,
                                  PyObject *missing, KeywordSet *seen, Keyword *kept, int *plain);
+OM_SHARED char *om_arena_bytes(Arena *a, Py_ssize_t size);
 OM_SHARED void om_arena_rewind(Arena *a);
 OM_SHARED void om_arena_free(Arena *a);
 

@@ -44,8 +44,9 @@ static PyMethodDef methods[] = {
      "predictions, gold_positions) (int64 bytearrays) or None: the relation (1 substring, 2 token) tested on each "
      "example's (prediction, gold keyword) pairs, once per (prediction, list) along `order`."},
     {"document_edges", om_document_edges, METH_VARARGS,
-     "document_edges(predictions, references, table, spaces, collapse, match, known) -> (prediction_sizes, "
-     "gold_sizes, (examples, predictions, gold_positions)), a list of keywords missing from known, or None."},
+     "document_edges(predictions, references, table, spaces, collapse, match, known, per_byte=inf, fixed=inf) -> "
+     "(prediction_sizes, gold_sizes, (examples, predictions, gold_positions)), a list of keywords missing from known, "
+     "or None; a document of p predictions and g gold keywords of b bytes with p * g > per_byte * b + fixed searched."},
     {"contained_pairs", om_contained_pairs, METH_VARARGS,
      "contained_pairs(needles, haystacks, block=4194304, how=0) -> (needle_positions, haystack_positions) "
      "(int64 bytearrays) or None: every (i, j) with needles[i] in haystacks[j]; how 1: by automata over "
@@ -67,7 +68,7 @@ PyInit__speedups(void)
 {
     om_str_hash = (hashfunc)PyType_GetSlot(&PyUnicode_Type, Py_tp_hash);
     PyObject *created = PyModule_Create(&module);
-    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 6) < 0)
+    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 7) < 0)
         Py_CLEAR(created);
     return created;
 }

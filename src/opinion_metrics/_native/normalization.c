@@ -52,6 +52,16 @@ arena_keep(Arena *a, Py_ssize_t size)
     a->used += size;
 }
 
+/* `size` bytes of the arena, kept until it is rewound; NULL with MemoryError. */
+char *
+om_arena_bytes(Arena *a, Py_ssize_t size)
+{
+    char *out = arena_room(a, size);
+    if (out != NULL)
+        arena_keep(a, size);
+    return out;
+}
+
 void
 om_arena_rewind(Arena *a)
 {

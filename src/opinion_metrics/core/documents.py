@@ -1,23 +1,24 @@
 """The match edges of a corpus document by document, without a vocabulary: for built-in
 normalizations where each example has its own gold list, each document's own keywords are
-normalized and its own pairs tested (in C where the helper is built), so that the cost
-follows each document's pairs.
+normalized and its own pairs tested, or a long document's strings searched (in C where the
+helper is built), so that the cost follows each document's pairs, or its strings where those
+cost less.
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from itertools import chain, islice
+from itertools import chain, islice, repeat
 from typing import Any
 
 import numpy as np
 
 from .._native import helper
 from . import normalization
-from .containment import token_form
+from .containment import relation_pair_arrays, token_form
 from .encoding import CONTENT_SAMPLE
-from .relations import MATCH_CODES, Edges
+from .example_edges import MATCH_CODES, Edges, search_costs, searched
 
 
 def _ascii_tables(normalize: str) -> tuple[bytes, bytes, int]:
@@ -88,18 +89,19 @@ def document_edges(
     """`(prediction sizes, gold sizes, edges)` of a corpus prepared under a built-in
     normalization (docs/definitions.md section 1) and related under `match`, each example on
     its own: its keywords normalized, empty and repeated forms dropped, every (prediction,
-    gold keyword) pair tested; sizes and positions count the kept keywords. No vocabulary:
-    time and memory linear in the keywords and each example's pairs. In C when the helper is
-    built (ASCII text normalized there, the rest by `preparation`), else
-    `_document_edges_in_python`. None when a row is not a list or tuple of str, or a keyword
-    holds a lone surrogate (the corpus path names it)."""
+    gold keyword) pair tested, or, in a long document (`example_edges.searched`), its
+    relation found by a containment search over its strings; sizes and positions count the
+    kept keywords. No vocabulary: time and memory linear in the keywords and each example's
+    pairs (a long document's strings). In C when the helper is built (ASCII text normalized
+    there, the rest by `preparation`), else `_document_edges_in_python`. None when a row is
+    not a list or tuple of str, or a keyword holds a lone surrogate (the corpus path names it)."""
     speedups = helper()
     if speedups is None:
         return _document_edges_in_python(predictions, references, normalize, match)
     known: dict[str, tuple[str, str]] = {}
     while True:
         found = speedups.document_edges(
-            predictions, references, *_DOCUMENT_TABLES[normalize], MATCH_CODES[match], known
+            predictions, references, *_DOCUMENT_TABLES[normalize], MATCH_CODES[match], known, *search_costs("documents")
         )
         if not isinstance(found, list):
             break
@@ -120,7 +122,8 @@ def _document_edges_in_python(
     predictions: Sequence[Any], references: Sequence[Any], normalize: str, match: str
 ) -> tuple[np.ndarray, np.ndarray, Edges] | None:
     """`document_edges` in Python: the distinct keywords normalized in one batch, then each
-    example's kept forms related pair by pair (token forms padded with spaces)."""
+    example's kept forms related pair by pair (token forms padded with spaces), or by a
+    search (`relation_pair_arrays`) in a long document."""
     rows = [*predictions, *references]
     if not set(map(type, rows)) <= {list, tuple} or not set(map(type, chain.from_iterable(rows))) <= {str}:
         return None
@@ -138,6 +141,11 @@ def _document_edges_in_python(
             sizes[side].append(len(forms_kept))
             kept.append(forms_kept)
         predicted_forms, gold_forms = kept
+        pairs = len(predicted_forms) * len(gold_forms)
+        if match != "exact" and searched(pairs, sum(map(len, (*predicted_forms, *gold_forms))), "documents"):
+            related, around = relation_pair_arrays(predicted_forms, gold_forms, match)
+            edges += zip(repeat(example), related.tolist(), around.tolist())
+            continue
         if match == "exact":
             position = {form: g for g, form in enumerate(gold_forms)}
             edges += [(example, j, position[form]) for j, form in enumerate(predicted_forms) if form in position]

@@ -1,7 +1,8 @@
 """The match relation of a prepared corpus as edges (example, prediction, gold position):
-tested on the pairs that meet in each example (`pair_edges`), or computed once between the
-distinct strings and kept across calls (`_KnownRelation`) where few strings meet in many
-pairs; `relation_by_pairs` chooses.
+computed once between the distinct strings and kept across calls (`_KnownRelation`) where
+few strings meet in many pairs, else found example by example (`example_edges`: each
+example's pairs tested, or a long document's own strings searched); `edge_routes` chooses
+per example.
 """
 
 from __future__ import annotations
@@ -10,15 +11,25 @@ import threading
 from collections import defaultdict
 from collections.abc import Sequence
 from itertools import chain
-from typing import NamedTuple
 
 import numpy as np
 
 from .._native import helper
 from ..io.rows import paused_gc, repeated_rows
-from .containment import relation_pair_arrays, token_form
+from .containment import relation_pair_arrays
 from .corpus_cache import clear_prepared_corpora
 from .encoding import int64_arrays, number_strings, ragged_ranges, sort_with_payload
+from .example_edges import (
+    Edges,
+    Rows,
+    blocks,
+    corpus_rows,
+    merged_edges,
+    occurrences,
+    pair_edges,
+    search_edges,
+    searched,
+)
 from .normalization import clear_normalization_cache
 from .preparation import PreparedCorpus
 from .validation import check_match
@@ -32,38 +43,6 @@ def reference_groups(corpus: PreparedCorpus) -> tuple[list[tuple[int, ...]], lis
     for index, number in enumerate(group):
         members[number].append(index)
     return [references[i] for i in first], members
-
-
-class Edges(NamedTuple):
-    """Matching (prediction, gold keyword) pairs of a corpus, sorted by example, then
-    prediction position, then gold position (positions within the example's lists)."""
-
-    examples: np.ndarray
-    predictions: np.ndarray
-    gold: np.ndarray
-    matching: bool = False  # known to share no prediction and no gold keyword (exact match)
-
-
-_BLOCK = 1 << 22  # candidate pairs held at once by `_join`
-
-
-def _occurrences(offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each element of a flat ragged array: its row and its position in the row."""
-    sizes = np.diff(offsets)
-    rows = np.repeat(np.arange(len(sizes)), sizes)
-    return rows, np.arange(len(rows)) - offsets[rows]
-
-
-def _blocks(costs: np.ndarray) -> list[slice]:
-    """Consecutive slices whose summed cost stays under `_BLOCK` (one item at least)."""
-    ends = np.cumsum(costs)
-    slices, start = [], 0
-    while start < len(costs):
-        base = ends[start - 1] if start else 0
-        stop = max(start + 1, int(np.searchsorted(ends, base + _BLOCK, side="right")))
-        slices.append(slice(start, stop))
-        start = stop
-    return slices
 
 
 class _KnownRelation:
@@ -192,10 +171,12 @@ def join_by_relation_cost(degrees: np.ndarray, gold_sizes: np.ndarray) -> np.nda
 def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     """Every matching (prediction, gold keyword) pair of every example (docs/definitions.md section 2).
 
-    Equal ids are joined directly; for "substring" and "token", the relation is computed
-    once per distinct (prediction, gold) string pair (`relation_arrays`), then each
-    prediction is joined with its example's gold list through it: by expanding the gold
-    ids related to it, or by testing the list's keywords, whichever is fewer.
+    Equal ids are joined directly. For "substring" and "token", each example's relation is
+    found the way `edge_routes` chooses for it: its pairs tested, its own strings searched
+    (`example_edges`), or through the relation computed once per distinct (prediction, gold)
+    string pair (`relation_arrays`), each prediction then joined with its example's gold list
+    through it: by expanding the gold ids related to it, or by testing the list's keywords,
+    whichever is fewer.
     """
     check_match(match)
     edges = corpus.memo.get(("edges", match))
@@ -210,17 +191,85 @@ def corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
 _KEPT_EDGES = 1 << 16  # edges memoized beyond 4 per keyword
 
 
+PAIRS, SEARCH, RELATION = 0, 1, 2  # the routes of `edge_routes`
+
+
 def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
-    if match != "exact" and relation_by_pairs(corpus):
-        return pair_edges(corpus, match)
+    if match == "exact":
+        return relation_edges(corpus, match)
+    routes = edge_routes(corpus)
+    find = {PAIRS: pair_edges, SEARCH: search_edges, RELATION: relation_edges}
+    if not len(routes) or routes.min() == routes.max():  # (an empty corpus: by its pairs)
+        return find[int(routes[0]) if len(routes) else PAIRS](corpus, match)
+    taken = np.flatnonzero(np.bincount(routes, minlength=3)).tolist()
+    return merged_edges([find[route](corpus, match, np.flatnonzero(routes == route)) for route in taken])
+
+
+def edge_routes(corpus: PreparedCorpus) -> np.ndarray:
+    """Per example, how its relation is found (PAIRS, SEARCH or RELATION), by cost: a long
+    document (`searched`: many more pairs than keywords) by a search over its own strings, or
+    by the relation between distinct strings where the long documents' strings repeat; the
+    others by their pairs or by that relation, whichever `relation_by_pairs` says costs less
+    for them."""
+    _, prediction_offsets, _ = corpus.predictions.flat
+    _, gold_offsets, groups = corpus.references.flat
+    predicted_sizes = np.diff(prediction_offsets)
+    gold_sizes = np.diff(gold_offsets) if groups is None else np.diff(gold_offsets)[groups]
+    long = searched(predicted_sizes * gold_sizes, predicted_sizes + gold_sizes)
+    if not long.any():
+        return np.full(len(long), PAIRS if relation_by_pairs(corpus) else RELATION, dtype=np.int8)
+    routes = np.full(len(long), PAIRS, dtype=np.int8)
+    short = np.flatnonzero(~long)
+    if len(short):
+        pairs = int(predicted_sizes[short] @ gold_sizes[short])
+        routes[short] = PAIRS if pairs < _PAIRS_PER_STRING * _distinct_strings(corpus, short) else RELATION
+    longs = np.flatnonzero(long)
+    keywords = int(predicted_sizes[longs].sum() + gold_sizes[longs].sum())
+    routes[longs] = RELATION if keywords > _REPEATED * _distinct_strings(corpus, longs) else SEARCH
+    return routes
+
+
+# Keywords per distinct string of the long documents above which their relation is found once
+# between their distinct strings (documents sharing a gold list or a vocabulary), not searched
+# document by document.
+_REPEATED = 2
+
+
+def _distinct_strings(corpus: PreparedCorpus, examples: np.ndarray) -> int:
+    """How many distinct strings the examples hold (predicted or gold)."""
+    counts = _id_counts(corpus_rows(corpus, examples), max(len(corpus.strings), 1))
+    return int(np.count_nonzero(counts[0] + counts[1]))
+
+
+def _id_counts(rows: Rows, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per id, how often the rows' predictions and their gold lists (each list once) hold it."""
+    gold = rows.gold
+    if rows.examples is not None:  # the ids of the lists the rows have
+        used = np.flatnonzero(np.bincount(rows.lists, minlength=len(rows.gold_offsets) - 1))
+        owner, k = ragged_ranges(np.diff(rows.gold_offsets)[used])
+        gold = rows.gold[rows.gold_offsets[used][owner] + k]
+    sides = (rows.predicted, gold)
+    return tuple(np.bincount(ids if not len(ids) or ids.min() >= 0 else ids[ids >= 0], minlength=size) for ids in sides)
+
+
+def _distinct_ids(rows: Rows, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct prediction ids and gold ids of the rows (their lists only)."""
+    predicted, gold = _id_counts(rows, size)
+    return np.flatnonzero(predicted), np.flatnonzero(gold)
+
+
+def relation_edges(corpus: PreparedCorpus, match: str, examples: np.ndarray | None = None) -> Edges:
+    """The edges of the corpus's examples `examples` (ascending; None: all) through the
+    relation between distinct strings: by the C helper (`_corpus_edges_in_c`), else joined
+    in numpy."""
     if helper() is not None:
-        return _corpus_edges_in_c(corpus, match)
+        return _corpus_edges_in_c(corpus, match, examples=examples)
     size = max(len(corpus.strings), 1)
-    predicted, prediction_offsets, _ = corpus.predictions.flat
-    gold, gold_offsets, groups = corpus.references.flat
-    examples, positions = _occurrences(prediction_offsets)
-    lists = examples if groups is None else groups[examples]
-    gold_keys, gold_positions = _occurrences(gold_offsets)
+    rows = corpus_rows(corpus, examples)
+    predicted, gold, gold_offsets = rows.predicted, rows.gold, rows.gold_offsets
+    owners, positions = occurrences(rows.prediction_offsets)
+    lists = rows.lists[owners]
+    gold_keys, gold_positions = occurrences(gold_offsets)
     gold_keys *= size
     gold_keys += gold
     gold_keys, gold_positions = sort_with_payload(gold_keys, gold_positions)
@@ -236,8 +285,7 @@ def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     if match == "exact" or not len(predicted) or not len(gold):
         parts = [lookup(np.arange(len(predicted)), lists, predicted)]
     else:
-        unique_predicted = np.flatnonzero(np.bincount(predicted, minlength=size))
-        unique_gold = np.flatnonzero(np.bincount(gold, minlength=size))
+        unique_predicted, unique_gold = _distinct_ids(rows, size)
         related = relation_arrays(corpus, match, unique_predicted, unique_gold)
         degree_of = np.bincount(related // size, minlength=size)
         related_ids = related % size
@@ -247,7 +295,7 @@ def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
         expand = join_by_relation_cost(degrees, gold_sizes)
         parts = []
         by_relation = np.flatnonzero(expand & (degrees > 0))
-        for block in _blocks(degrees[by_relation]):
+        for block in blocks(degrees[by_relation]):
             chosen = by_relation[block]
             occurrence, k = ragged_ranges(degrees[chosen])
             occurrence = chosen[occurrence]
@@ -255,7 +303,7 @@ def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
             parts.append(lookup(occurrence, lists[occurrence], related_ids[k]))
             del occurrence, k
         by_list = np.flatnonzero(~expand)
-        for block in _blocks(gold_sizes[by_list]):
+        for block in blocks(gold_sizes[by_list]):
             chosen = by_list[block]
             owner, k = ragged_ranges(gold_sizes[chosen])
             occurrence = chosen[owner]
@@ -266,7 +314,7 @@ def _corpus_edges(corpus: PreparedCorpus, match: str) -> Edges:
     occurrence = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
     gold_position = np.concatenate([part[1] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
     occurrence, gold_position = sort_with_payload(occurrence, gold_position)  # the pairs are distinct
-    return Edges(examples[occurrence], positions[occurrence], gold_position, match == "exact")
+    return Edges(rows.corpus_examples(owners[occurrence]), positions[occurrence], gold_position, match == "exact")
 
 
 # Pairs per distinct string below which testing each example's pairs costs less than the
@@ -292,91 +340,32 @@ def relation_by_pairs(corpus: PreparedCorpus) -> bool:
     return meeting_pairs(corpus) < _PAIRS_PER_STRING * len(corpus.strings)
 
 
-MATCH_CODES = {"exact": 0, "substring": 1, "token": 2}
-
-
-def pair_edges(corpus: PreparedCorpus, match: str) -> Edges:
-    """`corpus_edges` (substring or token) with the relation tested on each example's own
-    (prediction, gold keyword) pairs: once per (prediction id, gold list), examples that
-    share a list taken together. Time and memory linear in those pairs. In C when the helper
-    is built (on the strings' UTF-8 bytes), else `_pair_edges_in_python`."""
-    predicted, prediction_offsets, _ = corpus.predictions.flat
-    gold, gold_offsets, groups = corpus.references.flat
-    speedups = helper()
-    if speedups is not None and type(corpus.strings) is list:
-        lists = np.arange(len(prediction_offsets) - 1) if groups is None else groups
-        order = None if groups is None else np.argsort(groups, kind="stable")
-        arrays = int64_arrays(predicted, prediction_offsets, gold, gold_offsets, lists)
-        order = None if order is None else int64_arrays(order)[0]
-        found = speedups.pair_edges(corpus.strings, *arrays, order, MATCH_CODES[match])
-        if found is not None:  # (None: a string without UTF-8, a lone surrogate)
-            examples, positions, gold_positions = (np.frombuffer(column, dtype=np.int64) for column in found)
-            if order is not None:  # each example's edges in order, the examples in the order of their lists
-                by_example = np.argsort(examples, kind="stable")
-                examples, positions, gold_positions = (
-                    examples[by_example],
-                    positions[by_example],
-                    gold_positions[by_example],
-                )
-            return Edges(examples, positions, gold_positions)
-    return _pair_edges_in_python(corpus, match)
-
-
-def _pair_edges_in_python(corpus: PreparedCorpus, match: str) -> Edges:
-    """`pair_edges` in Python and numpy: the pairs of each block of examples, their distinct
-    (prediction id, gold id) pairs tested with `in` (token forms padded with spaces)."""
-    strings = corpus.strings
-    size = max(len(strings), 1)
-    predicted, prediction_offsets, _ = corpus.predictions.flat
-    gold, gold_offsets, groups = corpus.references.flat
-    examples, positions = _occurrences(prediction_offsets)
-    lists = examples if groups is None else groups[examples]
-    gold_sizes = np.diff(gold_offsets)[lists]
-    forms: dict[int, str] = {}
-    if match == "token":
-        form_of = lambda i: forms.get(i) or forms.setdefault(i, token_form(strings[i]))  # noqa: E731
-    else:
-        form_of = strings.__getitem__
-    parts = []
-    for block in _blocks(gold_sizes):
-        owner, k = ragged_ranges(gold_sizes[block])
-        occurrence = owner + block.start
-        keys = predicted[occurrence] * size + gold[gold_offsets[lists[occurrence]] + k]
-        distinct, inverse = np.unique(keys, return_inverse=True)
-        pairs = zip(map(form_of, (distinct // size).tolist()), map(form_of, (distinct % size).tolist()))
-        related = np.fromiter((a in b or b in a for a, b in pairs), dtype=bool, count=len(distinct))
-        hit = related[inverse.reshape(-1)]
-        parts.append((occurrence[hit], k[hit]))
-    occurrence = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
-    gold_position = np.concatenate([part[1] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
-    return Edges(examples[occurrence], positions[occurrence], gold_position)
-
-
 _EDGES_BY = {"cost": 0, "relation": 1, "list": 2}
 
 
-def _corpus_edges_in_c(corpus: PreparedCorpus, match: str, by: str = "cost") -> Edges:
-    """`_corpus_edges` by the C helper: each example's gold ids marked with their positions,
+def _corpus_edges_in_c(
+    corpus: PreparedCorpus, match: str, by: str = "cost", examples: np.ndarray | None = None
+) -> Edges:
+    """`relation_edges` by the C helper: each example's gold ids marked with their positions,
     then each prediction's related ids (its row of the relation) looked up among them, or
     the list's ids searched among those, whichever is fewer (`by` "cost"; "relation" and
     "list" force one). One pass over the corpus, no sort of it."""
     size = max(len(corpus.strings), 1)
-    predicted, prediction_offsets, _ = corpus.predictions.flat
-    gold, gold_offsets, groups = corpus.references.flat
-    if match == "exact" or not len(predicted) or not len(gold):  # (no pairs at all without one side)
+    rows = corpus_rows(corpus, examples)
+    if match == "exact" or not len(rows.predicted) or not len(rows.gold):  # (no pairs at all without one side)
         starts, related_ids = np.arange(size + 1), np.arange(size)  # each id related to itself
     else:
-        unique_predicted = np.flatnonzero(np.bincount(predicted, minlength=size))
-        unique_gold = np.flatnonzero(np.bincount(gold, minlength=size))
+        unique_predicted, unique_gold = _distinct_ids(rows, size)
         related = relation_arrays(corpus, match, unique_predicted, unique_gold)
         starts = np.zeros(size + 1, dtype=np.int64)
         np.cumsum(np.bincount(related // size, minlength=size), out=starts[1:])
         related_ids = related % size
-    lists = np.arange(len(prediction_offsets) - 1) if groups is None else groups
-    arrays = int64_arrays(predicted, prediction_offsets, gold, gold_offsets, lists, starts, related_ids)
+    arrays = int64_arrays(
+        rows.predicted, rows.prediction_offsets, rows.gold, rows.gold_offsets, rows.lists, starts, related_ids
+    )
     columns = helper().related_edges(*arrays, size, _EDGES_BY[by])
-    examples, predictions, gold_positions = (np.frombuffer(column, dtype=np.int64) for column in columns)
-    return Edges(examples, predictions, gold_positions, match == "exact")
+    local, predictions, gold_positions = (np.frombuffer(column, dtype=np.int64) for column in columns)
+    return Edges(rows.corpus_examples(local), predictions, gold_positions, match == "exact")
 
 
 def sorted_lookup(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

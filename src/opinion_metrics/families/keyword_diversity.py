@@ -71,8 +71,10 @@ def _self_similarities(
     No Gram matrix: with s the sum of an example's n unit vectors, the pairs' cosines sum to
     (||s||^2 - sum of ||u_i||^2) / 2, so memory is linear in the number of keywords. Distinct
     keywords are distinct strings, so no pair is equal strings (S = 1 in docs/definitions.md section 5). In
-    float64, in blocks of examples whose stacked embeddings hold at most `block_elements`
-    values (an example larger than that is one block).
+    float64, the embeddings made unit length again there (the model's float32 or half
+    precision ones are off by their rounding), the mean kept in [-1, 1] as every cosine is
+    (as the semantic family keeps its similarities), in blocks of examples whose stacked
+    embeddings hold at most `block_elements` values (an example larger than that is one block).
     """
     values: list[float | None] = [None] * len(distinct)
     members = [index for index, ids in enumerate(distinct) if len(ids) >= 2]
@@ -87,9 +89,11 @@ def _self_similarities(
         sizes = np.asarray([len(distinct[index]) for index in block], dtype=np.float64)
         offsets = np.concatenate([[0], np.cumsum(sizes[:-1])]).astype(np.int64)
         vectors = embeddings[np.concatenate([distinct[index] for index in block])].astype(np.float64)
+        vectors /= np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]  # (never zero: the encoder checks)
         sums = np.add.reduceat(vectors, offsets, axis=0)  # (examples, dim)
         squared_norms = np.add.reduceat(np.einsum("ij,ij->i", vectors, vectors), offsets)
         means = (np.einsum("ij,ij->i", sums, sums) - squared_norms) / (sizes * (sizes - 1))
+        np.clip(means, -1.0, 1.0, out=means)
         for index, value in zip(block, means.tolist()):
             values[index] = value
     return values

@@ -80,23 +80,43 @@ class _Layout:
             self.unit(2 * key)
             self.within(2 * key + 1, by=2 * key, low=-1.0 if key in signed else 0.0)
 
-    def problem(self, array: np.ndarray, examples: float | None) -> str | None:
+    def problem(
+        self, array: np.ndarray, examples: float | None, summed: int = 1, magnitude: np.ndarray | None = None
+    ) -> str | None:
         """Why `array` (rows of statistics, or their sums: shape (..., width)) cannot hold
         statistics of this family, or None; `examples`: how many examples each row sums at
-        most (None: weighted sums, unbounded)."""
+        most (None: weighted sums, unbounded); `summed`: how many examples' statistics each row
+        adds up (1 for a row of statistics), whose rounding is all a bound may miss by
+        (`rounding`), relative to `magnitude` (default: the array's own; for a difference of
+        sums, those of the sums)."""
         bounds = np.array(self._bounds).reshape(-1, self.width)
         units = np.array(self.units).reshape(-1, self.width)
         all_rows = array.reshape(-1, self.width)
+        sizes = np.abs(all_rows if magnitude is None else magnitude.reshape(-1, self.width))
         for start in range(0, len(all_rows), 1 << 16):  # bounded temporary memory
             rows = all_rows[start : start + (1 << 16)]
             if self.whole and not (np.floor(rows[:, self.whole]) == rows[:, self.whole]).all():
                 return "a count is not a whole number"
-            slack = 1e-6 * (np.abs(rows) @ np.abs(bounds).T) + 1e-9  # summation error, float32 cosines
+            slack = rounding(summed) * (sizes[start : start + (1 << 16)] @ np.abs(bounds).T)
             if ((rows @ bounds.T) < -slack).any():
                 return "a value is out of its range (a negative sum, a ratio above 1, more matched than counted)"
-            if examples is not None and ((rows @ units.T) > examples * (1 + 1e-9)).any():
+            if examples is not None and ((rows @ units.T) > examples).any():  # (whole numbers: exact)
                 return f"it counts more examples than the {examples:g} it holds"
         return None
+
+
+# Units in the last place a per-example statistic (a ratio, an F1, a mean of cosines capped
+# at 1) and each term of a sum may be off by.
+_ROUNDING_UNITS = 4
+
+
+def rounding(summed: int) -> float:
+    """How far, relative to the magnitudes involved, float64 sums of `summed` examples'
+    statistics can stray from what exact arithmetic gives: any order of additions (numpy's,
+    merges of states, Poisson weights) is off by at most `summed` - 1 roundings, each example's
+    own statistics by a few (`_ROUNDING_UNITS` per term, machine epsilon each). Nothing else
+    is tolerated: a state that needs more was not computed by this library."""
+    return _ROUNDING_UNITS * (max(summed, 1) + 1) * float(np.finfo(np.float64).eps)
 
 
 def _layout(family: str, options: Mapping[str, Any]) -> _Layout:

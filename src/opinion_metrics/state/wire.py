@@ -262,11 +262,13 @@ def _load_arrays(state: MetricState, declared: Any, payload: memoryview) -> None
     for name, array in arrays.items():
         if not np.isfinite(array).all():
             raise _invalid(f"array {name} has non-finite values")
-        problem = layout.problem(array, 1 if name == "rows" else state.n_examples if name == "sums" else None)
+        examples = 1 if name == "rows" else state.n_examples if name == "sums" else None
+        problem = layout.problem(array, examples, summed=1 if name == "rows" else state.n_examples)
         if problem is not None:
             raise _invalid(f"array {name} cannot hold {state.family} statistics: {problem}")
     if state.poisson and arrays:  # the sums less each swap-sign sum are sums over examples too
-        problem = layout.problem(arrays["sums"] - arrays["swapped"], None)
+        sums, swapped = arrays["sums"], arrays["swapped"]
+        problem = layout.problem(sums - swapped, None, state.n_examples, np.abs(sums) + np.abs(swapped))
         if problem is not None:
             raise _invalid(f"arrays sums and swapped disagree: {problem}")
     state.sketch = sketch

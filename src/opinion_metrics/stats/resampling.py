@@ -163,6 +163,27 @@ def _permutation_moves(differences: np.ndarray, n_resamples: int, rng: np.random
         yield np.unpackbits(bits, axis=1, count=n_examples).astype(np.float64) @ differences
 
 
+# A permutation test enumerates every swap when there are at most this many examples to swap
+# (and 2^m <= n_resamples): 2^20 swaps cost about as much as a million random ones.
+EXACT_LIMIT = 20
+
+
+def exact_permutation(swappable: int, n_resamples: int) -> bool:
+    """Whether a permutation test over `swappable` examples (those the two systems score with
+    unequal statistics) enumerates its 2^m swaps: when 2^m <= n_resamples (and m <= `EXACT_LIMIT`)."""
+    return swappable <= EXACT_LIMIT and 2**swappable <= n_resamples
+
+
+def all_swaps(differences: np.ndarray) -> Iterator[np.ndarray]:
+    """Per block, `x @ differences` for every 0/1 swap vector `x` (2^m of them, m rows; the
+    identity first): the exact permutation test's moves."""
+    m = differences.shape[0]
+    block = _block_size(max(m, 1), 2**m)
+    for start in range(0, 2**m, block):
+        codes = np.arange(start, min(2**m, start + block), dtype=np.int64)
+        yield ((codes[:, None] >> np.arange(m)) & 1).astype(np.float64) @ differences
+
+
 def _evaluate(values: Values, sums: np.ndarray) -> dict[str, np.ndarray]:
     leading = sums.shape[:-1]
     return {key: np.broadcast_to(np.asarray(value, dtype=np.float64), leading) for key, value in values(sums).items()}
@@ -274,8 +295,10 @@ def compare_systems_statistics(
         values: as in `bootstrap_intervals`.
         method: "permutation" (approximate randomization: each resample swaps the two
             systems' statistics with probability 1/2 per example; p = (1 + #{|d*| >= |d|})
-            / (1 + n_resamples)) or "bootstrap" (paired resampling of examples;
-            p = min(1, 2 min(#{d* <= 0}, #{d* >= 0}) / n_resamples)).
+            / (1 + n_resamples); with m examples of unequal statistics and 2^m <= n_resamples,
+            the exact test: every one of the 2^m swaps, p = #{|d*| >= |d|} / 2^m) or
+            "bootstrap" (paired resampling of examples; p = min(1, 2 min(#{d* <= 0},
+            #{d* >= 0}) / n_resamples)).
         confidence_level: level of the paired-bootstrap interval of the difference.
         n_resamples, random_state: as in `bootstrap_intervals`.
 
@@ -304,9 +327,20 @@ def compare_systems_statistics(
     paired = ((sums[:, :width], sums[:, width:]) for sums in both)
     differing = matrix_b - matrix_a
     differing = differing[differing.any(axis=1)]  # swapping equal rows changes nothing
-    moves = _permutation_moves(differing, n_resamples, rng) if method == "permutation" else None
+    exact = method == "permutation" and exact_permutation(len(differing), n_resamples)
+    if method == "permutation":
+        moves = all_swaps(differing) if exact else _permutation_moves(differing, n_resamples, rng)
+    else:
+        moves = None
     return paired_comparison(
-        values, matrix_a.sum(axis=0), matrix_b.sum(axis=0), paired, moves, level=level, n_resamples=n_resamples
+        values,
+        matrix_a.sum(axis=0),
+        matrix_b.sum(axis=0),
+        paired,
+        moves,
+        level=level,
+        n_resamples=n_resamples,
+        exact=exact,
     )
 
 
@@ -319,15 +353,14 @@ def paired_comparison(
     *,
     level: float,
     n_resamples: int,
+    exact: bool = False,
 ) -> dict[str, dict[str, float]]:
     """The comparison of `compare_systems_statistics` from column sums: `paired` yields blocks
     of (system a, system b) sums of the same bootstrap resamples; `moves` (permutation
-    method; None: bootstrap p-values) yields blocks of the sums moved from b to a by a swap."""
+    method; None: bootstrap p-values) yields blocks of the sums moved from b to a by a swap,
+    every swap when `exact`."""
     point_a, point_b = _evaluate(values, sums_a), _evaluate(values, sums_b)
     keys = [key for key in _defined(point_a) if key in _defined(point_b)]
-    observed = {key: float(point_b[key] - point_a[key]) for key in keys}
-    # Differences within this distance of each other are ties (float sums in another order).
-    tolerance = {key: 1e-10 * max(1.0, abs(float(point_a[key])), abs(float(point_b[key]))) for key in keys}
 
     resampled: dict[str, list[np.ndarray]] = {key: [] for key in keys}
     for block_a, block_b in paired:
@@ -337,22 +370,17 @@ def paired_comparison(
     differences = {key: np.concatenate(resampled[key]) for key in keys}
 
     if moves is not None:
-        extreme = dict.fromkeys(keys, 0)
-        for moved in moves:
-            permuted_a, permuted_b = _evaluate(values, sums_a + moved), _evaluate(values, sums_b - moved)
-            for key in keys:
-                delta = np.abs(permuted_b[key] - permuted_a[key])
-                # An undefined swapped difference counts as extreme (conservative: p never shrinks).
-                extreme[key] += int(np.count_nonzero(~(delta < abs(observed[key]) - tolerance[key])))
-        p_values = {key: (1 + extreme[key]) / (1 + n_resamples) for key in keys}
+        p_values = permutation_p_values(values, sums_a, sums_b, moves, n_resamples=n_resamples, exact=exact)
     else:
         p_values = {}
+        tolerance = _tolerance(point_a, point_b, keys)
         for key in keys:
             defined = differences[key][np.isfinite(differences[key])]
             below = np.count_nonzero(defined <= tolerance[key])
             above = np.count_nonzero(defined >= -tolerance[key])
             p_values[key] = min(1.0, 2 * min(below, above) / defined.size) if defined.size else 1.0
 
+    observed = {key: float(point_b[key] - point_a[key]) for key in keys}
     comparison = {}
     for key in keys:
         low, high = _percentile_interval(differences[key], level)
@@ -365,3 +393,37 @@ def paired_comparison(
             "p_value": float(p_values[key]),
         }
     return comparison
+
+
+def _tolerance(point_a: Mapping[str, np.ndarray], point_b: Mapping[str, np.ndarray], keys: list[str]) -> dict:
+    """Per key: differences within this distance of each other are ties (float sums in another order)."""
+    return {key: 1e-10 * max(1.0, abs(float(point_a[key])), abs(float(point_b[key]))) for key in keys}
+
+
+def permutation_p_values(
+    values: Values,
+    sums_a: np.ndarray,
+    sums_b: np.ndarray,
+    moves: Iterable[np.ndarray],
+    *,
+    n_resamples: int,
+    exact: bool = False,
+) -> dict[str, float]:
+    """Per key defined for both systems, the two-sided permutation p-value of b - a from blocks
+    of `moves` (the sums a swap moves from b to a): `(1 + #{|d*| >= |d|}) / (1 + n_resamples)`
+    over random swaps, or `#{|d*| >= |d|} / 2^m` over all of them (`exact`, `all_swaps`)."""
+    point_a, point_b = _evaluate(values, sums_a), _evaluate(values, sums_b)
+    keys = [key for key in _defined(point_a) if key in _defined(point_b)]
+    observed = {key: abs(float(point_b[key] - point_a[key])) for key in keys}
+    tolerance = _tolerance(point_a, point_b, keys)
+    extreme, swaps = dict.fromkeys(keys, 0), 0
+    for moved in moves:
+        swaps += moved.shape[0]
+        permuted_a, permuted_b = _evaluate(values, sums_a + moved), _evaluate(values, sums_b - moved)
+        for key in keys:
+            delta = np.abs(permuted_b[key] - permuted_a[key])
+            # An undefined swapped difference counts as extreme (conservative: p never shrinks).
+            extreme[key] += int(np.count_nonzero(~(delta < observed[key] - tolerance[key])))
+    if exact:
+        return {key: extreme[key] / swaps for key in keys}
+    return {key: (1 + extreme[key]) / (1 + n_resamples) for key in keys}

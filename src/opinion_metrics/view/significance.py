@@ -26,8 +26,9 @@ def method_note(
     scored = scored_differently(family)
     if method == "permutation":
         return (
-            f"p-values: paired permutation test ({n_resamples:,} random swaps of the two systems' outputs "
-            f"per example); intervals: paired bootstrap ({level:.0%}, {n_resamples:,} resamples of the same "
+            f"p-values: paired permutation test, exact where the pairs scored differently allow at most "
+            f"{n_resamples:,} swaps of the two systems' outputs (every swap counted), else {n_resamples:,} random "
+            f"swaps; intervals: paired bootstrap ({level:.0%}, {n_resamples:,} resamples of the same "
             "pairs). The test asks whether the difference could be chance, the interval how much it varies "
             f"when examples are redrawn: they can disagree near the threshold or with few pairs; {marker} "
             f"follows the p-value. {scored}"
@@ -99,8 +100,13 @@ def report_notes(
         row = next(iter(rows.values()))
         if row.differing == 0:
             floor = "the two score every pair alike: p is 1"
+        elif row.smallest_p_value > 0 and row.exact:
+            floor = f"p cannot go below {format_p(row.smallest_p_value, n_resamples)} (exact test: every swap counted)"
         elif row.smallest_p_value > 0:
-            floor = f"p cannot go below {format_p(row.smallest_p_value, n_resamples)}"
+            floor = (
+                f"p cannot go below {format_p(row.smallest_p_value, n_resamples)} (a Monte Carlo test of "
+                f"{n_resamples:,} random swaps: its p-value is never shown below this floor)"
+            )
         else:
             floor = f"p below {1 / n_resamples:.2g} shows as <{1 / n_resamples:.2g}"
         examples = row.pairs + row.left_out
