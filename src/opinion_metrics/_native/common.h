@@ -152,5 +152,7 @@ OM_SHARED PyObject *om_contained_pairs(PyObject *module, PyObject *args);
 /* snapshot.c */
 OM_SHARED PyObject *om_snapshot_rows(PyObject *module, PyObject *args);
 OM_SHARED PyObject *om_rows_unchanged(PyObject *module, PyObject *args);
+/* tuple_matching.c */
+OM_SHARED PyObject *om_membership_hits(PyObject *module, PyObject *args);
 
 #endif

@@ -13,6 +13,7 @@
  *                      documents.h what the two share)
  *     containment.c    contained_pairs
  *     snapshot.c       snapshot_rows, rows_unchanged
+ *     tuple_matching.c membership_hits
  *     common.c         the tables of rows the edge functions return
  *
  * VERSION: the functions' version; the library ignores a helper built from another one. */
@@ -57,6 +58,9 @@ static PyMethodDef methods[] = {
     {"rows_unchanged", om_rows_unchanged, METH_VARARGS,
      "rows_unchanged(rows, kept, items, sizes) -> bool: whether rows are the row objects kept, holding the items "
      "snapshot_rows(kept) froze."},
+    {"membership_hits", om_membership_hits, METH_VARARGS,
+     "membership_hits(predictions, references, width, masks, labels) -> hits (int64 bytes, examples x masks) or "
+     "None: per example and mask, the predicted tuples equal (stripped) on the mask's columns to some gold tuple."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -67,7 +71,7 @@ PyInit__speedups(void)
 {
     om_str_hash = (hashfunc)PyType_GetSlot(&PyUnicode_Type, Py_tp_hash);
     PyObject *created = PyModule_Create(&module);
-    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 6) < 0)
+    if (created != NULL && PyModule_AddIntConstant(created, "VERSION", 7) < 0)
         Py_CLEAR(created);
     return created;
 }

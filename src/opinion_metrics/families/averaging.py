@@ -56,6 +56,23 @@ def prf_statistics(
     return statistics
 
 
+def prf_sums(
+    matched_predictions: np.ndarray,
+    n_predictions: np.ndarray,
+    matched_gold: np.ndarray,
+    n_gold: np.ndarray,
+    *,
+    zero_division: float,
+) -> np.ndarray:
+    """The column sums of `prf_statistics` over every example, without building the matrix
+    (each column summed as the matrix's own column would be)."""
+    precision = safe_ratio(matched_predictions, n_predictions, zero_division)
+    recall = safe_ratio(matched_gold, n_gold, zero_division)
+    columns = (precision, recall, harmonic_mean(precision, recall), matched_predictions, n_predictions)
+    columns += (matched_gold, n_gold)
+    return np.array([len(precision), *(np.asarray(column, dtype=np.float64).sum() for column in columns)])
+
+
 def prf_values(names: tuple[str, str, str], average: str, zero_division: float) -> Values:
     """The function from column sums of `prf_statistics` (shape (..., 8)) to P, R and F1:
     macro (mean of per-example values) or micro (pooled counts)."""
