@@ -276,6 +276,14 @@ def _positions(value: Any, place: str) -> tuple[int, ...]:
     return tuple(int(item) for item in listed)
 
 
+def stripped_key(item: Any, elements: Elements) -> tuple[Any, ...]:
+    """A tuple as the field compares it (strings stripped, positions as given), for explanations."""
+    return tuple(
+        value.strip() if isinstance(value, str) else tuple(value) if isinstance(value, (list, tuple)) else value
+        for value in tuple_values(item, elements, "")
+    )
+
+
 def _same_kind(kinds: dict[str, tuple[str, str]], element: str, kind: str, place: str) -> None:
     first = kinds.setdefault(element, (kind, place))
     if first[0] != kind:
