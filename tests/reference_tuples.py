@@ -134,7 +134,7 @@ def sentiment_tuple_prf(
     projections = default_projections(names) if projections is None else projections
     unparsed = unparsed or [0] * len(predictions)
     result = {}
-    for projection in [list(names), *projections]:
+    for number, projection in enumerate([list(names), *projections]):
         columns = [names.index(name) for name in projection]
         rows = []
         for predicted, gold, extra in zip(predictions, references, unparsed):
@@ -162,6 +162,6 @@ def sentiment_tuple_prf(
         else:
             per = [(float(ratio(a, b, zero_division)), float(ratio(c, d, zero_division))) for a, b, c, d in rows]
             values = tuple(sum(v) / len(per) for v in zip(*[(p, r, f1(p, r)) for p, r in per]))
-        prefix = "" if projection == list(names) else "_".join(projection) + "_"
+        prefix = "" if number == 0 else "_".join(projection) + "_"
         result.update(dict(zip((prefix + "precision", prefix + "recall", prefix + "f1"), values)))
     return result
