@@ -17,7 +17,8 @@ import datasets
 import evaluate
 
 from opinion_metrics import sentiment_tuple_prf
-from opinion_metrics.evaluate_support import TUPLES, CheckedArrowInputs, tuple_features
+from opinion_metrics.core.tuple_shapes import MappingKeys, tuple_features
+from opinion_metrics.evaluate_support import TUPLES, CheckedArrowInputs
 from opinion_metrics.io.rows import arrow_to_lists
 
 _CITATION = """\
@@ -148,7 +149,12 @@ class SentimentTuplePRF(CheckedArrowInputs, evaluate.Metric):
             kind = tuple_features({"predictions": predictions, "references": references})
             if _FEATURES[kind] != self.selected_feature_format:
                 raise ValueError(f"this batch holds {kind} tuples, unlike the batches added before it")
+        else:  # a new set of batches: the keys of its mappings (Arrow reads a key left out as None)
+            self._keys = MappingKeys()
+        self._keys.add(predictions, references)
         super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    _keys = None  # the keys of the mappings added since the last compute
 
     def _compute(
         self,
@@ -169,6 +175,9 @@ class SentimentTuplePRF(CheckedArrowInputs, evaluate.Metric):
         bootstrap="multinomial",
         return_per_example=False,
     ):
+        keys, self._keys = self._keys, None
+        if keys is not None:
+            keys.check(elements)
         return sentiment_tuple_prf(
             arrow_to_lists(predictions),
             arrow_to_lists(references),

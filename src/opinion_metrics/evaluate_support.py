@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .core.tuples import check_tuple_item, check_tuple_row
+from .core.tuple_shapes import check_tuple_item
+from .core.tuples import check_tuple_row
 from .core.validation import (
     as_number,
     check_corpus,
@@ -113,50 +114,6 @@ def _check_tuple_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
                 check_tuple_item(item, name, offset + index, position)
         checked.append(row)
     return checked
-
-
-# The features of a tuple module, by the kind of tuple they hold (Arrow holds one type per column).
-TUPLE_FEATURES = {"text sequence": "text", "text mapping": "mappings", "positions mapping": "positions"}
-
-
-def tuple_features(batch: dict[str, Any]) -> str:
-    """Which of a tuple module's features a batch needs: "generated" (predictions are text and
-    references text tuples), "text" (text tuples as lists), "mappings" (text tuples keyed by
-    element) or "positions" (tuples keyed by element, spans as token positions); a batch whose
-    rows would need two is refused, naming the first tuple of the second kind."""
-    kinds: dict[str, tuple[str, str]] = {}  # column: (kind, where first seen)
-    for name in ("predictions", "references"):
-        for index, row in enumerate(batch.get(name) or []):
-            if isinstance(row, str) and name == "predictions":
-                found = [("generated", f"predictions: example {index}")]
-            else:
-                items = check_tuple_row(row, name, index)
-                found = [(check_tuple_item(item, name, index, position), f"{name}: example {index}, tuple {position}")
-                         for position, item in enumerate(items)]  # fmt: skip
-            for kind, place in found:
-                if kind == "positions sequence":
-                    raise ValueError(
-                        f"{place}: through evaluate a tuple with token positions is a mapping, such as "
-                        "{'aspect': [1], 'opinion': [3, 4], 'sentiment': 'POS'} (Arrow holds one type per column)"
-                    )
-                first = kinds.setdefault(name, (kind, place))
-                if first[0] != kind:
-                    raise ValueError(
-                        f"{place} is a {kind} tuple, but {first[1]} a {first[0]} one: through evaluate every tuple of "
-                        "a column has one shape"
-                    )
-    predicted, gold = kinds.get("predictions", (None, ""))[0], kinds.get("references", (None, ""))[0]
-    if predicted == "generated":
-        if gold not in (None, "text sequence"):
-            raise ValueError(
-                "with generated text, give the gold tuples as lists of text, such as [['pizza', 'bad', 'NEG']]"
-            )
-        return "generated"
-    if predicted is not None and gold is not None and predicted != gold:
-        raise ValueError(
-            f"predictions are {predicted} tuples but references {gold} ones: through evaluate both sides have one shape"
-        )
-    return TUPLE_FEATURES[predicted or gold or "text sequence"]
 
 
 _CHECKS = {

@@ -285,7 +285,7 @@ def stripped_key(item: Any, elements: Elements) -> tuple[Any, ...]:
 
 
 def _same_kind(kinds: dict[str, tuple[str, str]], element: str, kind: str, place: str) -> None:
-    first = kinds.setdefault(element, (kind, place))
+    first = kinds.setdefault(element, (kind, f"{place}, {element}"))
     if first[0] != kind:
         raise ValueError(
             f"{place}, {element} is given as {kind}, but as {first[0]} at {first[1]}: an element is text spans or "

@@ -241,7 +241,7 @@ class Preparer:
         first = self.forms.kinds.setdefault(element, (kind, place))
         if first[0] != kind:
             raise ValueError(
-                f"{place}: {element} is given as {kind}, but as {first[0]} at {first[1]}: an element is text spans or "
+                f"{place} is given as {kind}, but as {first[0]} at {first[1]}: an element is text spans or "
                 "token positions throughout a corpus"
             )
 
@@ -357,38 +357,6 @@ def tuple_values(item: Any, elements: Elements, place: str) -> list[Any]:
             raise ValueError(f"{place} has {len(item)} elements, expected {width} ({', '.join(elements)}): {item!r}")
         return list(item)
     raise ValueError(f"{place} must be a tuple (a list or a mapping of {list(elements)}), got {describe(item)}")
-
-
-def check_tuple_item(item: Any, side: str, example: int, position: int) -> str:
-    """The shape of one tuple before its elements are known (the evaluate modules' rows): a
-    sequence or a mapping of text spans, token positions, None and labels. Returns its kind:
-    "text" or "positions" (a span given as token positions), and "mapping" or "sequence":
-    "text mapping", "positions sequence", ..."""
-    place = where(side, example, position)
-    if isinstance(item, Mapping):
-        bad = next((key for key in item if key not in ELEMENTS), None)
-        if bad is not None:
-            raise ValueError(f"{place} has key {bad!r}, not an element of {list(ELEMENTS)}")
-        values = list(item.values())
-    elif isinstance(item, (list, tuple)):
-        values = list(item)
-    else:
-        raise ValueError(f"{place} must be a tuple (a list or a mapping of elements), got {describe(item)}")
-    kind = "text"
-    for number, value in enumerate(values):
-        if value is None or isinstance(value, str):
-            continue
-        if isinstance(value, (list, tuple)) and all(
-            isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 0 for v in value
-        ):
-            kind = "positions"
-            continue
-        element = list(item)[number] if isinstance(item, Mapping) else f"element {number}"
-        raise ValueError(
-            f"{place}, {element} must be a text span or label (str), token positions (a list of int) or None, "
-            f"got {describe(value)}"
-        )
-    return f"{kind} {'mapping' if isinstance(item, Mapping) else 'sequence'}"
 
 
 def check_lengths(predictions: Sequence[Any], references: Sequence[Any]) -> int:
