@@ -15,7 +15,7 @@ from reference_tuples import sentiment_tuple_prf as brute_force
 
 from opinion_metrics import sentiment_tuple_prf
 from opinion_metrics._native import VARIABLE
-from opinion_metrics.core import assignment, tuple_matching
+from opinion_metrics.core import assignment, tuple_matching, tuples
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # Few words, so that spans share tokens and tuples repeat: the cases where the rules matter.
@@ -133,8 +133,11 @@ def test_projections_are_named_by_their_elements():
 @given(st.sampled_from(sorted(ORDERS)).flatmap(lambda e: st.tuples(st.just(e), corpus(e))), OPTIONS)
 def test_text_tuples_as_the_brute_force(case, options):
     elements, (predicted, gold) = case
-    close(sentiment_tuple_prf(predicted, gold, elements=elements, **options),
-          brute_force(predicted, gold, elements=elements, **options))  # fmt: skip
+    expected = brute_force(predicted, gold, elements=elements, **options)
+    for implementation in IMPLEMENTATIONS:  # the strings numbered and the exact counts in C, and their twins
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(VARIABLE, implementation)
+            close(sentiment_tuple_prf(predicted, gold, elements=elements, **options), expected)
 
 
 @SETTINGS
@@ -184,16 +187,62 @@ def test_the_c_counting_strips_as_python_does():
 
 
 @SETTINGS
-@given(corpus("aste", size=7), st.sampled_from([{"PAIR_LIMIT": 1}, {"SMALL": 0}, {"SMALL": 0, "EXACT_FLOAT": 1}]))
-def test_every_path_of_the_assignment_as_the_brute_force(data, limits):
+@given(corpus("aste", size=7), st.sampled_from([{"PAIR_LIMIT": 1}, {"SMALL": 0}, {"SMALL": 0, "EXACT_FLOAT": 1}]),
+       st.sampled_from(["exact", "overlap"]), st.sampled_from(IMPLEMENTATIONS))  # fmt: skip
+def test_every_path_of_the_assignment_as_the_brute_force(data, limits, match, implementation):
     """Large examples hashed one by one (PAIR_LIMIT), long lists by scipy (SMALL) or, where its
     floats would not be exact (EXACT_FLOAT), by the Hungarian algorithm on integers."""
     predicted, gold = data
-    expected = brute_force(predicted, gold, match="overlap")
+    expected = brute_force(predicted, gold, match=match)
     with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(VARIABLE, implementation)
         for name, value in limits.items():
             patch.setattr(tuple_matching if name == "PAIR_LIMIT" else assignment, name, value)
-        close(sentiment_tuple_prf(predicted, gold, match="overlap"), expected)
+        close(sentiment_tuple_prf(predicted, gold, match=match), expected)
+
+
+class Text(str):
+    pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.lists(st.sampled_from(["a", "b", "é", "", Text("a"), None, 1]), min_size=2, max_size=3)
+                         | st.tuples(st.text(max_size=3), st.text(max_size=3)), max_size=3)
+                | st.just("text") | st.just(None), max_size=5))  # fmt: skip
+def test_tuple_strings_numbered_in_c_and_in_python_as_defined(rows):
+    expected = None
+    flat = [item for row in rows if type(row) in (list, tuple) for item in row]
+    if all(type(row) in (list, tuple) for row in rows) and all(
+        type(item) in (list, tuple) and len(item) == 2 and all(type(v) is str for v in item) for item in flat
+    ):
+        table: dict[str, int] = {}
+        codes = [table.setdefault(value, len(table)) for item in flat for value in item]
+        expected = ([len(row) for row in rows], codes, list(table))
+    for implementation in IMPLEMENTATIONS:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(VARIABLE, implementation)
+            found = tuples.tuple_codes(rows, 2)
+        assert (
+            expected is None if found is None else (found[0].tolist(), found[1].ravel().tolist(), found[2]) == expected
+        )
+
+
+def test_many_distinct_tuple_strings_numbered_in_c_as_in_python():
+    import random
+
+    rng = random.Random(0)  # 20,000 distinct strings: the C table grows several times
+    words = [f"w{rng.randrange(20_000)}{'é' * (i % 3)}" for i in range(60_000)]
+    rows = [[(words[k], words[k + 1]) for k in range(i, i + rng.randrange(4))] for i in range(0, 59_990, 4)]
+    found = []
+    for implementation in IMPLEMENTATIONS:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(VARIABLE, implementation)
+            found.append(tuples.tuple_codes(rows, 2))
+            assert tuples.tuple_codes([*rows, [("\ud800", "x")]], 2) is None  # a lone surrogate: no UTF-8
+    for sizes, codes, distinct in found:
+        assert sizes.tolist() == [len(row) for row in rows]
+        assert [distinct[code] for code in codes.ravel().tolist()] == [w for row in rows for item in row for w in item]
+        assert distinct == list(dict.fromkeys(w for row in rows for item in row for w in item))
 
 
 def test_the_hungarian_algorithm_finds_maximum_assignments():

@@ -6,7 +6,8 @@
  *     hits[i][k] = #{t in predictions[i] : some g in references[i] has t[c] == g[c] for
  *                    every column c in masks[k]}      (strings compared stripped, as str.strip)
  *
- * as int64 bytes (examples x masks), when both sides are lists or tuples of the same length
+ * as int64 bytes (examples x (masks + 2): then each example's numbers of predicted and gold
+ * tuples), when both sides are lists or tuples of the same length
  * whose rows are lists or tuples of tuples, each tuple a list or tuple of `width` elements, each
  * element an exact str that is not blank once stripped or, outside the `labels` columns (a bit
  * mask), None; otherwise None (the twin then names what is wrong). Comparing runs no Python
@@ -133,11 +134,12 @@ om_membership_hits(PyObject *module, PyObject *args)
             return NULL;
     }
     uint64_t every = count == 64 ? ~(uint64_t)0 : ((uint64_t)1 << count) - 1;
-    PyObject *result = PyBytes_FromStringAndSize(NULL, n * count * (Py_ssize_t)sizeof(int64_t));
+    Py_ssize_t stride = count + 2; /* the hits per mask, then the two sizes */
+    PyObject *result = PyBytes_FromStringAndSize(NULL, n * stride * (Py_ssize_t)sizeof(int64_t));
     if (result == NULL)
         return NULL;
     int64_t *hits = (int64_t *)PyBytes_AsString(result);
-    memset(hits, 0, (size_t)(n * count) * sizeof(int64_t));
+    memset(hits, 0, (size_t)(n * stride) * sizeof(int64_t));
     Text *gold = NULL, *predicted = NULL;
     Py_ssize_t gold_capacity = 0, predicted_capacity = 0;
     GetItem predicted_row = getter_of(predictions), gold_row = getter_of(references);
@@ -175,8 +177,10 @@ om_membership_hits(PyObject *module, PyObject *args)
                         seen |= (uint64_t)1 << k;
             }
             for (Py_ssize_t k = 0; k < count; k++)
-                hits[i * count + k] += (int64_t)(seen >> k & 1);
+                hits[i * stride + k] += (int64_t)(seen >> k & 1);
         }
+        hits[i * stride + count] = np_;
+        hits[i * stride + count + 1] = ng;
     }
     PyMem_Free(gold);
     PyMem_Free(predicted);
@@ -191,4 +195,132 @@ no_memory:
     PyMem_Free(predicted);
     Py_DECREF(result);
     return PyErr_NoMemory();
+}
+
+/* The buffer of a C-contiguous, aligned array of native int64 into *view; 0 with TypeError. */
+static int
+int64_view(PyObject *object, Py_buffer *view)
+{
+    if (PyObject_GetBuffer(object, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return 0;
+    const char *format = view->format == NULL ? "B" : view->format;
+    if (*format == '@')
+        format++;
+    if (view->itemsize != 8 || (strcmp(format, "l") != 0 && strcmp(format, "q") != 0) ||
+        (uintptr_t)view->buf % sizeof(int64_t) != 0) {
+        PyErr_SetString(PyExc_TypeError, "expected contiguous, aligned arrays of native int64");
+        return 0;
+    }
+    return 1;
+}
+
+/* Whether `n + 1` offsets start at 0, never decrease and end at `rows`; else a ValueError. */
+static int
+offsets_cover(const int64_t *offsets, Py_ssize_t n, Py_ssize_t rows)
+{
+    int good = offsets[0] == 0 && offsets[n] == rows;
+    for (Py_ssize_t i = 0; good && i < n; i++)
+        good = offsets[i + 1] >= offsets[i];
+    if (!good)
+        PyErr_SetString(PyExc_ValueError, "offsets do not cover the rows");
+    return good;
+}
+
+/* Whether rows a and b (of `width` ids) are equal on the columns of `mask`. */
+static inline int
+equal_on(const int64_t *a, const int64_t *b, int width, uint64_t mask)
+{
+    for (int c = 0; c < width; c++)
+        if ((mask >> c & 1) && a[c] != b[c])
+            return 0;
+    return 1;
+}
+
+/* Whether row `r` of `rows` repeats an earlier row from `start` on the mask's columns. */
+static inline int
+repeats(const int64_t *ids, int64_t start, int64_t r, int width, uint64_t mask)
+{
+    for (int64_t q = start; q < r; q++)
+        if (equal_on(ids + q * width, ids + r * width, width, mask))
+            return 1;
+    return 0;
+}
+
+/* exact_tuple_counts(pred_offsets, pred_ids, gold_offsets, gold_ids, width, masks, limit) -> counts
+ *
+ *     counts[i][k] = (kept predictions, kept gold tuples, matched) of example i on the columns of
+ *                    masks[k]: a kept tuple is the first of its example with its ids there, and
+ *                    matched counts the kept predictions equal there to some gold tuple
+ *
+ * as int64 bytes (examples x masks x 3), the ids rows of `width` int64 (the prepared elements);
+ * an example with more than `limit` pairs of tuples (|P| |G|, |P|² or |G|²) gets -1 everywhere:
+ * its caller counts it by hashing (its twin: the numpy pairs of `tuple_counts`). */
+PyObject *
+om_exact_tuple_counts(PyObject *module, PyObject *args)
+{
+    PyObject *objects[4], *masks_list, *result = NULL;
+    Py_buffer views[4] = {{0}};
+    int width;
+    long long limit;
+    if (!PyArg_ParseTuple(args, "OOOOiO!L", &objects[0], &objects[1], &objects[2], &objects[3], &width, &PyList_Type,
+                          &masks_list, &limit))
+        return NULL;
+    Py_ssize_t count = PyList_Size(masks_list);
+    if (width < 1 || width > 32 || count < 1 || count > 64) {
+        PyErr_SetString(PyExc_ValueError, "1 to 32 columns and 1 to 64 masks");
+        return NULL;
+    }
+    uint64_t masks[64];
+    for (Py_ssize_t k = 0; k < count; k++) {
+        masks[k] = (uint64_t)PyLong_AsUnsignedLongLong(PyList_GetItem(masks_list, k));
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    for (int v = 0; v < 4; v++)
+        if (!int64_view(objects[v], &views[v]))
+            goto done;
+    const int64_t *pred_offsets = views[0].buf, *pred = views[1].buf, *gold_offsets = views[2].buf, *gold = views[3].buf;
+    Py_ssize_t n = views[0].len / 8 - 1;
+    if (n < 0 || views[2].len / 8 - 1 != n || views[1].len / 8 % width || views[3].len / 8 % width) {
+        PyErr_SetString(PyExc_ValueError, "offsets of as many examples, and rows of `width` ids");
+        goto done;
+    }
+    if (!offsets_cover(pred_offsets, n, views[1].len / 8 / width) ||
+        !offsets_cover(gold_offsets, n, views[3].len / 8 / width))
+        goto done;
+    result = PyBytes_FromStringAndSize(NULL, n * count * 3 * (Py_ssize_t)sizeof(int64_t));
+    if (result == NULL)
+        goto done;
+    int64_t *out = (int64_t *)PyBytes_AsString(result);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t p0 = pred_offsets[i], p1 = pred_offsets[i + 1], g0 = gold_offsets[i], g1 = gold_offsets[i + 1];
+        int64_t np_ = p1 - p0, ng = g1 - g0, most = np_ > ng ? np_ : ng;
+        int64_t *row = out + i * count * 3;
+        if (most * most > limit) {
+            for (Py_ssize_t k = 0; k < 3 * count; k++)
+                row[k] = -1;
+            continue;
+        }
+        for (Py_ssize_t k = 0; k < count; k++) {
+            int64_t kept_pred = 0, kept_gold = 0, matched = 0;
+            for (int64_t r = p0; r < p1; r++) {
+                if (repeats(pred, p0, r, width, masks[k]))
+                    continue;
+                kept_pred++;
+                for (int64_t g = g0; g < g1; g++)
+                    if (equal_on(pred + r * width, gold + g * width, width, masks[k])) {
+                        matched++;
+                        break;
+                    }
+            }
+            for (int64_t g = g0; g < g1; g++)
+                kept_gold += !repeats(gold, g0, g, width, masks[k]);
+            row[3 * k] = kept_pred, row[3 * k + 1] = kept_gold, row[3 * k + 2] = matched;
+        }
+    }
+done:
+    for (int v = 0; v < 4; v++)
+        if (views[v].obj != NULL)
+            PyBuffer_Release(&views[v]);
+    return result;
 }

@@ -142,8 +142,12 @@ def assign_example(
 def tuple_counts(
     pred: Side, gold: Side, projections: Sequence[Sequence[int]], spans: Sequence[bool], forms: Forms, match: str
 ) -> list[Counts]:
-    """The counts of each projection (column indices; the whole tuple is one)."""
+    """The counts of each projection (column indices; the whole tuple is one). Exact counts in C
+    where the helper is built (`exact_tuple_counts`), else with numpy on every pair of an example."""
     n = len(pred.sizes)
+    speedups = helper()
+    if match == "exact" and speedups is not None:
+        return _exact_in_c(speedups, pred, gold, projections, spans, forms)
     limit = (pred.sizes * gold.sizes > PAIR_LIMIT) | (pred.sizes**2 > PAIR_LIMIT) | (gold.sizes**2 > PAIR_LIMIT)
     small_pred, small_gold = (_small(side, limit) if limit.any() else side for side in (pred, gold))
     across, within_pred, within_gold = (
@@ -173,6 +177,26 @@ def tuple_counts(
             _count_one(counts, example, pred, gold, columns, spans, forms, match, cache)
         counts.predicted += pred.unparsed
         found.append(counts)
+    return found
+
+
+def _exact_in_c(
+    speedups: Any, pred: Side, gold: Side, projections: Sequence[Sequence[int]], spans: Sequence[bool], forms: Forms
+) -> list[Counts]:
+    masks = [sum(1 << column for column in columns) for columns in projections]
+    width = pred.ids.shape[1]
+    arrays = [np.ascontiguousarray(array, dtype=np.int64) for array in (pred.offsets, pred.ids, gold.offsets, gold.ids)]
+    counts = np.frombuffer(speedups.exact_tuple_counts(*arrays, width, masks, PAIR_LIMIT), dtype=np.int64)
+    counts = counts.reshape(len(pred.sizes), len(masks), 3).astype(np.float64)
+    large = np.flatnonzero(counts[:, 0, 0] < 0).tolist()  # counted by hashing
+    found = []
+    for number, columns in enumerate(projections):
+        matched = counts[:, number, 2].copy()
+        counted = Counts(matched, counts[:, number, 0].copy(), matched.copy(), counts[:, number, 1].copy())
+        for example in large:
+            _count_one(counted, example, pred, gold, columns, spans, forms, "exact", {})
+        counted.predicted += pred.unparsed
+        found.append(counted)
     return found
 
 
@@ -297,8 +321,9 @@ def membership_hits(
     predictions: Sequence[Any], references: Sequence[Any], elements: Elements, projections: Sequence[Sequence[int]]
 ) -> np.ndarray:
     """Per example and projection, the predicted tuples whose projection is that of some gold
-    tuple of the example (each repeat counted): an int64 (examples x projections) array. In C
-    when the helper is built and every tuple is a list or tuple of str (or None spans)."""
+    tuple of the example (each repeat counted), then the example's numbers of predicted and gold
+    tuples: an int64 (examples x (projections + 2)) array. In C when the helper is built and
+    every tuple is a list or tuple of str (or None spans)."""
     masks = [sum(1 << column for column in columns) for columns in projections]
     labels = sum(1 << column for column, name in enumerate(elements) if name not in SPAN_ELEMENTS)
     speedups = helper()
@@ -306,7 +331,7 @@ def membership_hits(
         None if speedups is None else speedups.membership_hits(predictions, references, len(elements), masks, labels)
     )
     if found is not None:
-        return np.frombuffer(found, dtype=np.int64).reshape(len(predictions), len(masks))
+        return np.frombuffer(found, dtype=np.int64).reshape(len(predictions), len(masks) + 2)
     return _membership_in_python(predictions, references, elements, projections)
 
 
@@ -315,7 +340,7 @@ def _membership_in_python(
 ) -> np.ndarray:
     spans = [name in SPAN_ELEMENTS for name in elements]
     kinds: dict[str, tuple[str, str]] = {}
-    hits = np.zeros((len(predictions), len(projections)), dtype=np.int64)
+    hits = np.zeros((len(predictions), len(projections) + 2), dtype=np.int64)
     for example, (predicted, gold) in enumerate(zip(predictions, references)):
         sides = []
         for name, row in (("predictions", predicted), ("references", gold)):
@@ -334,4 +359,5 @@ def _membership_in_python(
         for number, columns in enumerate(projections):
             gold_keys = {tuple(row[c] for c in columns) for row in sides[1]}
             hits[example, number] = sum(tuple(row[c] for c in columns) in gold_keys for row in sides[0])
+        hits[example, -2:] = len(sides[0]), len(sides[1])
     return hits

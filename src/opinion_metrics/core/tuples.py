@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from .encoding import encode_lists
+from .._native import helper
+from .encoding import _encode_lists_in_python
 from .normalization import NormalizeOption, make_normalizer
-from .validation import describe
+from .validation import any_lone_surrogate, describe
 
 ELEMENTS = ("aspect", "opinion", "category", "sentiment")
 SPAN_ELEMENTS = frozenset({"aspect", "opinion"})
@@ -295,15 +296,10 @@ class Preparer:
 
     def _bulk(self, rows: Sequence[Any], name: str) -> tuple[np.ndarray, np.ndarray] | None:
         width = len(self.elements)
-        if not set(map(type, rows)) <= {list, tuple}:
+        encoded = tuple_codes(rows, width)
+        if encoded is None:
             return None
-        sizes = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-        flat = list(chain.from_iterable(rows))
-        encoded = encode_lists(flat) if flat else (np.zeros(0, np.int64), np.zeros(0, np.int64), [])
-        if encoded is None or (encoded[0] != width).any():
-            return None
-        _, codes, distinct = encoded
-        codes = np.asarray(codes, dtype=np.int64).reshape(-1, width)
+        sizes, codes, distinct = encoded
         ids = np.empty(codes.shape, dtype=np.int64)
         text, labels = self.text_ids(distinct) if any(self.spans) else None, None
         for column, span in enumerate(self.spans):
@@ -314,11 +310,11 @@ class Preparer:
                 ids[:, column] = labels[codes[:, column]]
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
-        if (ids < 0).any():  # an empty span or label: the per-tuple path names it
+        if len(ids) and ids.min() < 0:  # an empty span or label: the per-tuple path names it
             self._one_by_one(rows, name)
         for column, element in enumerate(self.elements):
-            if self.spans[column] and (ids[:, column] != IMPLICIT).any():
-                first = int(np.argmax(ids[:, column] != IMPLICIT))
+            first = int(np.argmax(ids[:, column] != IMPLICIT)) if self.spans[column] and len(ids) else 0
+            if self.spans[column] and len(ids) and ids[first, column] != IMPLICIT:
                 example = int(np.searchsorted(offsets, first, side="right")) - 1
                 self.seen_kind(element, "text", where(name, example, first - int(offsets[example]), element))
         return offsets, ids
@@ -338,6 +334,35 @@ class Preparer:
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         return offsets, np.asarray(ids, dtype=np.int64).reshape(-1, width)
+
+
+def tuple_codes(rows: Sequence[Any], width: int) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+    """`(sizes, codes, distinct)`: each row's number of tuples, each tuple's strings numbered by
+    their position in `distinct` (the distinct strings in order of first appearance; a (tuples x
+    width) array); None unless every row is a list or tuple of lists or tuples of `width` exact
+    str (none holding a lone surrogate: UTF-8 cannot hold it). In C when the helper is built
+    (`_native/tuples.c`: no Python list of the tuples), else `_tuple_codes_in_python`."""
+    speedups = helper()
+    if speedups is None:
+        return _tuple_codes_in_python(rows, width)
+    found = speedups.tuple_codes(rows, width)
+    if found is None:
+        return None
+    return (
+        np.frombuffer(found[0], dtype=np.int64),
+        np.frombuffer(found[1], dtype=np.uint32).reshape(-1, width),
+        found[2],
+    )
+
+
+def _tuple_codes_in_python(rows: Sequence[Any], width: int) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+    if type(rows) not in (list, tuple) or not set(map(type, rows)) <= {list, tuple}:
+        return None
+    sizes = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    encoded = _encode_lists_in_python(list(chain.from_iterable(rows)))
+    if encoded is None or (encoded[0] != width).any() or any_lone_surrogate(encoded[2]):
+        return None
+    return sizes, encoded[1].reshape(-1, width), encoded[2]
 
 
 def tuple_values(item: Any, elements: Elements, place: str) -> list[Any]:

@@ -74,10 +74,9 @@ def _counts(
         unparsed = np.fromiter(map(len, segments), dtype=np.int64, count=n)
     if checked["counting"] == "membership":
         hits = membership_hits(predictions, references, elements, projected).astype(np.float64)
-        predicted = np.fromiter(map(len, predictions), dtype=np.float64, count=n)
+        predicted, gold = hits[:, -2], hits[:, -1]
         if unparsed is not None:
-            predicted += unparsed
-        gold = np.fromiter(map(len, references), dtype=np.float64, count=n)
+            predicted = predicted + unparsed
         return [(hits[:, k], predicted, hits[:, k], gold) for k in range(len(projected))], unparsed
     preparer = Preparer(elements, normalize, checked["label_map"])
     pred = preparer.side(predictions, "predictions", unparsed=unparsed)
