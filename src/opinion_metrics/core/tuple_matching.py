@@ -228,20 +228,25 @@ def _overlap(
         compatible &= (a == IMPLICIT) == (b == IMPLICIT)
     index = np.flatnonzero(compatible)
     shared = {}
+    lengths = np.array([0 if tokens is None else len(tokens) for tokens in forms.tokens], dtype=np.int64)
     for column in span_columns:
         a, b = across.a.ids[across.ia[index], column], across.b.ids[across.ib[index], column]
         explicit = a != IMPLICIT
-        counts = np.zeros(len(index), dtype=np.int64)
-        pairs = np.unique(np.stack([a[explicit], b[explicit]]), axis=1) if explicit.any() else np.zeros((2, 0), int)
-        table = {(x, y): shared_tokens(x, y, forms, cache) for x, y in pairs.T.tolist()}
-        counts[explicit] = [table[x, y] for x, y in zip(a[explicit].tolist(), b[explicit].tolist())]
+        counts = np.where(explicit & (a == b), lengths[a], 0)  # the same span: every token shared
+        other = explicit & (a != b)
+        if other.any():  # each distinct pair of spans once
+            keys = a[other] * len(lengths) + b[other]
+            distinct, inverse = np.unique(keys, return_inverse=True)
+            pairs = divmod(distinct, len(lengths))
+            found = [shared_tokens(x, y, forms, cache) for x, y in zip(pairs[0].tolist(), pairs[1].tolist())]
+            counts[other] = np.asarray(found, dtype=np.int64)[inverse]
         shared[column] = (counts, explicit, a, b)
     good = np.ones(len(index), dtype=bool)
     for counts, explicit, _, _ in shared.values():
         good &= ~explicit | (counts > 0)
     index = index[good]
     precision, recall, explicit_count = np.zeros(len(index)), np.zeros(len(index)), np.zeros(len(index))
-    lengths = np.array([0 if tokens is None else len(tokens) for tokens in forms.tokens], dtype=np.float64)
+    lengths = lengths.astype(np.float64)
     for counts, explicit, a, b in shared.values():
         counts, explicit, a, b = counts[good], explicit[good], a[good], b[good]
         with np.errstate(invalid="ignore", divide="ignore"):
