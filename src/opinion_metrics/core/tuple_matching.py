@@ -187,12 +187,12 @@ def _exact_in_c(
     width = pred.ids.shape[1]
     arrays = [np.ascontiguousarray(array, dtype=np.int64) for array in (pred.offsets, pred.ids, gold.offsets, gold.ids)]
     counts = np.frombuffer(speedups.exact_tuple_counts(*arrays, width, masks, PAIR_LIMIT), dtype=np.int64)
-    counts = counts.reshape(len(pred.sizes), len(masks), 3).astype(np.float64)
+    counts = counts.reshape(len(pred.sizes), len(masks), 3)
     large = np.flatnonzero(counts[:, 0, 0] < 0).tolist()  # counted by hashing
     found = []
     for number, columns in enumerate(projections):
-        matched = counts[:, number, 2].copy()
-        counted = Counts(matched, counts[:, number, 0].copy(), matched.copy(), counts[:, number, 1].copy())
+        kept_pred, kept_gold, matched = (counts[:, number, k].astype(np.float64) for k in range(3))
+        counted = Counts(matched, kept_pred, matched, kept_gold)  # exact: as many gold tuples matched
         for example in large:
             _count_one(counted, example, pred, gold, columns, spans, forms, "exact", {})
         counted.predicted += pred.unparsed

@@ -300,14 +300,10 @@ class Preparer:
         if encoded is None:
             return None
         sizes, codes, distinct = encoded
-        ids = np.empty(codes.shape, dtype=np.int64)
-        text, labels = self.text_ids(distinct) if any(self.spans) else None, None
-        for column, span in enumerate(self.spans):
-            if span:
-                ids[:, column] = text[codes[:, column]]
-            else:
-                labels = self.label_ids(distinct) if labels is None else labels
-                ids[:, column] = labels[codes[:, column]]
+        roles = {True: self.text_ids(distinct) if any(self.spans) else None}
+        roles[False] = self.label_ids(distinct) if not all(self.spans) else None
+        lookup = np.stack([roles[span] for span in self.spans], axis=1)  # (distinct strings x columns): ids
+        ids = lookup[codes, np.arange(width)]  # each string's id in its column's role, in one pass
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         if len(ids) and ids.min() < 0:  # an empty span or label: the per-tuple path names it
