@@ -210,21 +210,27 @@ class Text(str):
                          | st.tuples(st.text(max_size=3), st.text(max_size=3)), max_size=3)
                 | st.just("text") | st.just(None), max_size=5))  # fmt: skip
 def test_tuple_strings_numbered_in_c_and_in_python_as_defined(rows):
-    expected = None
+    others = [[("a", "é"), ("b", "x")][: k % 3] for k in range(len(rows))]  # with others: each example's first
+    expected = {None: None, "others": None}
     flat = [item for row in rows if type(row) in (list, tuple) for item in row]
     if all(type(row) in (list, tuple) for row in rows) and all(
         type(item) in (list, tuple) and len(item) == 2 and all(type(v) is str for v in item) for item in flat
     ):
         table: dict[str, int] = {}
         codes = [table.setdefault(value, len(table)) for item in flat for value in item]
-        expected = ([len(row) for row in rows], codes, list(table))
+        expected[None] = ([len(row) for row in rows], codes, list(table))
+        table = {}
+        order = [value for row, other in zip(rows, others) for item in [*other, *row] for value in item]
+        [table.setdefault(value, len(table)) for value in order]
+        both = [[table[value] for row in side for item in row for value in item] for side in (rows, others)]
+        expected["others"] = ([len(row) for row in rows], both[0], [len(o) for o in others], both[1], list(table))
     for implementation in IMPLEMENTATIONS:
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv(VARIABLE, implementation)
-            found = tuples.tuple_codes(rows, 2)
-        assert (
-            expected is None if found is None else (found[0].tolist(), found[1].ravel().tolist(), found[2]) == expected
-        )
+            found = {None: tuples.tuple_codes(rows, 2), "others": tuples.tuple_codes(rows, 2, others)}
+        for key, value in found.items():
+            listed = None if value is None else tuple(v if isinstance(v, list) else v.ravel().tolist() for v in value)
+            assert listed == expected[key], key
 
 
 def test_many_distinct_tuple_strings_numbered_in_c_as_in_python():

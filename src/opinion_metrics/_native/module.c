@@ -67,8 +67,9 @@ static PyMethodDef methods[] = {
      "exact_tuple_counts(pred_offsets, pred_ids, gold_offsets, gold_ids, width, masks, limit) -> counts (int64 "
      "bytes, examples x masks x 3): kept predictions, kept gold tuples and matched ones per example and mask."},
     {"tuple_codes", om_tuple_codes, METH_VARARGS,
-     "tuple_codes(rows, width) -> (sizes, codes, distinct) or None: each row's number of tuples (int64 bytes), each "
-     "string's number among the distinct strings (uint32 bytes), the distinct strings."},
+     "tuple_codes(rows, width, others=None) -> (sizes, codes, distinct) or None: each row's number of tuples (int64 "
+     "bytes), each string's number among the distinct strings (uint32 bytes), the distinct strings; with others, "
+     "(sizes, codes, other_sizes, other_codes, distinct), each example's other row coded first."},
     {NULL, NULL, 0, NULL},
 };
 

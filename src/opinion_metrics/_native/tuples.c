@@ -1,7 +1,7 @@
 /* Numbering the strings of sentiment tuples, for opinion_metrics.core.tuples (its twin: the
  * flattening and `encode_lists` of `Preparer._bulk`).
  *
- * tuple_codes(rows, width) -> (sizes, codes, distinct) or None
+ * tuple_codes(rows, width, others=None) -> (sizes, codes, distinct) or None
  *
  *     sizes = [len(row) for row in rows]
  *     codes = [table.setdefault(value, len(table)) for row in rows for item in row for value in item]
@@ -9,11 +9,20 @@
  *
  * as int64 and uint32 bytes and a list, when `rows` is a list or tuple of lists or tuples of
  * tuples, every tuple a list or tuple of `width` exact str (each encodable in UTF-8), and there
- * are fewer than 2**32 - 1 distinct strings; otherwise None. The table is its own (open
+ * are fewer than 2**32 - 1 distinct strings; otherwise None. With `others` (rows of the other
+ * side, as many), (sizes, codes, other_sizes, other_codes, distinct): example by example, the
+ * other side's row first, then the row; a string of the row equal to one in the same column of
+ * the other row takes its code without a look in the table (a prediction mostly repeats a gold
+ * tuple). The table is its own (open
  * addressing on a hash of each string's UTF-8 bytes): the rows are read once, without a
  * Python list of tuples, and the strings' own hashes (Python's SipHash, cached in each string:
  * a write to every string a file's parser made) are left alone. */
 #include "common.h"
+
+typedef struct {
+    const char *data; /* UTF-8 bytes of a string of the rows (borrowed) */
+    Py_ssize_t size;
+} Text;
 
 typedef struct {
     const char *data; /* the UTF-8 bytes of a string of the rows (borrowed); NULL: empty */
@@ -98,84 +107,168 @@ shape(PyObject *rows, Py_ssize_t width, int64_t *sizes, Py_ssize_t *total)
     return 1;
 }
 
+/* The table of one call: the distinct strings and where they are. */
+typedef struct {
+    Slot *slots;
+    size_t mask;
+    PyObject *distinct;
+} Coder;
+
+/* `value`'s code (a new one when the table lacks it) into *code and its UTF-8 bytes into *text:
+ * 1; 0 where it is not an exact str encodable in UTF-8 (no exception), -1 with an exception. */
+static int
+code_of(Coder *coder, PyObject *value, uint32_t *code, Text *text)
+{
+    if (!PyUnicode_CheckExact(value))
+        return 0;
+    text->data = PyUnicode_AsUTF8AndSize(value, &text->size);
+    if (text->data == NULL) { /* a lone surrogate: the twin names it */
+        PyErr_Clear();
+        return 0;
+    }
+    uint64_t hash = hash_bytes(text->data, text->size);
+    Slot *slot = slot_of(coder->slots, coder->mask, text->data, text->size, hash);
+    if (slot->data != NULL) {
+        *code = slot->code;
+        return 1;
+    }
+    Py_ssize_t next = PyList_Size(coder->distinct);
+    if ((uint64_t)next >= UINT32_MAX)
+        return 0;
+    if (PyList_Append(coder->distinct, value) < 0)
+        return -1;
+    *slot = (Slot){text->data, text->size, hash, (uint32_t)next};
+    *code = (uint32_t)next;
+    if ((size_t)next + 1 > (coder->mask + 1) / 2 && !grow(&coder->slots, &coder->mask)) /* half full */
+        return -1;
+    return 1;
+}
+
+/* Codes the tuples of `row` into codes (and their bytes into texts, which holds `width` per
+ * tuple); a value equal to one in the same column of `known` (`known_count` tuples) takes its
+ * code. 1, 0 (not fast) or -1 (an exception). */
+static int
+code_row(Coder *coder, PyObject *row, Py_ssize_t width, uint32_t *codes, Text *texts, const uint32_t *known_codes,
+         const Text *known, Py_ssize_t known_count)
+{
+    Py_ssize_t m = length_of(row);
+    GetItem item_of = getter_of(row);
+    for (Py_ssize_t j = 0; j < m; j++) {
+        PyObject *item = item_of(row, j);
+        GetItem value_of = getter_of(item);
+        for (Py_ssize_t c = 0; c < width; c++) {
+            PyObject *value = value_of(item, c);
+            Text *text = &texts[j * width + c];
+            int coded = 0; /* by an equal string of the known tuples */
+            if (known_count && PyUnicode_CheckExact(value)) {
+                text->data = PyUnicode_AsUTF8AndSize(value, &text->size);
+                if (text->data == NULL) {
+                    PyErr_Clear();
+                    return 0;
+                }
+                for (Py_ssize_t k = 0; k < known_count && !coded; k++) {
+                    const Text *other = &known[k * width + c];
+                    if (other->size == text->size && memcmp(other->data, text->data, (size_t)text->size) == 0) {
+                        codes[j * width + c] = known_codes[k * width + c];
+                        coded = 1;
+                    }
+                }
+            }
+            if (!coded) {
+                int found = code_of(coder, value, &codes[j * width + c], text);
+                if (found <= 0)
+                    return found;
+            }
+        }
+    }
+    return 1;
+}
+
 PyObject *
 om_tuple_codes(PyObject *module, PyObject *args)
 {
-    PyObject *rows, *sizes = NULL, *codes = NULL, *result = NULL;
-    Py_ssize_t width, total;
-    if (!PyArg_ParseTuple(args, "On", &rows, &width))
+    PyObject *rows, *others = Py_None, *sizes = NULL, *codes = NULL, *other_sizes = NULL, *other_codes = NULL;
+    PyObject *result = NULL;
+    Py_ssize_t width, total, other_total = 0;
+    if (!PyArg_ParseTuple(args, "On|O", &rows, &width, &others))
         return NULL;
+    int pair = others != Py_None;
     if ((!PyList_CheckExact(rows) && !PyTuple_CheckExact(rows)) || width < 1 || !shape(rows, width, NULL, &total))
         Py_RETURN_NONE;
-    if (total > PY_SSIZE_T_MAX / width / 8)
+    if (pair && ((!PyList_CheckExact(others) && !PyTuple_CheckExact(others)) || length_of(others) != length_of(rows) ||
+                 !shape(others, width, NULL, &other_total)))
+        Py_RETURN_NONE;
+    if (total > PY_SSIZE_T_MAX / width / 8 || other_total > PY_SSIZE_T_MAX / width / 8)
         return PyErr_NoMemory();
     /* `distinct` first: creating it may collect garbage (and so run Python code) before the
      * rows are read; below only it grows (and a str's UTF-8 form may be made): no Python code
      * runs, so the rows, which hold the strings whose bytes the table points to, cannot change. */
-    PyObject *distinct = PyList_New(0);
-    Slot *slots = NULL;
-    size_t mask = 1023;
-    if (distinct == NULL)
+    Coder coder = {NULL, 1023, PyList_New(0)};
+    Text *texts = NULL, *other_texts = NULL;
+    Py_ssize_t capacity = 0;
+    if (coder.distinct == NULL)
         return NULL;
     Py_ssize_t n = length_of(rows);
     sizes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     codes = PyBytes_FromStringAndSize(NULL, total * width * (Py_ssize_t)sizeof(uint32_t));
-    slots = PyMem_Calloc(mask + 1, sizeof(Slot));
-    if (sizes == NULL || codes == NULL || slots == NULL) {
-        if (slots == NULL)
+    other_sizes = PyBytes_FromStringAndSize(NULL, pair ? n * (Py_ssize_t)sizeof(int64_t) : 0);
+    other_codes = PyBytes_FromStringAndSize(NULL, other_total * width * (Py_ssize_t)sizeof(uint32_t));
+    coder.slots = PyMem_Calloc(coder.mask + 1, sizeof(Slot));
+    if (sizes == NULL || codes == NULL || other_sizes == NULL || other_codes == NULL || coder.slots == NULL) {
+        if (coder.slots == NULL)
             PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t again;
-    if (!shape(rows, width, (int64_t *)PyBytes_AsString(sizes), &again) || again != total) {
+    Py_ssize_t again, other_again = 0;
+    if (!shape(rows, width, (int64_t *)PyBytes_AsString(sizes), &again) || again != total ||
+        (pair && (!shape(others, width, (int64_t *)PyBytes_AsString(other_sizes), &other_again) ||
+                  other_again != other_total))) {
         PyErr_SetString(PyExc_RuntimeError, "the rows changed while they were read");
         goto done;
     }
-    uint32_t *code_of = (uint32_t *)PyBytes_AsString(codes);
-    GetItem row_of = getter_of(rows);
+    uint32_t *row_codes = (uint32_t *)PyBytes_AsString(codes), *known_codes = (uint32_t *)PyBytes_AsString(other_codes);
+    GetItem row_of = getter_of(rows), other_of = pair ? getter_of(others) : NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = row_of(rows, i);
-        Py_ssize_t m = length_of(row);
-        GetItem item_of = getter_of(row);
-        for (Py_ssize_t j = 0; j < m; j++) {
-            PyObject *item = item_of(row, j);
-            GetItem value_of = getter_of(item);
-            for (Py_ssize_t c = 0; c < width; c++) {
-                PyObject *value = value_of(item, c);
-                Py_ssize_t size;
-                const char *data = PyUnicode_CheckExact(value) ? PyUnicode_AsUTF8AndSize(value, &size) : NULL;
-                if (data == NULL) { /* not an exact str, or a lone surrogate: the twin says which */
-                    PyErr_Clear();
-                    result = Py_None;
-                    Py_INCREF(result);
-                    goto done;
-                }
-                uint64_t hash = hash_bytes(data, size);
-                Slot *slot = slot_of(slots, mask, data, size, hash);
-                if (slot->data == NULL) { /* a new string */
-                    Py_ssize_t code = PyList_Size(distinct);
-                    if ((uint64_t)code >= UINT32_MAX) {
-                        result = Py_None;
-                        Py_INCREF(result);
-                        goto done;
-                    }
-                    if (PyList_Append(distinct, value) < 0)
-                        goto done;
-                    *slot = (Slot){data, size, hash, (uint32_t)code};
-                    if ((size_t)code + 1 > (mask + 1) / 2 && !grow(&slots, &mask)) /* half full */
-                        goto done;
-                    *code_of++ = (uint32_t)code;
-                } else {
-                    *code_of++ = slot->code;
-                }
+        PyObject *row = row_of(rows, i), *other = pair ? other_of(others, i) : NULL;
+        Py_ssize_t m = length_of(row), known = pair ? length_of(other) : 0, most = (m > known ? m : known) * width;
+        if (most > capacity) { /* the bytes of one example's tuples, each side */
+            capacity = most + 64;
+            PyMem_Free(texts);
+            PyMem_Free(other_texts);
+            texts = PyMem_Malloc((size_t)capacity * sizeof(Text));
+            other_texts = PyMem_Malloc((size_t)capacity * sizeof(Text));
+            if (texts == NULL || other_texts == NULL) {
+                PyErr_NoMemory();
+                goto done;
             }
         }
+        int found = 1;
+        if (pair)
+            found = code_row(&coder, other, width, known_codes, other_texts, NULL, NULL, 0);
+        if (found > 0)
+            found = code_row(&coder, row, width, row_codes, texts, known_codes, other_texts, known);
+        if (found < 0)
+            goto done;
+        if (found == 0) {
+            result = Py_None;
+            Py_INCREF(result);
+            goto done;
+        }
+        row_codes += m * width;
+        known_codes += known * width;
     }
-    result = Py_BuildValue("(OOO)", sizes, codes, distinct);
+    if (pair)
+        result = Py_BuildValue("(OOOOO)", sizes, codes, other_sizes, other_codes, coder.distinct);
+    else
+        result = Py_BuildValue("(OOO)", sizes, codes, coder.distinct);
 done:
-    PyMem_Free(slots);
+    PyMem_Free(coder.slots);
+    PyMem_Free(texts);
+    PyMem_Free(other_texts);
     Py_XDECREF(sizes);
     Py_XDECREF(codes);
-    Py_DECREF(distinct);
+    Py_XDECREF(other_sizes);
+    Py_XDECREF(other_codes);
+    Py_DECREF(coder.distinct);
     return result;
 }

@@ -1,13 +1,15 @@
 """Matched sentiment tuples per example (docs/definitions.md section 13), for the whole tuple and
 each projection, from the prepared sides of `core.tuples`:
 
-- exact: equal ids; every (prediction, gold) and same-side pair of an example is compared at
-  once with numpy (an example with more pairs than `PAIR_LIMIT` by hashing its tuples);
+- exact: equal ids; each example's tuples compared pair by pair in C where the helper is built
+  (`exact_tuple_counts`), else every (prediction, gold) and same-side pair of the corpus at once
+  with numpy (an example with more pairs than `PAIR_LIMIT`, by hashing its tuples);
 - overlap: compatible pairs found the same way, their credits from each distinct pair of spans,
   an example whose pairs conflict assigned exactly (`core.assignment`);
 - membership (the field's counting): predicted tuples found in their example's gold list, each
-  repeat counted, strings compared as given (stripped): in C where the helper is built
-  (`membership_hits`'s twin there, `_native/tuple_matching.c`).
+  repeat counted, strings compared as given (stripped): in C where the helper is built.
+
+The C functions are in `_native/tuple_matching.c`; their twins here.
 """
 
 from __future__ import annotations

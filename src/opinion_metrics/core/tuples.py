@@ -287,19 +287,28 @@ class Preparer:
     def side(self, rows: Sequence[Any], name: str, keep: bool = False, unparsed: Sequence[int] | None = None) -> Side:
         """One side prepared: in bulk when every tuple is a list or tuple of exact str, else tuple by tuple."""
         counts = np.zeros(len(rows), dtype=np.int64) if unparsed is None else np.asarray(unparsed, dtype=np.int64)
-        prepared = self._bulk(rows, name)
+        encoded = tuple_codes(rows, len(self.elements))
+        prepared = None if encoded is None else self._bulk(rows, name, *encoded)
         if prepared is None:
             prepared = self._one_by_one(rows, name)
-        offsets, ids = prepared
         originals = list(chain.from_iterable(rows)) if keep else None
-        return Side(offsets, ids, counts, originals)
+        return Side(*prepared, counts, originals)
 
-    def _bulk(self, rows: Sequence[Any], name: str) -> tuple[np.ndarray, np.ndarray] | None:
-        width = len(self.elements)
-        encoded = tuple_codes(rows, width)
+    def sides(self, predictions: Sequence[Any], references: Sequence[Any], unparsed: Any = None) -> tuple[Side, Side]:
+        """Both sides prepared, their strings numbered together where both are in bulk shape."""
+        encoded = tuple_codes(predictions, len(self.elements), references)
         if encoded is None:
-            return None
-        sizes, codes, distinct = encoded
+            return self.side(predictions, "predictions", unparsed=unparsed), self.side(references, "references")
+        pred_sizes, pred_codes, gold_sizes, gold_codes, distinct = encoded
+        counts = np.zeros(len(predictions), np.int64) if unparsed is None else np.asarray(unparsed, dtype=np.int64)
+        pred = Side(*self._bulk(predictions, "predictions", pred_sizes, pred_codes, distinct), counts)
+        gold = self._bulk(references, "references", gold_sizes, gold_codes, distinct)
+        return pred, Side(*gold, np.zeros(len(references), dtype=np.int64))
+
+    def _bulk(
+        self, rows: Sequence[Any], name: str, sizes: np.ndarray, codes: np.ndarray, distinct: list[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        width = len(self.elements)
         roles = {True: self.text_ids(distinct) if any(self.spans) else None}
         roles[False] = self.label_ids(distinct) if not all(self.spans) else None
         lookup = np.stack([roles[span] for span in self.spans], axis=1)  # (distinct strings x columns): ids
@@ -332,33 +341,42 @@ class Preparer:
         return offsets, np.asarray(ids, dtype=np.int64).reshape(-1, width)
 
 
-def tuple_codes(rows: Sequence[Any], width: int) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+def tuple_codes(rows: Sequence[Any], width: int, others: Sequence[Any] | None = None) -> tuple[Any, ...] | None:
     """`(sizes, codes, distinct)`: each row's number of tuples, each tuple's strings numbered by
     their position in `distinct` (the distinct strings in order of first appearance; a (tuples x
     width) array); None unless every row is a list or tuple of lists or tuples of `width` exact
-    str (none holding a lone surrogate: UTF-8 cannot hold it). In C when the helper is built
-    (`_native/tuples.c`: no Python list of the tuples), else `_tuple_codes_in_python`."""
+    str (none holding a lone surrogate: UTF-8 cannot hold it). With `others` (the other side's
+    rows, one per row), `(sizes, codes, other_sizes, other_codes, distinct)`, example by example
+    the other row first. In C when the helper is built (`_native/tuples.c`: no Python list of
+    the tuples; a string that repeats one of the other row's takes its code at once), else
+    `_tuple_codes_in_python`."""
     speedups = helper()
     if speedups is None:
-        return _tuple_codes_in_python(rows, width)
-    found = speedups.tuple_codes(rows, width)
+        return _tuple_codes_in_python(rows, width, others)
+    found = speedups.tuple_codes(rows, width, others)
     if found is None:
         return None
-    return (
-        np.frombuffer(found[0], dtype=np.int64),
-        np.frombuffer(found[1], dtype=np.uint32).reshape(-1, width),
-        found[2],
-    )
+    arrays = [np.frombuffer(data, dtype=np.int64 if k % 2 == 0 else np.uint32) for k, data in enumerate(found[:-1])]
+    arrays = [array.reshape(-1, width) if k % 2 else array for k, array in enumerate(arrays)]
+    return (*arrays, found[-1])
 
 
-def _tuple_codes_in_python(rows: Sequence[Any], width: int) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
-    if type(rows) not in (list, tuple) or not set(map(type, rows)) <= {list, tuple}:
+def _tuple_codes_in_python(rows: Sequence[Any], width: int, others: Sequence[Any] | None) -> tuple[Any, ...] | None:
+    sides = [rows] if others is None else [others, rows]
+    if any(type(side) not in (list, tuple) or not set(map(type, side)) <= {list, tuple} for side in sides):
         return None
-    sizes = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    encoded = _encode_lists_in_python(list(chain.from_iterable(rows)))
+    if others is not None and len(others) != len(rows):
+        return None
+    sizes = [np.fromiter(map(len, side), dtype=np.int64, count=len(side)) for side in sides]
+    interleaved = chain.from_iterable(chain.from_iterable(zip(*sides)))  # each example: its other row first
+    encoded = _encode_lists_in_python(list(interleaved))
     if encoded is None or (encoded[0] != width).any() or any_lone_surrogate(encoded[2]):
         return None
-    return sizes, encoded[1].reshape(-1, width), encoded[2]
+    codes = encoded[1].reshape(-1, width)
+    if others is None:
+        return sizes[0], codes, encoded[2]
+    other = np.repeat(np.tile([True, False], len(rows)), np.stack(sizes, axis=1).ravel())
+    return sizes[1], codes[~other], sizes[0], codes[other], encoded[2]
 
 
 def tuple_values(item: Any, elements: Elements, place: str) -> list[Any]:

@@ -79,8 +79,7 @@ def _counts(
             predicted = predicted + unparsed
         return [(hits[:, k], predicted, hits[:, k], gold) for k in range(len(projected))], unparsed
     preparer = Preparer(elements, normalize, checked["label_map"])
-    pred = preparer.side(predictions, "predictions", unparsed=unparsed)
-    gold_side = preparer.side(references, "references")
+    pred, gold_side = preparer.sides(predictions, references, unparsed)
     spans = [name in SPAN_ELEMENTS for name in elements]
     counts = tuple_counts(pred, gold_side, projected, spans, preparer.forms, checked["match"])
     return [(c.matched, c.predicted, c.matched_gold, c.gold) for c in counts], unparsed
