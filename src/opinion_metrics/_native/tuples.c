@@ -80,30 +80,31 @@ grow(Slot **slots, size_t *mask)
     return 1;
 }
 
-/* The number of tuples of `rows` (each row an exact list or tuple of exact lists or tuples of
- * `width` items) into *total, their sizes written to `sizes` when not NULL; 0 where a row or a
- * tuple is not of that shape. */
+/* A growing array of uint32 codes (PyMem); 0 with MemoryError. */
+typedef struct {
+    uint32_t *items;
+    Py_ssize_t length, capacity;
+} Codes;
+
 static int
-shape(PyObject *rows, Py_ssize_t width, int64_t *sizes, Py_ssize_t *total)
+reserve(Codes *codes, Py_ssize_t more)
 {
-    Py_ssize_t n = length_of(rows);
-    GetItem row_of = getter_of(rows);
-    *total = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = row_of(rows, i);
-        if (!PyList_CheckExact(row) && !PyTuple_CheckExact(row))
-            return 0;
-        Py_ssize_t m = length_of(row);
-        GetItem item_of = getter_of(row);
-        for (Py_ssize_t j = 0; j < m; j++) {
-            PyObject *item = item_of(row, j);
-            if ((!PyList_CheckExact(item) && !PyTuple_CheckExact(item)) || length_of(item) != width)
-                return 0;
-        }
-        if (sizes != NULL)
-            sizes[i] = m;
-        *total += m;
+    if (codes->length + more <= codes->capacity)
+        return 1;
+    Py_ssize_t capacity = codes->capacity ? codes->capacity : 1 << 16;
+    while (capacity < codes->length + more)
+        capacity *= 2;
+    if ((size_t)capacity > PY_SSIZE_T_MAX / sizeof(uint32_t)) {
+        PyErr_NoMemory();
+        return 0;
     }
+    uint32_t *grown = PyMem_Realloc(codes->items, (size_t)capacity * sizeof(uint32_t));
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    codes->items = grown;
+    codes->capacity = capacity;
     return 1;
 }
 
@@ -144,17 +145,23 @@ code_of(Coder *coder, PyObject *value, uint32_t *code, Text *text)
     return 1;
 }
 
-/* Codes the tuples of `row` into codes (and their bytes into texts, which holds `width` per
- * tuple); a value equal to one in the same column of `known` (`known_count` tuples) takes its
- * code. 1, 0 (not fast) or -1 (an exception). */
+/* Codes the tuples of `row` (each an exact list or tuple of `width` items) at the end of
+ * `codes` (and their bytes into texts, `width` per tuple); a value equal to one in the same
+ * column of the `known_count` tuples at `known` takes its code. 1, 0 (not fast) or -1 (an
+ * exception). */
 static int
-code_row(Coder *coder, PyObject *row, Py_ssize_t width, uint32_t *codes, Text *texts, const uint32_t *known_codes,
+code_row(Coder *coder, PyObject *row, Py_ssize_t width, Codes *codes, Text *texts, const uint32_t *known_codes,
          const Text *known, Py_ssize_t known_count)
 {
     Py_ssize_t m = length_of(row);
     GetItem item_of = getter_of(row);
+    if (!reserve(codes, m * width))
+        return -1;
+    uint32_t *out = codes->items + codes->length;
     for (Py_ssize_t j = 0; j < m; j++) {
         PyObject *item = item_of(row, j);
+        if ((!PyList_CheckExact(item) && !PyTuple_CheckExact(item)) || length_of(item) != width)
+            return 0;
         GetItem value_of = getter_of(item);
         for (Py_ssize_t c = 0; c < width; c++) {
             PyObject *value = value_of(item, c);
@@ -169,68 +176,66 @@ code_row(Coder *coder, PyObject *row, Py_ssize_t width, uint32_t *codes, Text *t
                 for (Py_ssize_t k = 0; k < known_count && !coded; k++) {
                     const Text *other = &known[k * width + c];
                     if (other->size == text->size && memcmp(other->data, text->data, (size_t)text->size) == 0) {
-                        codes[j * width + c] = known_codes[k * width + c];
+                        out[j * width + c] = known_codes[k * width + c];
                         coded = 1;
                     }
                 }
             }
             if (!coded) {
-                int found = code_of(coder, value, &codes[j * width + c], text);
+                int found = code_of(coder, value, &out[j * width + c], text);
                 if (found <= 0)
                     return found;
             }
         }
     }
+    codes->length += m * width;
     return 1;
+}
+
+/* `size` bytes from `items` as a bytes object, or NULL with an exception. */
+static PyObject *
+bytes_of(const void *items, Py_ssize_t size)
+{
+    return PyBytes_FromStringAndSize(size ? (const char *)items : NULL, size);
 }
 
 PyObject *
 om_tuple_codes(PyObject *module, PyObject *args)
 {
-    PyObject *rows, *others = Py_None, *sizes = NULL, *codes = NULL, *other_sizes = NULL, *other_codes = NULL;
-    PyObject *result = NULL;
-    Py_ssize_t width, total, other_total = 0;
+    PyObject *rows, *others = Py_None, *result = NULL;
+    Py_ssize_t width;
     if (!PyArg_ParseTuple(args, "On|O", &rows, &width, &others))
         return NULL;
     int pair = others != Py_None;
-    if ((!PyList_CheckExact(rows) && !PyTuple_CheckExact(rows)) || width < 1 || !shape(rows, width, NULL, &total))
+    if ((!PyList_CheckExact(rows) && !PyTuple_CheckExact(rows)) || width < 1 ||
+        (pair && ((!PyList_CheckExact(others) && !PyTuple_CheckExact(others)) || length_of(others) != length_of(rows))))
         Py_RETURN_NONE;
-    if (pair && ((!PyList_CheckExact(others) && !PyTuple_CheckExact(others)) || length_of(others) != length_of(rows) ||
-                 !shape(others, width, NULL, &other_total)))
-        Py_RETURN_NONE;
-    if (total > PY_SSIZE_T_MAX / width / 8 || other_total > PY_SSIZE_T_MAX / width / 8)
-        return PyErr_NoMemory();
     /* `distinct` first: creating it may collect garbage (and so run Python code) before the
      * rows are read; below only it grows (and a str's UTF-8 form may be made): no Python code
      * runs, so the rows, which hold the strings whose bytes the table points to, cannot change. */
     Coder coder = {NULL, 1023, PyList_New(0)};
+    Codes codes = {NULL, 0, 0}, other_codes = {NULL, 0, 0};
     Text *texts = NULL, *other_texts = NULL;
-    Py_ssize_t capacity = 0;
+    int64_t *sizes = NULL, *other_sizes = NULL;
+    Py_ssize_t capacity = 0, n = length_of(rows);
     if (coder.distinct == NULL)
         return NULL;
-    Py_ssize_t n = length_of(rows);
-    sizes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
-    codes = PyBytes_FromStringAndSize(NULL, total * width * (Py_ssize_t)sizeof(uint32_t));
-    other_sizes = PyBytes_FromStringAndSize(NULL, pair ? n * (Py_ssize_t)sizeof(int64_t) : 0);
-    other_codes = PyBytes_FromStringAndSize(NULL, other_total * width * (Py_ssize_t)sizeof(uint32_t));
     coder.slots = PyMem_Calloc(coder.mask + 1, sizeof(Slot));
-    if (sizes == NULL || codes == NULL || other_sizes == NULL || other_codes == NULL || coder.slots == NULL) {
-        if (coder.slots == NULL)
-            PyErr_NoMemory();
+    sizes = PyMem_Malloc((size_t)(n + 1) * sizeof(int64_t));
+    other_sizes = PyMem_Malloc((size_t)(n + 1) * sizeof(int64_t));
+    if (coder.slots == NULL || sizes == NULL || other_sizes == NULL) {
+        PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t again, other_again = 0;
-    if (!shape(rows, width, (int64_t *)PyBytes_AsString(sizes), &again) || again != total ||
-        (pair && (!shape(others, width, (int64_t *)PyBytes_AsString(other_sizes), &other_again) ||
-                  other_again != other_total))) {
-        PyErr_SetString(PyExc_RuntimeError, "the rows changed while they were read");
-        goto done;
-    }
-    uint32_t *row_codes = (uint32_t *)PyBytes_AsString(codes), *known_codes = (uint32_t *)PyBytes_AsString(other_codes);
     GetItem row_of = getter_of(rows), other_of = pair ? getter_of(others) : NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *row = row_of(rows, i), *other = pair ? other_of(others, i) : NULL;
+        if ((!PyList_CheckExact(row) && !PyTuple_CheckExact(row)) ||
+            (pair && !PyList_CheckExact(other) && !PyTuple_CheckExact(other)))
+            goto not_fast;
         Py_ssize_t m = length_of(row), known = pair ? length_of(other) : 0, most = (m > known ? m : known) * width;
+        sizes[i] = m;
+        other_sizes[i] = known;
         if (most > capacity) { /* the bytes of one example's tuples, each side */
             capacity = most + 64;
             PyMem_Free(texts);
@@ -242,33 +247,37 @@ om_tuple_codes(PyObject *module, PyObject *args)
                 goto done;
             }
         }
-        int found = 1;
-        if (pair)
-            found = code_row(&coder, other, width, known_codes, other_texts, NULL, NULL, 0);
+        Py_ssize_t start = other_codes.length;
+        int found = pair ? code_row(&coder, other, width, &other_codes, other_texts, NULL, NULL, 0) : 1;
         if (found > 0)
-            found = code_row(&coder, row, width, row_codes, texts, known_codes, other_texts, known);
+            found = code_row(&coder, row, width, &codes, texts, other_codes.items + start, other_texts, known);
         if (found < 0)
             goto done;
-        if (found == 0) {
-            result = Py_None;
-            Py_INCREF(result);
-            goto done;
-        }
-        row_codes += m * width;
-        known_codes += known * width;
+        if (found == 0)
+            goto not_fast;
     }
-    if (pair)
-        result = Py_BuildValue("(OOOOO)", sizes, codes, other_sizes, other_codes, coder.distinct);
-    else
-        result = Py_BuildValue("(OOO)", sizes, codes, coder.distinct);
+    PyObject *parts[5] = {bytes_of(sizes, n * 8), bytes_of(codes.items, codes.length * 4), NULL, NULL, NULL};
+    if (pair) {
+        parts[2] = bytes_of(other_sizes, n * 8);
+        parts[3] = bytes_of(other_codes.items, other_codes.length * 4);
+    }
+    if (parts[0] != NULL && parts[1] != NULL && (!pair || (parts[2] != NULL && parts[3] != NULL)))
+        result = pair ? PyTuple_Pack(5, parts[0], parts[1], parts[2], parts[3], coder.distinct)
+                      : PyTuple_Pack(3, parts[0], parts[1], coder.distinct);
+    for (int k = 0; k < 4; k++)
+        Py_XDECREF(parts[k]);
+    goto done;
+not_fast:
+    result = Py_None;
+    Py_INCREF(result);
 done:
     PyMem_Free(coder.slots);
     PyMem_Free(texts);
     PyMem_Free(other_texts);
-    Py_XDECREF(sizes);
-    Py_XDECREF(codes);
-    Py_XDECREF(other_sizes);
-    Py_XDECREF(other_codes);
+    PyMem_Free(sizes);
+    PyMem_Free(other_sizes);
+    PyMem_Free(codes.items);
+    PyMem_Free(other_codes.items);
     Py_DECREF(coder.distinct);
     return result;
 }

@@ -73,11 +73,11 @@ def _counts(
         predictions, segments = read_predictions(predictions, checked["format"], elements)
         unparsed = np.fromiter(map(len, segments), dtype=np.int64, count=n)
     if checked["counting"] == "membership":
-        hits = membership_hits(predictions, references, elements, projected).astype(np.float64)
-        predicted, gold = hits[:, -2], hits[:, -1]
+        hits = np.ascontiguousarray(membership_hits(predictions, references, elements, projected).T, dtype=np.float64)
+        predicted, gold = hits[-2], hits[-1]  # each column contiguous
         if unparsed is not None:
             predicted = predicted + unparsed
-        return [(hits[:, k], predicted, hits[:, k], gold) for k in range(len(projected))], unparsed
+        return [(hits[k], predicted, hits[k], gold) for k in range(len(projected))], unparsed
     preparer = Preparer(elements, normalize, checked["label_map"])
     pred, gold_side = preparer.sides(predictions, references, unparsed)
     spans = [name in SPAN_ELEMENTS for name in elements]
@@ -203,7 +203,7 @@ def sentiment_tuple_prf(
     if intervals["confidence_level"] is None and not return_per_example:  # the sums alone: no matrix
         checked = _checked(**options)
         blocks, unparsed = _counts(predictions, references, checked, normalize)
-        sums = [prf_sums(*block, zero_division=checked["zero_division"]) for block in blocks]
+        sums = [prf_sums(*block, zero_division=checked["zero_division"], average=average) for block in blocks]
         if unparsed is not None:
             sums.append(np.array([unparsed.sum()], dtype=np.float64))
         values = sentiment_tuple_reducer(checked["options"])(np.concatenate(sums))
