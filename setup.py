@@ -66,7 +66,7 @@ class WheelWithOrWithoutHelper(bdist_wheel):
 
 
 NATIVE = "src/opinion_metrics/_native"
-SOURCES = ["module", "common", "interning", "edges", "documents", "normalization", "containment", "snapshot"]
+SOURCES = ["module", "common", "interning", "edges", "documents", "normalization", "containment", "snapshot", "tuple_matching", "tuples"]
 helper = Extension(
     "opinion_metrics._native._speedups",
     [f"{NATIVE}/{name}.c" for name in SOURCES],

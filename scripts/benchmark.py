@@ -14,6 +14,7 @@ of --repeat (the machine may be shared); the slow baselines run once.
     python scripts/benchmark.py --families engines --rows 200000   # processes, Ray Data, Spark (2M rows default)
     python scripts/benchmark.py --families long        # a long document, and a few among short ones
     python scripts/benchmark.py --families realshaped --engine-data /tmp/real   # 1M real-shaped rows, every engine
+    python scripts/benchmark.py --families tuples      # sentiment tuples: 1M ASQP quads against ABSA-QUAD's loop
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from benchmarks.realshaped import real_run, real_shaped
 from benchmarks.scaling import scaling
 from benchmarks.semantic import semantic, semantic_diverse
 from benchmarks.sentiment import sentiment
+from benchmarks.tuples import tuples_shape
 
 FAMILIES = (
     "lexical",
@@ -59,6 +61,7 @@ FAMILIES = (
     "kpeval",
     "engines",
     "realshaped",
+    "tuples",
 )
 
 
@@ -130,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
         "--replicas", type=int, default=30, help="realshaped: copies of the 33,384 rows (default 30: 1,001,520 rows)"
     )
     parser.add_argument("--real-runs", nargs="+", help="realshaped: only these runs (cli-file, ray, spark, dask, ...)")
+    parser.add_argument(
+        "--absa-data", type=Path, default=REPO.parent / "shared" / "data" / "absa", help="tuples: the ABSA data folder"
+    )
+    parser.add_argument("--tuple-count", type=int, help="tuples: gold tuples (default 1,000,000 / --sample)")
     parser.add_argument("--engine-run", help=argparse.SUPPRESS)  # internal: one engine, timed in a fresh process
     parser.add_argument("--engine-real-run", help=argparse.SUPPRESS)  # internal: one real-shaped run
     args = parser.parse_args(argv)
@@ -144,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rows is None:
         args.rows = 2_000_000 // args.sample
+    if args.tuple_count is None:
+        args.tuple_count = 1_000_000 // args.sample
     if args.aspect_examples is None:
         args.aspect_examples = 1_000_000 // args.sample
     if args.scaling_sizes is None:
@@ -153,10 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.keyphrase_sizes is None:
         args.keyphrase_sizes = [size // args.sample for size in (12_500, 25_000, 50_000, 100_000, 200_000)]
     families = [family for family in FAMILIES if family in args.families]
-    if set(families) - {"scaling", "aspects", "engines", "realshaped", "long"} and not args.data.exists():
+    if set(families) - {"scaling", "aspects", "engines", "realshaped", "long", "tuples"} and not args.data.exists():
         print(f"movie reviews not found at {args.data}; pass --data", file=sys.stderr)
         return 2
-    if set(families) - {"scaling", "aspects", "keyphrase", "engines", "realshaped", "long"}:
+    if set(families) - {"scaling", "aspects", "keyphrase", "engines", "realshaped", "long", "tuples"}:
         corpus = load_movie_reviews(args.data, args.sample)
         print(f"{len(corpus.predictions)} examples (5 movies x 4 models), gold lists of 272-449 keywords\n")
     for family in families:
@@ -197,6 +206,11 @@ def main(argv: list[str] | None = None) -> int:
             kpeval_conventions(corpus, args.repeat, args.movie, args.model)
         elif family == "scaling":
             scaling(args.scaling_sizes, 10_000 // args.sample)
+        elif family == "tuples":
+            if not (args.absa_data / "asqp").exists():
+                print(f"ABSA data not found at {args.absa_data}; pass --absa-data", file=sys.stderr)
+                return 2
+            tuples_shape(args.absa_data, args.tuple_count, args.repeat)
         elif family == "realshaped":
             real_shaped(args.data, args.engine_data, args.replicas, args.workers, args.real_runs)
         else:

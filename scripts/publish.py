@@ -28,9 +28,9 @@ from pathlib import Path
 from opinion_metrics.families.registry import FAMILIES
 
 REPO = Path(__file__).resolve().parents[1]
-# One Space with an evaluate module per declared family (metric or measurement), in the declared
-# order; then every other Space folder with an app (the combined one).
-METRICS = tuple(FAMILIES)
+# One Space with an evaluate module per declared family (metric or measurement) that has a Space, in
+# the declared order; then every other Space folder with an app (the combined one).
+METRICS = tuple(name for name in FAMILIES if (REPO / "spaces" / name / "app.py").is_file())
 SPACES = METRICS + tuple(
     sorted(path.parent.name for path in (REPO / "spaces").glob("*/app.py") if path.parent.name not in METRICS)
 )

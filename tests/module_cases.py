@@ -34,6 +34,21 @@ CASES = {
         },
         {},
     ),
+    "sentiment_tuple_prf": (
+        {
+            "predictions": [
+                [["pizza", "over cooked", "NEG"], ["the staff", "friendly", "POS"]],
+                [],
+                [["wine", "pricey", "NEG"]],
+            ],
+            "references": [
+                [["pizza", "over cooked", "negative"]],
+                [["service", "slow", "NEG"]],
+                [["NULL", "pricey", "neg"]],
+            ],
+        },
+        {"match": "overlap", "return_per_example": True},
+    ),
     "semantic_keyword_prf": (
         {
             "predictions": [["space opera", "jedi knight"], ["scam"], ["pizza"]],

@@ -5,11 +5,13 @@ from .analysis.explain import explain
 from .core.annotators import agreement, merge_references
 from .core.grouping import PooledCorpus, pool_by_group
 from .core.normalization import make_normalizer, normalize_keyword
+from .core.tuple_text import parse_tuples
 from .families.aspect_sentiment_score import aspect_sentiment_score
 from .families.keyword_diversity import keyword_diversity
 from .families.keyword_prf import keyword_prf
 from .families.semantic_keyword_prf import semantic_keyword_prf
 from .families.sentiment_appropriateness import sentiment_appropriateness
+from .families.sentiment_tuple_prf import sentiment_tuple_prf
 from .families.weighted_keyword_prf import map_at_k, ndcg_at_k, weighted_keyword_prf
 from .state.metric_state import MetricState
 
@@ -31,8 +33,10 @@ __all__ = [
     "merge_references",
     "ndcg_at_k",
     "normalize_keyword",
+    "parse_tuples",
     "pool_by_group",
     "semantic_keyword_prf",
     "sentiment_appropriateness",
+    "sentiment_tuple_prf",
     "weighted_keyword_prf",
 ]

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from .core.tuple_shapes import check_tuple_item
+from .core.tuples import check_tuple_row
 from .core.validation import (
     as_number,
     check_corpus,
@@ -46,6 +48,9 @@ RATINGS = "ratings"  # list of integer-valued numbers per example
 
 
 TEXTS = "texts"  # a str or None per example
+
+
+TUPLES = "tuples"  # a list of sentiment tuples per example (predictions: or a model's generated text)
 
 
 def _check_keyword_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
@@ -102,12 +107,24 @@ def _check_text_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
     return list(rows)
 
 
+def _check_tuple_rows(rows: Sequence[Any], name: str, offset: int) -> list[Any]:
+    checked = []
+    for index, row in enumerate(rows):
+        if not (isinstance(row, str) and name == "predictions"):  # generated text: read at compute
+            row = check_tuple_row(row, name, offset + index)
+            for position, item in enumerate(row):
+                check_tuple_item(item, name, offset + index, position)
+        checked.append(row)
+    return checked
+
+
 _CHECKS = {
     KEYWORDS: _check_keyword_rows,
     SCORES: _check_score_rows,
     SENTIMENTS: _check_score_rows,
     RATINGS: _check_rating_rows,
     TEXTS: _check_text_rows,
+    TUPLES: _check_tuple_rows,
 }
 
 
@@ -338,7 +355,8 @@ class CheckedArrowInputs:
             name: [None] * n if column is None else check_corpus(column, name) for name, column in inputs.items()
         }
         if n or any(len(column) != n for column in columns.values()):
-            check_same_length(**columns)  # a flat list (one example's), or the first example without a partner
+            keyword_sides = [name for name, kind in self.input_kinds.items() if kind == KEYWORDS]
+            check_same_length(keyword_sides, **columns)  # a flat list (one example's), or an example without a partner
         if self.writer is None:
             self.selected_feature_format = self._infer_feature_from_batch(columns)
             self._init_writer()

@@ -14,6 +14,9 @@ from opinion_metrics.families.registry import FAMILIES
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = list(FAMILIES)
+# Families whose Space is still to be built: every other surface of theirs is checked here.
+WITHOUT_A_SPACE = {"sentiment_tuple_prf"}
+WITH_A_SPACE = [name for name in NAMES if name not in WITHOUT_A_SPACE]
 # Options that only the library and `compute` take (objects, tuning of one run's resources).
 NOT_ON_THE_COMMAND_LINE = {"sentiment", "return_per_example", "block_elements", "show_progress", "batch_size"}
 NOT_IN_THE_SPACES = NOT_ON_THE_COMMAND_LINE | {
@@ -87,7 +90,9 @@ def test_spaces_offer_the_declared_options_with_the_library_defaults():
     pytest.importorskip("gradio")
     from opinion_metrics.demo import controls as demo
 
-    for name in NAMES:
+    assert list(demo.FAMILIES) == WITH_A_SPACE
+    assert {name for name in NAMES if not (REPO / "spaces" / name / "app.py").exists()} == WITHOUT_A_SPACE
+    for name in WITH_A_SPACE:
         family = FAMILIES[name]
         controls = {option.name: option for option in demo.FAMILIES[name].options}
         declared = {option.name for option in family.options} - NOT_IN_THE_SPACES
@@ -98,4 +103,4 @@ def test_publish_list_is_the_families():
     spec = importlib.util.spec_from_file_location("_publish", REPO / "scripts" / "publish.py")
     publish = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(publish)
-    assert list(publish.METRICS) == NAMES
+    assert list(publish.METRICS) == WITH_A_SPACE

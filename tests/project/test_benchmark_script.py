@@ -10,7 +10,7 @@ import sys
 
 import pytest
 import reference_impl as ref
-from conftest import MOVIE_REVIEWS, REPO, require_shared
+from conftest import MOVIE_REVIEWS, REPO, SHARED, require_shared
 
 SCRIPT = REPO / "scripts" / "benchmark.py"
 
@@ -90,6 +90,25 @@ def test_naive_presence_leaves_out_examples_without_present_references(presence)
     result = presence.naive_presence_prf(predictions, references, texts)
     # present predictions: ["star wars"]; present gold: ["wars"]; 1 match.
     assert result == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+
+
+def test_the_tuple_shapes_loop_counts_as_abs_quads_rule():
+    """A predicted tuple is a hit when it is in its sentence's gold list, each repeat counted."""
+    tuples = shape("tuples")
+    pizza, staff = ["pizza", "food", "negative", "cold"], ["staff", "service", "positive", "kind"]
+    result = tuples.field_loop([[pizza, pizza, staff], []], [[pizza], [staff]])
+    assert result == {"precision": 2 / 3, "recall": 2 / 2, "f1": 2 * (2 / 3) / (2 / 3 + 1)}
+    predicted = tuples.perturbed([[pizza, staff]] * 50, seed=1)
+    assert any(len(p) != 2 for p in predicted) and any(p and p[0] != pizza for p in predicted)
+
+
+def test_tuple_shape_run_passes_its_own_checks():
+    """The library's membership counting equals the loop (asserted by the script) on a small corpus."""
+    absa = require_shared(SHARED / "data" / "absa")
+    command = [sys.executable, str(SCRIPT), "--families", "tuples", "--tuple-count", "20000", "--repeat", "1"]
+    run = subprocess.run([*command, "--absa-data", str(absa)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "ABSA-QUAD's loop" in run.stdout and "membership == the loop's values" in run.stdout
 
 
 def test_small_run_passes_its_own_checks():

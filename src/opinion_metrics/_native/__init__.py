@@ -3,7 +3,7 @@
 setup.py compiles the C files beside this one into one extension, `_speedups`, on Python
 3.11's limited API (one abi3 wheel per platform). Each C function has a twin in Python and
 numpy next to its caller (`core.encoding`, `core.relations`, `core.containment`,
-`core.documents`, `core.corpus_cache`); both give the same results (tests/core).
+`core.documents`, `core.corpus_cache`, `core.tuple_matching`); both give the same results (tests/core).
 
 The switch, read at every call of `helper()`, so that setting it takes effect at once:
 

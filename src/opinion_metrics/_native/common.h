@@ -154,5 +154,10 @@ OM_SHARED int om_contained(const char *const *data, const Py_ssize_t *size, Py_s
 /* snapshot.c */
 OM_SHARED PyObject *om_snapshot_rows(PyObject *module, PyObject *args);
 OM_SHARED PyObject *om_rows_unchanged(PyObject *module, PyObject *args);
+/* tuple_matching.c */
+OM_SHARED PyObject *om_membership_hits(PyObject *module, PyObject *args);
+OM_SHARED PyObject *om_exact_tuple_counts(PyObject *module, PyObject *args);
+/* tuples.c */
+OM_SHARED PyObject *om_tuple_codes(PyObject *module, PyObject *args);
 
 #endif

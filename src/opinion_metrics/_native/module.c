@@ -13,6 +13,8 @@
  *                      documents.h what the two share)
  *     containment.c    contained_pairs
  *     snapshot.c       snapshot_rows, rows_unchanged
+ *     tuple_matching.c membership_hits, exact_tuple_counts
+ *     tuples.c         tuple_codes
  *     common.c         the tables of rows the edge functions return
  *
  * VERSION: the functions' version; the library ignores a helper built from another one. */
@@ -58,6 +60,17 @@ static PyMethodDef methods[] = {
     {"rows_unchanged", om_rows_unchanged, METH_VARARGS,
      "rows_unchanged(rows, kept, items, sizes) -> bool: whether rows are the row objects kept, holding the items "
      "snapshot_rows(kept) froze."},
+    {"membership_hits", om_membership_hits, METH_VARARGS,
+     "membership_hits(predictions, references, width, masks, labels) -> hits (int64 bytes, examples x (masks + 2)) "
+     "or None: per example and mask, the predicted tuples equal (stripped) on the mask's columns to some gold tuple, "
+     "then the numbers of predicted and gold tuples."},
+    {"exact_tuple_counts", om_exact_tuple_counts, METH_VARARGS,
+     "exact_tuple_counts(pred_offsets, pred_ids, gold_offsets, gold_ids, width, masks, limit) -> counts (int64 "
+     "bytes, examples x masks x 3): kept predictions, kept gold tuples and matched ones per example and mask."},
+    {"tuple_codes", om_tuple_codes, METH_VARARGS,
+     "tuple_codes(rows, width, others=None) -> (sizes, codes, distinct) or None: each row's number of tuples (int64 "
+     "bytes), each string's number among the distinct strings (uint32 bytes), the distinct strings; with others, "
+     "(sizes, codes, other_sizes, other_codes, distinct), each example's other row coded first."},
     {NULL, NULL, 0, NULL},
 };
 

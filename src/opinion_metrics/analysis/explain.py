@@ -259,6 +259,69 @@ def _diversity(predictions: Any, options: dict[str, Any]) -> list[dict[str, Any]
     return records
 
 
+def _tuples(predictions: Any, references: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per example: the tuples as given, the assigned pairs with their credits, the tuples left
+    unmatched, the repeats dropped and the segments of generated text that could not be read."""
+    from ..core.tuple_matching import assign_example, stripped_key
+    from ..core.tuple_text import read_predictions
+    from ..core.tuples import SPAN_ELEMENTS, Preparer, check_elements, check_label_map
+
+    defaults = get_family("sentiment_tuple_prf").defaults
+    settings = {name: options.get(name, defaults[name]) for name in ("elements", "match", "counting", "format")}
+    elements = check_elements(settings["elements"])
+    segments: list[list[str]] = [[] for _ in predictions]
+    if settings["format"] is not None:
+        predictions, segments = read_predictions(predictions, settings["format"], elements)
+    records = []
+    if settings["counting"] == "membership":  # no assignment: each prediction in the gold list is a hit
+        for predicted, gold in zip(predictions, references):
+            keys = [stripped_key(item, elements) for item in gold]
+            hits = [(item, keys.index(stripped_key(item, elements))) for item in predicted
+                    if stripped_key(item, elements) in keys]  # fmt: skip
+            found = {stripped_key(item, elements) for item in predicted}
+            record = {"predictions": list(predicted), "references": list(gold)}
+            record["matches"] = [{"prediction": item, "reference": gold[j]} for item, j in hits]
+            record["unmatched_predictions"] = [item for item in predicted if stripped_key(item, elements) not in keys]
+            record["unmatched_references"] = [item for item, key in zip(gold, keys) if key not in found]
+            records.append(record)
+    else:
+        label_map = check_label_map(options.get("label_map", defaults["label_map"]))
+        preparer = Preparer(elements, options.get("normalize", defaults["normalize"]), label_map)
+        sides = [
+            preparer.side(rows, name, keep=True)
+            for rows, name in ((predictions, "predictions"), (references, "references"))
+        ]
+        spans = [name in SPAN_ELEMENTS for name in elements]
+        for index in range(len(predictions)):
+            rows, originals = [], []
+            for side in sides:
+                start, stop = side.offsets[index], side.offsets[index + 1]
+                rows.append([tuple(row) for row in side.ids[start:stop].tolist()])
+                originals.append(side.originals[start:stop])
+            kept_pred, kept_gold, edges = assign_example(*rows, spans, preparer.forms, settings["match"])
+            predicted, gold = originals
+            record = {"predictions": predicted, "references": gold}
+            record["matches"] = [
+                {
+                    "prediction": predicted[i],
+                    "reference": gold[j],
+                    "precision_credit": float(pc),
+                    "recall_credit": float(rc),
+                }
+                for i, j, pc, rc in edges
+            ]
+            assigned = ({edge[0] for edge in edges}, {edge[1] for edge in edges})
+            record["unmatched_predictions"] = [predicted[i] for i in kept_pred if i not in assigned[0]]
+            record["unmatched_references"] = [gold[j] for j in kept_gold if j not in assigned[1]]
+            record["repeated"] = [predicted[i] for i in range(len(predicted)) if i not in set(kept_pred)]
+            record["repeated"] += [gold[j] for j in range(len(gold)) if j not in set(kept_gold)]
+            records.append(record)
+    if settings["format"] is not None:
+        for record, unread in zip(records, segments):
+            record["unreadable"] = list(unread)
+    return records
+
+
 def explain(
     family: str,
     predictions: Sequence[Any],
@@ -284,6 +347,10 @@ def explain(
       recall misses);
     - sentiment_appropriateness: each keyword's sentiment, their means and the review's
       (0 negative, 0.5 neutral, 1 positive: `SENTIMENT_SCALE`);
+    - sentiment_tuple_prf: the tuples as given, the assigned pairs (`matches`, with their
+      `precision_credit` and `recall_credit`), the tuples left unmatched on each side, the
+      repeats dropped (`repeated`) and, with `format`, the segments that could not be read
+      (`unreadable`); with `counting="membership"`, each prediction found in the gold list;
     - keyword_diversity: the keywords written differently that normalize alike (`repeated`),
       the tokens used more than once (`repeated_tokens`: what lowers unique_token_ratio) and
       each keyword's normalized form where it differs (`normalized`).
@@ -322,6 +389,8 @@ def explain(
         records = _lexical(family, _prepared(predictions, references, shaping, texts, scores), shaping)
     elif family == "semantic_keyword_prf":
         records = _semantic(_prepared(predictions, references, shaping, texts), shaping)
+    elif family == "sentiment_tuple_prf":
+        records = _tuples(predictions, references, shaping)
     elif family == "sentiment_appropriateness":
         records = _sentiment(predictions, references, texts, prediction_sentiments, shaping)
     else:

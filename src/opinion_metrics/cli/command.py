@@ -41,7 +41,7 @@ from typing import Any
 from ..analysis.compare import DEFAULT_RESAMPLES
 from ..core.positions import rename_example
 from ..families.registry import FAMILIES as DECLARATIONS
-from ..io.column_names import list_columns, number_columns
+from ..io.column_names import list_columns, number_columns, prediction_columns, tuple_columns
 from ..io.read import read_table
 from ..view.figures import plot_results
 from ..view.significance import format_significance
@@ -173,9 +173,14 @@ def _main(argv: Sequence[str] | None) -> int:
             raise UsageError(f"--output {args.output}: the results are written as JSON; name a .json file")
         if args.plot is not None:
             _check_plot_format(args.plot, formats)
-        lists = [*(args.predictions or []), args.references, args.gold_column if args.gold else None]
-        table = read_table(args.file, list_columns(lists), number_columns([args.scores, args.prediction_sentiments]),
-                           lazy=True)  # fmt: skip
+        predicted, gold = list(args.predictions or []), [args.references, args.gold_column if args.gold else None]
+        lists = list_columns([*predicted, *gold])
+        generated = getattr(args, "format", None) is not None  # the predictions are text (sentiment tuples)
+        tuples = tuple_columns(predicted, gold, "sentiment_tuple_prf" in (args.metrics or []), generated)
+        if generated:
+            lists = [name for name in lists if name not in prediction_columns(predicted)]
+        table = read_table(args.file, lists, number_columns([args.scores, args.prediction_sentiments]), lazy=True,
+                           tuple_columns=tuples)  # fmt: skip
         found = resolve_columns(table, args)
         if found:
             print(found)

@@ -17,7 +17,7 @@ from ..embeddings.encoder import DEFAULT_MODEL
 from ..families.aspect_sentiment_score import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from ..families.registry import FAMILIES as DECLARATIONS
 from ..io.arrow import SourceColumn
-from ..io.column_names import NAMES, WHAT, closest, find_columns, first_text, text_cell_message
+from ..io.column_names import NAMES, TUPLE_NAMES, WHAT, closest, find_columns, first_text, text_cell_message
 from ..io.delimited import delimited
 from ..io.pairing import rating_rows
 from ..io.read import read_table
@@ -211,6 +211,14 @@ def _inputs(family: str, examples: _Examples, args: argparse.Namespace, subset: 
     prediction_column, score_column = subset.columns
     looked_for = getattr(args, "looked_for", set())
     default = "predictions" if "predictions" in looked_for else None
+    if family == "sentiment_tuple_prf":  # lists of tuples, or (--format) generated text: the library reads them
+        if args.group:
+            raise UsageError("--group pools keyword lists: sentiment_tuple_prf scores each example's tuples")
+        hint = "--references, or join a file of gold tuples with --gold FILE" if not args.gold else "--references"
+        named = "references" if "references" in looked_for and not args.gold else None
+        references = _take(_column(table, args.references, hint, named), rows)
+        predictions = _take(_column(table, prediction_column, "--predictions", default), rows)
+        return {"predictions": predictions, "references": references, "scores": None, "options": options}
     predictions = _take(_keywords(table, prediction_column, "--predictions", default), rows)
     if family == "keyword_diversity":  # no references; self_similarity whenever the semantic extra is there
         if "model" not in options and _semantic_installed():
@@ -337,6 +345,8 @@ def _aspects(table: Table, args: argparse.Namespace) -> list[str]:
 
 
 def _default_families(table: Table, args: argparse.Namespace, scores: list[str]) -> list[str]:
+    if {args.predictions, args.references} & TUPLE_NAMES or getattr(args, "format", None):
+        return ["sentiment_tuple_prf"]  # a column of tuples (quads, triplets, ...) or generated text
     if args.predictions not in table.columns and all(a in table.columns for a in _aspects(table, args)):
         return ["aspect_sentiment_score"]
     rated = [

@@ -9,6 +9,7 @@ import difflib
 import math
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -128,7 +129,12 @@ def _declared_options() -> dict[Option, dict[str, Any]]:
     for family in DECLARATIONS.values():
         for option in family.options:
             if option.name not in NO_FLAG and option.kind != "object":
-                found.setdefault(option.name, (option, {}))[1][family.name] = family.defaults[option.name]
+                first, defaults = found.setdefault(option.name, (option, {}))
+                defaults[family.name] = family.defaults[option.name]
+                more = [choice for choice in option.choices if choice not in first.choices]
+                if more:  # one flag for the families' choices (sentiment_tuple_prf's --match overlap)
+                    meaning = f"{first.meaning}; for {family.name}: {option.meaning}"
+                    found[option.name] = (replace(first, choices=(*first.choices, *more), meaning=meaning), defaults)
     if _semantic_installed():  # keyword_diversity then shows self_similarity with the default model
         found["model"][1]["keyword_diversity"] = DEFAULT_MODEL
     return dict(found.values())

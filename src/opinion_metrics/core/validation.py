@@ -133,12 +133,12 @@ def check_corpus(value: Any, side: str) -> Sequence[Any]:
     return list(value)
 
 
-def check_same_length(**corpora: Sequence[Any]) -> int:
+def check_same_length(keyword_sides: Sequence[str] = ("predictions", "references"), **corpora: Sequence[Any]) -> int:
     """Check that all corpus-level inputs have one entry per example; return that count.
 
-    Keywords given as a flat list of strings (one example's list, not one list per example)
-    are named as such, rather than as a length mismatch."""
-    for name in ("predictions", "references"):
+    Keywords (the `keyword_sides`) given as a flat list of strings (one example's list, not
+    one list per example) are named as such, rather than as a length mismatch."""
+    for name in keyword_sides:
         corpus = corpora.get(name)
         if corpus is not None and len(corpus) and isinstance(corpus[0], str):
             raise ValueError(f"{name}: {FLAT_LIST_HINT}; got a flat list of str starting with {corpus[0]!r}")

@@ -56,6 +56,28 @@ def prf_statistics(
     return statistics
 
 
+def prf_sums(
+    matched_predictions: np.ndarray,
+    n_predictions: np.ndarray,
+    matched_gold: np.ndarray,
+    n_gold: np.ndarray,
+    *,
+    zero_division: float,
+    average: str = "macro",
+) -> np.ndarray:
+    """The column sums of `prf_statistics` over every example, without building the matrix
+    (each column summed as the matrix's own column would be); under `average="micro"` the
+    per-example P, R and F1 columns, which micro values never read, are NaN."""
+    counts = [np.asarray(column, dtype=np.float64).sum() for column in (matched_predictions, n_predictions)]
+    counts += [np.asarray(column, dtype=np.float64).sum() for column in (matched_gold, n_gold)]
+    if average == "micro":
+        return np.array([len(n_predictions), np.nan, np.nan, np.nan, *counts])
+    precision = safe_ratio(matched_predictions, n_predictions, zero_division)
+    recall = safe_ratio(matched_gold, n_gold, zero_division)
+    ratios = [column.sum() for column in (precision, recall, harmonic_mean(precision, recall))]
+    return np.array([len(precision), *ratios, *counts])
+
+
 def prf_values(names: tuple[str, str, str], average: str, zero_division: float) -> Values:
     """The function from column sums of `prf_statistics` (shape (..., 8)) to P, R and F1:
     macro (mean of per-example values) or micro (pooled counts)."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
+from ..core.tuples import check_together as check_tuple_options
 from ..core.validation import (
     RELEVANCES,
     check_aspects,
@@ -49,11 +50,12 @@ from .options import (
     _optional_positive_int,
     _positive_int,
 )
+from .tuple_options import TUPLE_OPTIONS
 
 
 @dataclass(frozen=True)
 class Input:
-    """One input column: `kind` is "keywords", "scores", "texts" or "ratings"."""
+    """One input column: `kind` is "keywords", "scores", "texts", "ratings" or "tuples"."""
 
     name: str
     kind: str
@@ -63,7 +65,8 @@ class Input:
 
 @dataclass(frozen=True)
 class Output:
-    """One output key (`{k}` and `{aspect}` stand for the option's value / each aspect)."""
+    """One output key (`{k}`, `{aspect}` and `{elements}` stand for the option's value / each aspect / the
+    elements of a projection joined by "_")."""
 
     key: str
     range: str
@@ -412,6 +415,36 @@ FAMILIES: dict[str, Family] = {
             reducer_path="keyword_diversity:diversity_reducer",
             module_type="measurement",
         ),
+        Family(
+            "sentiment_tuple_prf",
+            "Sentiment tuple precision / recall / F1",
+            "Aspect-opinion pairs, triplets and quads (ABSA) matched one to one, exactly or with partial credit, "
+            "with per-element scores.",
+            "sentiment_tuple_prf:sentiment_tuple_prf",
+            (
+                Input("predictions", "tuples", "predicted tuples per example (with format: the generated text)"),
+                Input("references", "tuples", "gold tuples per example"),
+            ),
+            TUPLE_OPTIONS,
+            (
+                Output("precision", "[0, 1]", "matched predicted tuples (credits) / predicted tuples"),
+                Output("recall", "[0, 1]; membership: can exceed 1", "matched gold tuples (credits) / gold tuples"),
+                Output("f1", "[0, 1]; membership: can exceed 1", "harmonic mean of precision and recall"),
+                Output("{elements}_precision", "[0, 1]", "precision of the tuples projected on those elements"),
+                Output("{elements}_recall", "[0, 1]", "recall of the tuples projected on those elements"),
+                Output("{elements}_f1", "[0, 1]", "F1 of the tuples projected on those elements (aspect_f1, ...)"),
+                Output(
+                    "unparsed",
+                    ">= 0",
+                    "segments of generated text that could not be read (each a predicted tuple)",
+                    higher_is_better=False,
+                ),
+            ),
+            "histogram of per-example F1",
+            statistics_path="sentiment_tuple_prf:sentiment_tuple_statistics",
+            reducer_path="sentiment_tuple_prf:sentiment_tuple_reducer",
+            check_together=check_tuple_options,
+        ),
     )
 }
 
@@ -433,6 +466,7 @@ def output_for(family: str, key: str) -> Output | None:
     or None (an interval bound, an unknown key)."""
     for output in get_family(family).outputs:
         pattern = re.escape(output.key).replace(r"\{k\}", r"\d+").replace(r"\{aspect\}", ".+")
+        pattern = pattern.replace(r"\{elements\}", "[a-z]+(?:_[a-z]+)*")
         if re.fullmatch(pattern, key):
             return output
     return None

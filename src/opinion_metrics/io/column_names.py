@@ -14,10 +14,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 ROLES = ("predictions", "references", "scores", "texts", "system", "id")
+# Columns of sentiment tuples (gold, then predicted): a file found by them is scored by sentiment_tuple_prf.
+GOLD_TUPLES = ("tuples", "quads", "triplets", "gold_tuples", "gold_quads", "gold_triplets")
+PREDICTED_TUPLES = ("predicted_tuples", "predicted_quads", "predicted_triplets")
+TUPLE_NAMES = frozenset(GOLD_TUPLES + PREDICTED_TUPLES)
 # The names looked for, in order of preference (compared without case); the first is the default.
 NAMES: dict[str, tuple[str, ...]] = {
-    "predictions": ("predictions", "keywords", "predicted", "prediction", "predicted_keywords", "keyphrases"),
-    "references": ("references", "gold", "reference", "gold_keywords", "ground_truth", "labels", "targets"),
+    "predictions": ("predictions", "keywords", "predicted", "prediction", "predicted_keywords", "keyphrases")
+    + (*PREDICTED_TUPLES, "generated"),
+    "references": ("references", "gold", "reference", "gold_keywords", "ground_truth", "labels", "targets")
+    + GOLD_TUPLES,
     "scores": ("scores", "score", "confidences", "confidence"),
     "texts": ("texts", "text", "review", "document"),
     "system": ("model", "system"),
@@ -100,6 +106,23 @@ def list_columns(given: Iterable[str | None] = ()) -> list[str]:
     `given` (named by the user) and every name predictions and references are looked for by, with
     their `name_*` patterns. The CLI and the Spaces read files with the same ones."""
     return _possible(given, ("predictions", "references"))
+
+
+def prediction_columns(given: Iterable[str | None] = ()) -> list[str]:
+    """The columns (names or '*' patterns) predictions are read from: those `given` and the usual ones."""
+    return _possible(given, ("predictions",))
+
+
+def tuple_columns(
+    predictions: Iterable[str | None] = (), references: Iterable[str | None] = (), tuples: bool = False,
+    generated: bool = False,
+) -> list[str]:  # fmt: skip
+    """The columns whose CSV cells hold sentiment tuples (JSON lists): those named as tuples, and
+    with `tuples` (the tuple family asked for) every column of predictions and references; with
+    `generated` (text read by `format`), no column of predictions."""
+    names = [] if generated else [*PREDICTED_TUPLES, *(prediction_columns(predictions) if tuples else [])]
+    names += [*GOLD_TUPLES, *(_possible(references, ("references",)) if tuples else [])]
+    return list(dict.fromkeys(names))
 
 
 def number_columns(given: Iterable[str | None] = ()) -> list[str]:

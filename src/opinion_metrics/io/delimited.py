@@ -213,6 +213,31 @@ def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool, de
     return items
 
 
+def _tuple_cell(path: Path, value: Any, line: int, column: str) -> Any:
+    """A CSV cell holding sentiment tuples: a JSON or Python list of lists or objects
+    ('[["pizza", "over cooked", "NEG"]]'), or empty (no tuples)."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not text:
+        return []
+    try:
+        found = json.loads(text)
+    except (ValueError, RecursionError):
+        try:
+            found = ast.literal_eval(text)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            found = None
+    if isinstance(found, (list, tuple)) and all(isinstance(item, (list, tuple, dict)) for item in found):
+        return list(found)
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    message = (
+        f"column {column!r}: {shown!r} is not a list of tuples; write a cell of tuples as JSON, such as "
+        '[["pizza", "over cooked", "NEG"]]'
+    )
+    raise TableError(path, message, line)
+
+
 def delimited(path: Path) -> bool:
     """`path` is a CSV or TSV file (optionally .gz): its cells are texts, never numbers."""
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .arrow import ParquetSource, _datasets_folder, _read_arrow, _read_folder, _read_parquet, parquet_files
-from .delimited import _list_cell, _read_delimited
+from .delimited import _list_cell, _read_delimited, _tuple_cell
 from .json_files import _read_json, _read_jsonl
 from .rows import paused_gc
 from .table import ARROW_SUFFIXES, SUPPORTED, Table, TableError, _is_named
@@ -24,7 +24,11 @@ def check_column_lengths(path: Path, columns: dict[str, list[Any]]) -> None:
 
 
 def _read(
-    path: Path, list_columns: Sequence[str], number_columns: Sequence[str], lazy: bool
+    path: Path,
+    list_columns: Sequence[str],
+    number_columns: Sequence[str],
+    lazy: bool,
+    tuple_columns: Sequence[str] = (),
 ) -> tuple[dict[str, Any], list[int] | None, ParquetSource | None]:
     """The columns, each row's line where the format has lines, and a Parquet file's or
     folder's source (which names a row's file)."""
@@ -47,7 +51,9 @@ def _read(
         columns, lines, delimiter = _read_delimited(path, "\t" if suffix == ".tsv" else ",")
         for name, values in columns.items():
             numbers = _is_named(name, number_columns)
-            if numbers or _is_named(name, list_columns):
+            if _is_named(name, tuple_columns):
+                columns[name] = [_tuple_cell(path, v, line, name) for v, line in zip(values, lines)]
+            elif numbers or _is_named(name, list_columns):
                 columns[name] = [
                     _list_cell(path, v, line, name, numbers, delimiter == ";") for v, line in zip(values, lines)
                 ]
@@ -62,10 +68,15 @@ def _parquet(path: Path, lazy: bool) -> tuple[dict[str, Any], None, ParquetSourc
 
 
 def read_table(
-    path: Path, list_columns: Sequence[str] = (), number_columns: Sequence[str] = (), lazy: bool = False
+    path: Path,
+    list_columns: Sequence[str] = (),
+    number_columns: Sequence[str] = (),
+    lazy: bool = False,
+    tuple_columns: Sequence[str] = (),
 ) -> Table:
     """The columns of a file, with the line of each row where the format has lines. In CSV / TSV,
-    the `list_columns` and `number_columns` (names, or patterns with '*') hold items separated by ';'.
+    the `list_columns` and `number_columns` (names, or patterns with '*') hold items separated by ';',
+    and the `tuple_columns` lists of sentiment tuples written as JSON.
     With `lazy`, Parquet and Arrow columns are `ArrowColumn`s, converted where they are read."""
     path = Path(path)
     if str(path) == "-":
@@ -77,7 +88,7 @@ def read_table(
         raise TableError(path, message, usage=True)
     try:
         with paused_gc():
-            columns, lines, source = _read(path, list_columns, number_columns, lazy)
+            columns, lines, source = _read(path, list_columns, number_columns, lazy, tuple_columns)
     except OSError as error:
         raise TableError(path, f"cannot read it ({error.strerror or error})", usage=True) from None
     check_column_lengths(path, columns)

@@ -117,13 +117,13 @@ def shared_lists(array: Any) -> list[Any]:
     """A list<string> array (its strings dictionary-encoded or not) as `python_values` gives
     it, rows of equal contents (within a chunk) as one shared list object: a gold list
     repeated on every row of a movie is built once, and prepared once by the library (which
-    recognizes repeated rows by identity first)."""
+    recognizes repeated rows by identity first). Other arrays (lists of tuples): as given."""
     import pyarrow as pa
 
     values = python_values(array)
     row = 0
     for chunk in array.chunks if isinstance(array, pa.ChunkedArray) else [array]:
-        if not pa.types.is_list(chunk.type) or len(chunk) < 2:
+        if not pa.types.is_list(chunk.type) or not textual_type(chunk.type.value_type) or len(chunk) < 2:
             row += len(chunk)
             continue
         element = chunk.values  # the whole child array: the offsets of a slice point into it

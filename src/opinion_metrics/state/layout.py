@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..families.registry import Family
+from ..families.sentiment_tuple_prf import WIDTH, block_names
 
 
 def _value_names(family: Family) -> list[str]:
@@ -145,6 +146,17 @@ def _layout(family: str, options: Mapping[str, Any]) -> _Layout:
             layout.count(true_positive, false_positive, false_negative)
             layout.unit(true_positive, false_positive, false_negative)
             layout.within(error, by=true_positive, high=float(span**2))
+    elif family == "sentiment_tuple_prf":
+        blocks = len(block_names(options["elements"], options["projections"]))
+        unparsed = options["format"] is not None
+        layout = _Layout(WIDTH * blocks + unparsed)  # P/R/F1 columns per block (the tuple, each projection)
+        for block in range(blocks):  # partial credit under overlap; the field's recall can exceed 1
+            layout.prf(
+                WIDTH * block, whole_matches=options["match"] == "exact", bounded=options["counting"] != "membership"
+            )
+        if unparsed:  # unreadable segments, each one of the predicted tuples
+            layout.count(WIDTH * blocks)
+            layout.within(WIDTH * blocks, by=5)
     else:
         with_model = options["model"] is not None
         layout = _Layout(6 if with_model else 4)  # unique keyword and token ratios, self-similarity

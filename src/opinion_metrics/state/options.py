@@ -60,12 +60,20 @@ def _canonical_value(value: Any) -> Any:
         return float(value)
     if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
         return list(value)
+    if isinstance(value, (list, tuple)) and all(_strings(item) for item in value):  # e.g. projections
+        return [list(item) for item in value]
+    if isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        return sorted([key, item] for key, item in value.items())  # e.g. a label map, as (key, value) pairs
     if isinstance(value, ObjectOption):
         return {"object": value.description}
     name = stable_name(value)
     if name is not None:  # e.g. PrecomputedEncoder: stands for the model that made its vectors
         return name
     return {"object": _describe_object(value)}
+
+
+def _strings(item: Any) -> bool:
+    return isinstance(item, (list, tuple)) and all(isinstance(part, str) for part in item)
 
 
 def unnamed_objects(options: Mapping[str, Any]) -> dict[str, Any]:

@@ -269,6 +269,8 @@ def option_text(name: str, value: Any) -> str:
     """ "match substring", "top_k M" (all predictions: None, as typed), "0.95 intervals"."""
     if name == "top_k" and value is None:
         return "top_k M"
+    if name in ("projections", "label_map") and value is None:  # sentiment_tuple_prf's defaults
+        return f"{name} default"
     if name == "confidence_level":
         return "no intervals" if value is None else f"{value:g} intervals"
     if isinstance(value, float):
