@@ -95,7 +95,7 @@ def test_most_python_blocks_run():
 def test_ci_runs_the_readme_test_command():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     command = readme.split("<!-- test-command -->", 1)[1].split("```bash\n", 1)[1].split("\n", 1)[0]
-    assert command.endswith("python -m pytest") and "pip install torch==2.13.0" in command
+    assert command.endswith("python -m pytest -n 2 --dist loadfile") and "pip install torch==2.13.0" in command
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert "<!-- test-command -->" in ci
     # .ci/run's awk takes the second line after the marker (the fence is the first).

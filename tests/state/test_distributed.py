@@ -42,4 +42,13 @@ def test_two_processes_equal_one(name, tmp_path):
     results = [json.loads(output.read_text()) for output in outputs]
     single = evaluate.load(module_dir).compute(**columns, **options)
     assert results[1] is None
-    assert results[0] == single
+    if name == "semantic_keyword_prf":
+        # Another process's float32 forward pass (its own thread count) moves cosines by
+        # their rounding (about 1e-8 here): decisions equal, soft values within it.
+        assert results[0].keys() == single.keys()
+        assert results[0] == {key: pytest.approx(value, rel=1e-6) for key, value in single.items()}
+        assert {k: v for k, v in results[0].items() if not k.startswith("soft")} == {
+            k: v for k, v in single.items() if not k.startswith("soft")
+        }
+    else:
+        assert results[0] == single
