@@ -132,7 +132,7 @@ def test_bad_keywords_name_the_example_and_value(predictions, references, messag
         ([[0.5, "0.5"]], r"score must be a number in \[0, 1\], got str '0.5'"),
         ([[0.5, True]], r"score must be a number in \[0, 1\], got bool True"),
         ([[0.5]], r"predictions: example 0 has 2 keywords but 1 scores"),
-        ([0.5], r"example 0 must be a list of keywords \(str\), got float 0.5"),
+        ([0.5], r"scores: expected a list of score lists per example.*got a flat list of scores starting with 0.5"),
     ],
 )
 def test_bad_scores(scores, message):

@@ -186,7 +186,7 @@ def test_wheel_metadata(dist):
     assert any(line.startswith("opinion-metrics[") and 'extra == "all"' in line for line in requires)
     assert "opinion-metrics = opinion_metrics.cli:main" in entry_points
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
-    assert "opinion_metrics/families.py" in names
+    assert "opinion_metrics/families/registry.py" in names
 
 
 def test_the_version_is_written_once():
@@ -203,7 +203,7 @@ def test_sdist_carries_the_sources_and_leaves_the_tests_out(dist):
     (sdist,) = dist.glob("*.tar.gz")
     with tarfile.open(sdist) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
-    assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "src/opinion_metrics/cli.py"} <= names
+    assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "src/opinion_metrics/cli/__init__.py"} <= names
     assert {"setup.py", "src/opinion_metrics/py.typed"} <= names
     native = REPO / "src" / "opinion_metrics" / "_native"  # the C helper's files: every one
     assert {f"src/opinion_metrics/_native/{path.name}" for path in [*native.glob("*.c"), *native.glob("*.h")]} <= names
