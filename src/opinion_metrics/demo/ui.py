@@ -46,8 +46,8 @@ UPLOAD_HINT = f"CSV / TSV / JSONL / JSON / Parquet, optionally .gz ({UPLOAD_LIMI
 _TALL = 2400
 
 
-# Options shown next to Compute rather than in the options accordion.
-_PROMINENT = ("presence", "confidence_level")
+# Options shown next to Compute rather than in the options accordion (format: the tuple Space reads text with it).
+_PROMINENT = ("presence", "format", "confidence_level")
 
 
 _RATING_PLACEHOLDER = "one review per line: one integer rating per aspect, 0 = absent"
