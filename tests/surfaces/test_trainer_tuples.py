@@ -124,3 +124,39 @@ def test_bad_input_says_what_to_do(tokenizer):
         tuple_compute_metrics(tokenizer, mach="overlap")
     with pytest.raises(ValueError, match="the tokenizer has no pad_token_id"):
         tuple_compute_metrics(object())
+
+
+def test_seq2seq_trainer_evaluates_generated_tuples_batch_by_batch(tmp_path, tokenizer):
+    """A tiny untrained T5 with `batch_eval_metrics=True`: two batches, the values of the family
+    on what it generated (mostly unreadable text: `unparsed`) and on the decoded targets."""
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    datasets = pytest.importorskip("datasets")
+    pytest.importorskip("accelerate")
+    from test_trainer import training_arguments
+
+    sources, targets = GENERATED * 4, TRIPLETS * 4  # 28 examples: two batches of 16
+    config = transformers.T5Config(
+        vocab_size=len(tokenizer), d_model=32, d_ff=64, d_kv=16, num_layers=1, num_heads=2,
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = transformers.T5ForConditionalGeneration(config)
+    inputs = tokenizer(sources, truncation=True, max_length=32, padding="max_length")
+    labels = ids(tokenizer, targets, -100).tolist()
+    dataset = datasets.Dataset.from_dict({**inputs, "labels": labels})
+    args = training_arguments(
+        tmp_path,
+        transformers.Seq2SeqTrainingArguments,
+        predict_with_generate=True,
+        generation_max_length=12,
+        batch_eval_metrics=True,
+    )
+    compute_metrics = tuple_compute_metrics(tokenizer, match="overlap")
+    trainer = transformers.Seq2SeqTrainer(model=model, args=args, eval_dataset=dataset, compute_metrics=compute_metrics)
+    metrics = trainer.evaluate()
+    generated = trainer.predict(dataset).predictions
+    expected = direct(tokenizer, generated, np.array(labels), "tuples", "aste", match="overlap")
+    assert {key: metrics[f"eval_{key}"] for key in expected} == pytest.approx(expected, rel=1e-12)
+    assert metrics["eval_unparsed"] > 0
