@@ -1,7 +1,8 @@
 """Three systems in the Spaces (issue 37): one small real-shaped table (three movies, three
-systems; four reviews rated per aspect), written as a visitor gives it (typed with `[name]`
-prefixes, a file with a `model` column, a file per system), the library's values on it, and
-a Space's page read back (its tables, its error badges and toasts)."""
+systems; four reviews rated per aspect; three restaurant reviews' sentiment triplets),
+written as a visitor gives it (typed with `[name]` prefixes, a file with a `model` column,
+a file per system), the library's values on it, and a Space's page read back (its tables,
+its error badges and toasts)."""
 
 import csv
 import json
@@ -33,6 +34,22 @@ PREDICTED_RATINGS = {
     "keybert": [[2, 5, 0, 0, 0, 0], [3, 0, 0, 0, 0, 0], [0, 0, 4, 5, 0, 1], [4, 0, 0, 3, 0, 1]],
 }
 
+# The tuple family: three restaurant reviews' triplets (aspect, opinion, sentiment).
+TUPLES = [
+    [["pizza", "over cooked", "NEG"], ["staff", "friendly", "POS"]],
+    [["wine list", "long", "POS"]],
+    [["service", "slow", "NEG"], ["dessert", "great", "POS"]],
+]
+PREDICTED_TUPLES = {
+    "tfidf": [[["pizza", "over cooked", "NEG"]], [["wine list", "long", "POS"]], [["service", "slow", "POS"]]],
+    "yake": [[["pizza", "overcooked", "NEG"], ["staff", "friendly", "POS"]], [], [["dessert", "great", "POS"]]],
+    "keybert": [
+        [["staff", "friendly", "positive"], ["pizza", "over cooked", "negative"]],
+        [["wine", "long", "POS"]],
+        [["service", "slow", "NEG"], ["dessert", "great", "POS"], ["music", "loud", "NEG"]],
+    ],
+}
+
 
 # --- the ways a visitor gives them -------------------------------------------------------------
 
@@ -48,6 +65,9 @@ def typed(family):
         predictions = [f"[{s}] " + ", ".join(map(str, row)) for s in SYSTEMS for row in PREDICTED_RATINGS[s]]
         references = "\n".join(", ".join(map(str, row)) for row in RATINGS)
         return {"predictions": "\n".join(predictions), "references": references, "aspects": ", ".join(DEFAULT_ASPECTS)}
+    if family == "sentiment_tuple_prf":
+        predictions = [f"[{s}] {json.dumps(row)}" for s in SYSTEMS for row in PREDICTED_TUPLES[s]]
+        return {"predictions": "\n".join(predictions), "references": "\n".join(map(json.dumps, TUPLES))}
     predictions = [f"[{s}] {_keywords(row, scores)}" for s in SYSTEMS for row, scores in zip(PREDICTIONS[s], SCORES[s])]
     boxes = {"predictions": "\n".join(predictions)}
     if family != "keyword_diversity":
@@ -64,7 +84,7 @@ def _rows(system):
 
 def system_column_file(folder: Path, family: str) -> Path:
     """One file, a row per (movie, system) with the system in a `model` column, movie by movie;
-    the aspect score's as CSV (a gold and a `pred_` column per aspect)."""
+    the aspect score's as CSV (a gold and a `pred_` column per aspect), the tuples' per review."""
     if family == "aspect_sentiment_score":
         path = folder / "ratings.csv"
         with open(path, "w", newline="", encoding="utf-8") as file:
@@ -73,6 +93,12 @@ def system_column_file(folder: Path, family: str) -> Path:
             for index, gold in enumerate(RATINGS):
                 for system in SYSTEMS:
                     writer.writerow([f"r{index}", system, *gold, *PREDICTED_RATINGS[system][index]])
+        return path
+    if family == "sentiment_tuple_prf":
+        path = folder / "triplets.jsonl"
+        rows = [{"review_id": i, "model": s, "predictions": PREDICTED_TUPLES[s][n], "references": TUPLES[n]}
+                for n, i in enumerate(IDS) for s in SYSTEMS]  # fmt: skip
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
         return path
     path = folder / "movies.jsonl"
     rows = [dict(_rows(system)[index], model=system) for index in range(len(IDS)) for system in SYSTEMS]
@@ -98,6 +124,8 @@ def library_values(family, system):
 
     if family == "aspect_sentiment_score":
         return om.aspect_sentiment_score(PREDICTED_RATINGS[system], RATINGS, aspects=list(DEFAULT_ASPECTS))
+    if family == "sentiment_tuple_prf":
+        return om.sentiment_tuple_prf(PREDICTED_TUPLES[system], TUPLES)
     predictions = PREDICTIONS[system]
     if family == "keyword_diversity":  # the Space's model control: its default model
         return om.keyword_diversity(predictions, model=DEFAULT_MODEL)

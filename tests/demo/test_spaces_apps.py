@@ -3,7 +3,6 @@ give the library's values, malformed input is a readable error, the apps build, 
 visitor sees: the metric card, the API pages, each result's meaning, the semantic example."""
 
 import importlib.util
-import re
 import sys
 
 import pytest
@@ -19,7 +18,7 @@ from opinion_metrics.demo.controls import FAMILIES  # noqa: E402
 from opinion_metrics.demo.parsing import parse_keyword_lines  # noqa: E402
 from opinion_metrics.demo.ui import build_app  # noqa: E402
 from opinion_metrics.families.aspect_sentiment_score import aspect_sentiment_score  # noqa: E402
-from opinion_metrics.families.registry import FAMILIES as FAMILIES_DECLARED  # noqa: E402
+from opinion_metrics.families.registry import output_for  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -209,11 +208,11 @@ def test_the_api_pages_name_every_parameter(clients):
         parameters = clients[name].view_api(return_format="dict", print_info=False)["named_endpoints"]["/compute"]
         names = [parameter["parameter_name"] for parameter in parameters["parameters"]]
         prefix = ["prediction_prefix"] if "aspects" in family.inputs else []
-        roles = (
-            ["system", "id"]
-            if "aspects" in family.inputs
-            else ["predictions", "references", "scores", "texts", "system", "id"]
-        )
+        roles = ["predictions", "references", "scores", "texts", "system", "id"]
+        if "aspects" in family.inputs:  # read by aspect
+            roles = ["system", "id"]
+        elif name == "sentiment_tuple_prf":  # no scores, no texts
+            roles = ["predictions", "references", "system", "id"]
         columns = [f"{role}_column" for role in roles]  # the column-mapping step of an upload
         assert names == [*family.inputs, "upload", *prefix, *(o.name for o in family.options), "baseline", *columns]
 
@@ -225,7 +224,7 @@ def test_each_result_has_its_meaning(clients):
         assert summary["data"][0] == ["examples", str(len(family.example[0].splitlines()))]
         for metric, value in summary["data"][1:]:  # the name, its direction, its meaning, range and direction
             key = metric.split("\u00a0")[0]
-            output = next(o for o in FAMILIES_DECLARED[name].outputs if re.fullmatch(o.key.replace("{k}", r"\d+"), key))
+            output = output_for(name, key)
             direction = "higher is better" if output.higher_is_better else "lower is better"
             arrow = "↑" if output.higher_is_better else "↓"
             meaning = f"{output.meaning} ({output.range}, {direction})"

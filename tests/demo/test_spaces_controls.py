@@ -51,6 +51,7 @@ def test_every_control_names_a_library_parameter_and_opens_at_its_default():
     from opinion_metrics.families.keyword_diversity import keyword_diversity
     from opinion_metrics.families.semantic_keyword_prf import semantic_keyword_prf
     from opinion_metrics.families.sentiment_appropriateness import sentiment_appropriateness
+    from opinion_metrics.families.sentiment_tuple_prf import sentiment_tuple_prf
 
     functions = {
         "keyword_prf": keyword_prf,
@@ -59,6 +60,7 @@ def test_every_control_names_a_library_parameter_and_opens_at_its_default():
         "sentiment_appropriateness": sentiment_appropriateness,
         "keyword_diversity": keyword_diversity,
         "aspect_sentiment_score": aspect_sentiment_score,
+        "sentiment_tuple_prf": sentiment_tuple_prf,
     }
     assert set(functions) == set(FAMILIES)
     for name, family in FAMILIES.items():
@@ -102,6 +104,7 @@ def test_the_prefilled_examples_give_the_librarys_values():
 
 
 def test_the_controls_are_the_declared_options_with_their_meanings_and_choices():
+    from opinion_metrics.core.tuples import PRESETS
     from opinion_metrics.demo.controls import NOT_IN_THE_SPACES
     from opinion_metrics.families import registry as declared
 
@@ -112,7 +115,9 @@ def test_the_controls_are_the_declared_options_with_their_meanings_and_choices()
         for control, option in zip(family.options, expected):
             if option.name not in ("model", "confidence_level"):  # those two: in the Space's words
                 assert control.info.startswith(option.meaning), (name, option.name)
-            if control.kind == "choice":
+            if option.name == "elements":  # presets or element names in the library, the presets here
+                assert list(control.choices) == list(PRESETS) and control.kind == "choice"
+            elif control.kind == "choice":
                 assert list(control.choices) == ["none" if c is None else c for c in option.choices]
         assert family.title == declaration.title
         assert family.meanings == declared.output_meanings(name)

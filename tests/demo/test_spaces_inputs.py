@@ -14,7 +14,7 @@ gradio = pytest.importorskip("gradio")
 from opinion_metrics import keyword_prf  # noqa: E402
 from opinion_metrics.demo.combined import build_combined_app  # noqa: E402
 from opinion_metrics.demo.comparing import compare_families  # noqa: E402
-from opinion_metrics.demo.controls import FAMILIES  # noqa: E402
+from opinion_metrics.demo.controls import COMBINED, FAMILIES  # noqa: E402
 from opinion_metrics.demo.parsing import parse_keyword_lines, parse_rating_lines  # noqa: E402
 from opinion_metrics.demo.ui import build_app  # noqa: E402
 from opinion_metrics.families.aspect_sentiment_score import aspect_sentiment_score  # noqa: E402
@@ -109,7 +109,7 @@ def test_the_combined_app_reads_an_upload_once(tmp_path, monkeypatch):
     path.write_text('{"predictions": ["moving story"], "references": ["moving story"], "scores": [0.5]}\n')
     status, frame, _, _ = compare_families("", "", "", str(path))
     assert len(reads) == 1
-    assert {name.split(": ")[0] for name in space_values(frame)} == set(FAMILIES) - {"aspect_sentiment_score"}
+    assert {name.split(": ")[0] for name in space_values(frame)} == set(COMBINED)
     assert status == "Computed on the uploaded file `rows.jsonl`: 1 example · every family with its default options."
 
 

@@ -22,8 +22,9 @@ from .controls import (
     evaluate_family,
     keyword_options,
     presence_texts,
+    tuple_inputs,
 )
-from .parsing import whole_number
+from .parsing import takes_tuples, whole_number
 from .plots import plot_differences, plot_systems
 from .results import (
     ALL_OTHERS,
@@ -104,6 +105,8 @@ def _compared(
         library.update(scores_a=base["scores"], scores_b=other["scores"])
     if name == "aspect_sentiment_score":
         library["aspects"] = base["aspects"]
+    if takes_tuples(name):  # the tuples, or with a format the text
+        base, other = ({**data, **tuple_inputs(data, library)} for data in (base, other))
     references = base.get("references") if "references" in FAMILIES[name].inputs else None
     if name == "sentiment_appropriateness" and not references:
         references = None

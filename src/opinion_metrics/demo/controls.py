@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..core.tuples import PRESETS
 from ..core.validation import parse_top_k
 from ..embeddings import encoder as semantic
 from ..embeddings.encoder import DEFAULT_MODEL, clear_embedding_cache
@@ -21,8 +22,9 @@ from ..families.keyword_diversity import keyword_diversity
 from ..families.keyword_prf import keyword_prf
 from ..families.semantic_keyword_prf import semantic_keyword_prf
 from ..families.sentiment_appropriateness import sentiment_appropriateness
+from ..families.sentiment_tuple_prf import sentiment_tuple_prf
 from ..families.weighted_keyword_prf import weighted_keyword_prf
-from .parsing import whole_number
+from .parsing import takes_tuples, whole_number
 
 # The Space owner's allow-list: model names or paths separated by commas.
 MODELS_VARIABLE = "OPINION_METRICS_MODELS"
@@ -65,9 +67,13 @@ NOT_IN_THE_SPACES = frozenset(
 # The level of the intervals the checkbox turns on (their resamples and seed: the library's defaults).
 INTERVAL_LEVEL = 0.95
 # UI-only details: how a library default of None is shown, and the sliders' bounds.
-_NONE_SHOWN = {"stemmer": "none", "top_k": "M"}
+_NONE_SHOWN = {"stemmer": "none", "top_k": "M", "projections": "default", "label_map": "default"}
 _SLIDERS = {"k": (1, 20, 1), "threshold": (0.0, 1.0, 0.01)}
 _TOP_K_INFO = "; type M (all), O (as many as gold keywords) or an integer"
+_ELEMENTS_INFO = (
+    " (here a preset: aope is aspect, opinion; aste aspect, opinion, sentiment; tasd aspect, category, sentiment; "
+    "asqp aspect, category, sentiment, opinion; acos aspect, category, opinion, sentiment)"
+)
 
 
 # The controls' labels in words; a label that is not the option's name gives the name (the API
@@ -111,6 +117,8 @@ def controls(name: str) -> list[Option]:
             control = replace(control, kind="flag", default=default is not None, label=label, info=info)
         elif option.name == "model":
             control = replace(control, kind="model", default=DEFAULT_MODEL, info="the models this Space serves")
+        elif option.name == "elements":  # the presets (the library also takes element names)
+            control = replace(control, kind="choice", choices=tuple(PRESETS), info=option.meaning + _ELEMENTS_INFO)
         elif option.kind == "choice":
             control.choices = tuple(_shown(option.name, choice) for choice in option.choices)
         elif option.name in _SLIDERS:
@@ -180,8 +188,9 @@ MODELS = ModelPool()
 def keyword_options(options: dict[str, Any]) -> dict[str, Any]:
     """The controls' values as the library's arguments (the intervals checkbox as a level)."""
     options = dict(options)
-    if "stemmer" in options:
-        options["stemmer"] = None if options["stemmer"] == "none" else options["stemmer"]
+    for name, shown in (("stemmer", "none"), ("format", "none"), ("projections", "default"), ("label_map", "default")):
+        if name in options and options[name] == shown:
+            options[name] = None
     if "top_k" in options:
         options["top_k"] = parse_top_k(options["top_k"])
     if "confidence_level" in options:
@@ -255,6 +264,26 @@ def _compute_aspects(data: dict[str, Any], options: dict[str, Any]) -> dict[str,
     for name in ("min_rating", "max_rating"):
         options[name] = whole_number(options[name], name)
     return aspect_sentiment_score(data["predictions"], data["references"], aspects=data["aspects"], **options)
+
+
+def tuple_inputs(data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """The tuple family's predictions and references: each predictions line's tuples, or with a
+    `format` (the library's option) its text; a line that is not tuples without one is an error."""
+    if options.get("format") is not None:
+        return {"predictions": data["generated"], "references": data["references"]}
+    for index, row in enumerate(data["predictions"]):
+        if isinstance(row, str):
+            shown = row.strip() if len(row.strip()) <= 60 else row.strip()[:57] + "..."
+            raise ValueError(
+                f"predictions: example {index}: {shown!r} is not a list of tuples (JSON such as "
+                '[["pizza", "over cooked", "NEG"]]); a model\'s text needs its format: paraphrase or tuples'
+            )
+    return {"predictions": data["predictions"], "references": data["references"]}
+
+
+def _compute_tuples(data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    options = keyword_options(options)
+    return sentiment_tuple_prf(**tuple_inputs(data, options), return_per_example=True, **options)
 
 
 def _family(
@@ -358,10 +387,27 @@ FAMILIES: dict[str, Family] = {
             _compute_diversity,
             ("Star Wars; star wars!; space opera; space\nscam; fraud; swindle; con artist",),
         ),
+        _family(
+            "sentiment_tuple_prf",
+            "Aspect-based sentiment tuples matched one to one: one example per line, its tuples as JSON (elements "
+            "in the order the *elements* preset says: aste is aspect, opinion, sentiment). In the example, *POS* "
+            "and *positive* are the same label; *over cooked* is not *overcooked* (exact match: 0 for that "
+            "tuple; overlap: no shared token either), but the aspect alone (aspect_f1) is right. With a *format*, "
+            "the predictions are a model's text: `(pizza, cold, negative); (staff, rude, negative)` (tuples) or "
+            "ABSA-QUAD's paraphrases (asqp, acos); what cannot be read counts as a wrong tuple (*unparsed*).",
+            ("predictions", "references"),
+            _compute_tuples,
+            (
+                '[["pizza", "overcooked", "negative"], ["staff", "friendly", "POS"]]\n'
+                '[["wine list", "long", "positive"], ["music", "loud", "negative"]]\n[]',
+                '[["pizza", "over cooked", "negative"], ["staff", "friendly", "positive"]]\n'
+                '[["wine list", "long", "positive"]]\n[["dessert", "great", "positive"]]',
+            ),
+        ),
     )
 }
-# Every family of keyword lists, side by side in the combined Space (all but the aspect score).
-COMBINED = tuple(name for name, family in FAMILIES.items() if "aspects" not in family.inputs)
+# Every family of keyword lists, side by side in the combined Space (all but the aspect score and the tuples).
+COMBINED = tuple(name for name, family in FAMILIES.items() if "aspects" not in family.inputs and not takes_tuples(name))
 # Per-aspect columns of the aspect table (not output keys of their own).
 _ASPECT_COLUMNS = {"both": "reviews where both sides rate the aspect"}
 

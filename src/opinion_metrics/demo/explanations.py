@@ -10,9 +10,7 @@ from typing import Any
 from ..io.pairing import id_column
 from ..io.table import Table
 from . import controls as families
-from .controls import (
-    keyword_options,
-)
+from .controls import keyword_options, tuple_inputs
 from .parsing import whole_number
 
 
@@ -58,6 +56,20 @@ def _example_names(upload: Table | None, count: int) -> dict[str, list[Any]]:
     return names
 
 
+def _tuple(item: Any) -> str:
+    """A tuple as the box shows it: (pizza, over cooked, NEG); a mapping's values in its order."""
+    values = item.values() if isinstance(item, dict) else item
+    return "(" + ", ".join("NULL" if value is None else str(value) for value in values) + ")"
+
+
+def _credited(match: dict[str, Any]) -> str:
+    """An assigned pair with its credits (precision, recall), or without them (membership counting)."""
+    pair = f"{_tuple(match['prediction'])} → {_tuple(match['reference'])}"
+    if "precision_credit" not in match:
+        return pair
+    return f"{pair} ({match['precision_credit']:.4f}, {match['recall_credit']:.4f})"
+
+
 def _number(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
@@ -65,7 +77,8 @@ def _number(value: float | None) -> str:
 def explanation_table(name: str, data: dict[str, Any], options: dict[str, Any], upload: Table | None) -> Any:
     """Per example, why its values are what they are (`opinion_metrics.explain`): which
     prediction matched which gold keyword (with the cosine for the semantic family, the score
-    for the weighted one), each keyword's and the review's sentiment, the repeated keywords."""
+    for the weighted one), each keyword's and the review's sentiment, the repeated keywords;
+    the tuples assigned with their credits, those unmatched and the text that could not be read."""
     import pandas as pd
 
     from ..analysis.explain import explain
@@ -77,6 +90,8 @@ def explanation_table(name: str, data: dict[str, Any], options: dict[str, Any], 
     if "k" in library:
         library["k"] = whole_number(library["k"], "k")
     given: dict[str, Any] = {"texts": data.get("texts")}
+    if name == "sentiment_tuple_prf":
+        data = {**data, **tuple_inputs(data, library)}
     if name == "weighted_keyword_prf":
         given["scores"] = data.get("scores")
     if name == "sentiment_appropriateness":
@@ -114,6 +129,20 @@ def explanation_table(name: str, data: dict[str, Any], options: dict[str, Any], 
             )
             or "none"
             for r in records
+        ]
+    elif name == "sentiment_tuple_prf":
+        frame["assigned: prediction → gold tuple (precision credit, recall credit)"] = [
+            "; ".join(map(_credited, r["matches"])) or "none" for r in records
+        ]
+        frame["unmatched predictions"] = ["; ".join(map(_tuple, r["unmatched_predictions"])) or "none" for r in records]
+        frame["unmatched gold tuples"] = [
+            _listed(list(map(_tuple, r["unmatched_references"]))) or "none" for r in records
+        ]
+        frame["repeats dropped (each tuple counts once)"] = [
+            "; ".join(map(_tuple, r.get("repeated", ()))) or "none" for r in records
+        ]
+        frame["not read (each counts as a wrong prediction)"] = [
+            "; ".join(map(repr, r.get("unreadable", ()))) or "none" for r in records
         ]
     elif name == "sentiment_appropriateness":
         frame["predicted keywords (sentiment: 0 negative, 0.5 neutral, 1 positive)"] = [

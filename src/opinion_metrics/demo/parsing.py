@@ -15,7 +15,8 @@ from ..core.validation import check_same_length
 from ..families import registry as declared
 from ..families.aspect_sentiment_score import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from ..io.arrow import check_unique_names
-from ..io.column_names import list_columns, number_columns
+from ..io.column_names import list_columns, number_columns, tuple_columns
+from ..io.delimited import tuple_list
 from ..io.pairing import rating_rows
 from ..io.read import read_table
 from ..io.table import Table
@@ -156,6 +157,25 @@ def parse_rating_lines(
     return rows
 
 
+def parse_tuple_lines(
+    text: str | None, name: str = "references", numbers: Sequence[int] | None = None, generated: bool = False
+) -> list[Any]:
+    """One example per line, its sentiment tuples as JSON or a Python list ('[["pizza", "over cooked",
+    "NEG"]]'; an empty line: none); with `generated` (a predictions box, which may hold a model's
+    text), a line that is not a list of tuples is kept as its text, for `format` to read."""
+    rows: list[Any] = []
+    for number, line in _numbered(lines(text, name), numbers):
+        found = tuple_list(line)
+        if found is None and not generated:
+            shown = line.strip() if len(line.strip()) <= 60 else line.strip()[:57] + "..."
+            raise ValueError(
+                f"{name}, line {number}: {shown!r} is not a list of tuples; write them as JSON, such as "
+                '[["pizza", "over cooked", "NEG"]]'
+            )
+        rows.append(line if found is None else found)
+    return rows
+
+
 def parse_names(text: str | None, name: str = "aspects") -> list[str]:
     """Names separated by commas, semicolons or lines (a lone surrogate refused, as in `lines`)."""
     return [item.strip() for item in re.split(r"[,;\n]", "\n".join(lines(text, name))) if item.strip()]
@@ -250,24 +270,37 @@ def check_upload_size(path: Path, max_mb: float = MAX_UPLOAD_MB, max_expanded_mb
         raise ValueError(f"{path.name} expands to more than {max_expanded_mb:g} MB, the most this Space accepts")
 
 
-def read_upload(path: str | Path, mapping: Mapping | None = None) -> Table:
+def read_upload(path: str | Path, mapping: Mapping | None = None, family: str | None = None) -> Table:
     """An uploaded CSV / TSV / JSONL / JSON / Parquet file, after `check_upload_size`: its columns
     and the line of each row. CSV list cells are read as the CLI reads them (`columns.list_columns`:
     "a; b", or a JSON or Python list as pandas writes it), in the columns of the usual names and
-    those `mapping` ({role: column}) names."""
+    those `mapping` ({role: column}) names; for a family of sentiment tuples, the gold cells as
+    tuples (JSON) and the predicted cells as text (tuples or a model's text, read per cell)."""
     path = Path(path)
     if not path.name.lower().endswith(tuple(UPLOAD_TYPES)):  # an Arrow file's decoded size is not bounded here
         raise ValueError(f"{path.name}: upload a {', '.join(UPLOAD_TYPES)} file")
     check_upload_size(path)
     given = {role: (column or "").strip() for role, column in (mapping or {}).items()}
-    lists = list_columns([given.get("predictions"), given.get("references")])
     numbers = number_columns([given.get("scores"), "prediction_sentiments"])
-    return read_table(path, lists, numbers)
+    if family is not None and takes_tuples(family):
+        return read_table(path, (), numbers, tuple_columns=tuple_columns((), [given.get("references")], True, True))
+    return read_table(path, list_columns([given.get("predictions"), given.get("references")]), numbers)
 
 
 def takes_scores(family: str) -> bool:
     """Whether `family` reads a score per predicted keyword (its declaration has a scores input)."""
     return any(item.kind == "scores" for item in declared.FAMILIES[family].inputs)
+
+
+def takes_tuples(family: str | None) -> bool:
+    """Whether `family` reads sentiment tuples (its declaration has inputs of kind "tuples")."""
+    return family is not None and any(item.kind == "tuples" for item in declared.FAMILIES[family].inputs)
+
+
+def _tuple_cells(column: Sequence[Any]) -> list[Any]:
+    """An uploaded column of predictions: each cell's tuples, a text cell read as `parse_tuple_lines`
+    reads a line of generated text (tuples as JSON, else the text)."""
+    return [cell if not isinstance(cell, str) or tuple_list(cell) is None else tuple_list(cell) for cell in column]
 
 
 def system_column(columns: dict[str, list[Any]], column: str | None = None) -> str | None:
@@ -303,13 +336,14 @@ def split_systems(upload: Table, column: str | None = None) -> dict[str, Table]:
     }
 
 
-def same_count(**columns: Sequence[Any] | None) -> None:
+def same_count(keyword_sides: Sequence[str] = ("predictions", "references"), **columns: Sequence[Any] | None) -> None:
     """The library's check that the given columns have one entry per example (its message
-    names examples; the Space shows them as lines); none at all is "no examples"."""
+    names examples; the Space shows them as lines; `keyword_sides`: those of keyword lists, whose
+    flat list is named so); none at all is "no examples"."""
     given = {name: column for name, column in columns.items() if column is not None}
     if not any(len(column) for column in given.values()):
         raise ValueError("no examples: type one example per line, or upload a file")
-    check_same_length(**given)
+    check_same_length(keyword_sides, **given)
 
 
 @dataclass(frozen=True)
@@ -366,7 +400,8 @@ def collect_inputs(
     part: BoxPart | None = None,
 ) -> Inputs:
     """The metric inputs of a family taking `inputs` ("predictions", "references", and
-    "texts" or "aspects"), from the `upload` when given, else from the text boxes. The
+    "texts" or "aspects"), from the `upload` when given, else from the text boxes (sentiment
+    tuples as `parse_tuple_lines` reads them, the predictions also as `generated` text). The
     predictions box reads "keyword (0.8)" as a scored keyword as `reads_scores` says (one rule for
     the box; `part`: `predictions` is one system's lines of it); an upload holding several
     systems (`system_column`) is refused: score each of `split_systems`."""
@@ -412,11 +447,22 @@ def collect_inputs(
         same_count(predictions=data["predictions"], references=data["references"])
         return Inputs(data, source, where)
     keyword_inputs = [box for box in ("predictions", "references") if box in inputs]
+    missing = [column for column in keyword_inputs if table is not None and column not in table]
+    if missing:
+        needed = " and a ".join(f"`{column}`" for column in missing)
+        raise ValueError(f"the file needs a {needed} column (found: {_code(table) or 'none'})")
+    if takes_tuples(family):  # predictions as tuples, or a model's text for `format` (kept as `generated`)
+        if table is not None:
+            data["generated"] = list(table["predictions"])
+            data["predictions"] = _tuple_cells(table["predictions"])
+            data["references"] = list(table["references"])
+        else:
+            data["generated"] = lines(predictions, label)
+            data["predictions"] = parse_tuple_lines(predictions, label, numbers, generated=True)
+            data["references"] = parse_tuple_lines(references, "references")
+        same_count((), predictions=data["predictions"], references=data["references"])
+        return Inputs(data, source, where)
     if table is not None:
-        missing = [column for column in keyword_inputs if column not in table]
-        if missing:
-            needed = " and a ".join(f"`{column}`" for column in missing)
-            raise ValueError(f"the file needs a {needed} column (found: {_code(table) or 'none'})")
         data.update({column: table[column] for column in keyword_inputs})
         data["scores"] = table.get("scores")
         # Confidence scores are never sentiments (deviation 7 in docs/definitions.md): only a column named so.

@@ -224,6 +224,7 @@ def plot_for(name: str, data: dict[str, Any], options: dict[str, Any], summary: 
         "semantic_keyword_prf": "semantic_f1",
         "sentiment_appropriateness": "sas_from_keywords",
         "keyword_diversity": "unique_keyword_ratio",
+        "sentiment_tuple_prf": "f1",
     }.get(name)
     if key not in per_example:
         key = next(iter(per_example), None)

@@ -20,8 +20,8 @@ from .explanations import _example_names
 from .parsing import PREDICTION_PREFIX, Inputs, read_upload, system_column
 from .systems import Systems, read_systems
 
-# A library position counted from 0 ("keyword 0"), said from 1 in the Spaces as people count.
-_POSITION = re.compile(r"\bkeyword (\d+)\b")
+# A library position counted from 0 ("keyword 0", "tuple 0"), said from 1 in the Spaces as people count.
+_POSITION = re.compile(r"\b(keyword|tuple) (\d+)\b")
 
 
 _FLAG = re.compile(r"\b(?:pass )?(\w+)=True\b")
@@ -52,7 +52,7 @@ ROLES = ("predictions", "references", "scores", "texts", "system", "id")
 
 
 def space_message(error: Exception, where: Callable[[int], str], controls: Collection[str] | None = None) -> str:
-    """An error in the Space's words: examples as its lines and keywords counted from 1, options
+    """An error in the Space's words: examples as its lines, keywords and tuples counted from 1, options
     as its controls (`controls`: those the tab has, None: the family's; a hint to set another is
     advice that fits the tab), quoted values left as they are; HTML-escaped, since the error box
     renders HTML."""
@@ -61,7 +61,7 @@ def space_message(error: Exception, where: Callable[[int], str], controls: Colle
         if controls is not None:
             text = _HINT.sub(lambda match: _advice(match, controls), text)
         text = rename_examples(text, where)
-        text = _POSITION.sub(lambda match: f"keyword {int(match[1]) + 1}", text)
+        text = _POSITION.sub(lambda match: f"{match[1]} {int(match[2]) + 1}", text)
         return _FLAG.sub(lambda match: f"tick {match[1]}", text)
 
     return html.escape(outside_quotes(str(error), spoken), quote=False)
@@ -93,11 +93,11 @@ def _interval(low: float, high: float) -> str:
     return f"[{low:.4f}, {high:.4f}]"
 
 
-def _read(upload: str | None, mapping: Mapping[str, str] | None = None) -> Table | None:
+def _read(upload: str | None, mapping: Mapping[str, str] | None = None, family: str | None = None) -> Table | None:
     if not upload:
         return None
     try:
-        return read_upload(upload, mapping)
+        return read_upload(upload, mapping, family)
     except ValueError as problem:
         raise _fail(problem) from None
 
@@ -249,7 +249,7 @@ def _read_systems(
     """`systems.read_systems`, errors in the Space's words; several uploaded files are systems each
     (named by their system column where it has one value, else by the file's name)."""
     paths = [upload] if isinstance(upload, str) else list(upload or [])
-    tables = [_read(path, mapping) for path in paths] or [None]
+    tables = [_read(path, mapping, name) for path in paths] or [None]
     inputs, given = FAMILIES[name].inputs, dict(mapping or {})
     try:
         if len(tables) == 1:

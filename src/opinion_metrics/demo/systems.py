@@ -23,6 +23,7 @@ from .parsing import (
     reads_scores,
     split_score,
     split_systems,
+    takes_tuples,
 )
 
 TYPED_SOURCE = "the text boxes"
@@ -183,10 +184,11 @@ def _file_systems(
         parts = {name: _renamed(part, roles) for name, part in split.items()}
         how = f"{_plural(len(parts), 'system')} of its `{column}` column" if column else ""
     systems: dict[str, Inputs] = {}
+    tuples = takes_tuples(family)  # a text cell may be a model's text, and the family names a bad one
     for name, part in parts.items():
         for role in ("predictions", "references"):
             column = pattern.replace("*", name) if role == "predictions" and pattern else found[role]
-            keywords = role in inputs and "aspects" not in inputs and column in part.columns
+            keywords = role in inputs and "aspects" not in inputs and not tuples and column in part.columns
             row = first_text(part.columns[column]) if keywords else None
             if row is not None:
                 raise ValueError(text_cell_message(column, part.columns[column][row], part.location(row)))
@@ -221,7 +223,7 @@ def read_systems(
     if found is None:
         single = collect_inputs(inputs, predictions, references, extra, None, prefix, family)
         found = Systems({"": single}, {"": None}, TYPED_SOURCE)
-    if "aspects" not in inputs:
+    if "aspects" not in inputs and not takes_tuples(family):
         found.notes = kept_notes(family, inputs, predictions, references)
     return found
 

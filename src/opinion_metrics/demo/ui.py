@@ -18,7 +18,7 @@ from . import controls as families
 from .controls import FAMILIES, Option, allowed_models, evaluate_family
 from .explanations import explanation_table
 from .handlers import _evaluate
-from .parsing import MAX_UPLOAD_MB, PREDICTION_PREFIX, UPLOAD_LIMITS, UPLOAD_TYPES
+from .parsing import MAX_UPLOAD_MB, PREDICTION_PREFIX, UPLOAD_LIMITS, UPLOAD_TYPES, takes_tuples
 from .results import ALL_OTHERS, NO_BASELINE, ROLES, Outcome, _rows_table, frame_widths
 
 _REPO = Path(__file__).resolve().parents[3]
@@ -46,11 +46,18 @@ UPLOAD_HINT = f"CSV / TSV / JSONL / JSON / Parquet, optionally .gz ({UPLOAD_LIMI
 _TALL = 2400
 
 
-# Options shown next to Compute rather than in the options accordion.
-_PROMINENT = ("presence", "confidence_level")
+# Options shown next to Compute rather than in the options accordion (format: the tuple Space reads text with it).
+_PROMINENT = ("presence", "format", "confidence_level")
 
 
 _RATING_PLACEHOLDER = "one review per line: one integer rating per aspect, 0 = absent"
+
+
+_TUPLE_PLACEHOLDERS = {
+    "predictions": 'one example per line, its tuples as JSON: [["pizza", "over cooked", "NEG"]]; or, with a '
+    "format, the model's text; several systems: start every line with [its name]",
+    "references": 'one example per line, shared by every system: its gold tuples as JSON, [["pizza", "cold", "NEG"]]',
+}
 
 
 # Each browser session's last outcome (or error), for the per-system view and the status line.
@@ -327,6 +334,7 @@ _WHY_WIDTHS = {
     "semantic_keyword_prf": ["6%", "32%", "31%", "31%"],
     "sentiment_appropriateness": ["6%", "28%", "10%", "28%", "12%", "16%"],
     "keyword_diversity": ["6%", "47%", "47%"],
+    "sentiment_tuple_prf": ["6%", "30%", "18%", "18%", "14%", "14%"],
 }
 
 
@@ -400,6 +408,9 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
 
     family = FAMILIES[name]
     ratings = "aspects" in family.inputs
+    tuples = takes_tuples(name)
+    # The roles an upload's columns can be mapped to: the aspect score reads its columns by aspect.
+    roles = ("system", "id") if ratings else ("predictions", "references", "system", "id") if tuples else ROLES
     example = dict(zip(family.inputs, family.example))
     families.MODELS.on_load = _loading_notice
     with _blocks()(title=f"{family.title} · opinion-metrics") as app:
@@ -409,6 +420,7 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
             with gr.Column(scale=5):
                 for box in family.inputs:
                     placeholder = _RATING_PLACEHOLDER if ratings and box != "aspects" else _PLACEHOLDERS[box]
+                    placeholder = _TUPLE_PLACEHOLDERS[box] if tuples else placeholder
                     boxes[box] = gr.Textbox(
                         label=box,
                         lines=1 if box == "aspects" else 3,
@@ -437,7 +449,7 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
                         if ratings
                         else None
                     )
-                    mapping = _column_boxes(("system", "id") if ratings else ROLES)
+                    mapping = _column_boxes(roles)
             with gr.Column(scale=6):
                 status = gr.Markdown("Computing the example…", elem_classes=["om-status"])
                 summary = _results_table()
@@ -478,7 +490,6 @@ def build_app(name: str, card: str | Path | None = None) -> Any:
 
         extra_name = next((box for box in family.inputs if box in ("texts", "aspects")), None)
         prefixes = {"prediction_prefix": prefix} if prefix is not None else {}
-        roles = ("system", "id") if ratings else ROLES
         columns = [f"{role}_column" for role in roles]
         inputs = [*boxes.values(), upload, *prefixes.values(), *controls, baseline, *mapping]
         names = [*boxes, "upload", *prefixes, *(option.name for option in family.options), "baseline", *columns]

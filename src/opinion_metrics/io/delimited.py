@@ -213,12 +213,10 @@ def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool, de
     return items
 
 
-def _tuple_cell(path: Path, value: Any, line: int, column: str) -> Any:
-    """A CSV cell holding sentiment tuples: a JSON or Python list of lists or objects
-    ('[["pizza", "over cooked", "NEG"]]'), or empty (no tuples)."""
-    if not isinstance(value, str):
-        return value
-    text = value.strip()
+def tuple_list(text: str) -> list[Any] | None:
+    """Sentiment tuples written as text: a JSON or Python list of lists or objects
+    ('[["pizza", "over cooked", "NEG"]]'), or empty (no tuples); None for anything else."""
+    text = text.strip()
     if not text:
         return []
     try:
@@ -230,6 +228,17 @@ def _tuple_cell(path: Path, value: Any, line: int, column: str) -> Any:
             found = None
     if isinstance(found, (list, tuple)) and all(isinstance(item, (list, tuple, dict)) for item in found):
         return list(found)
+    return None
+
+
+def _tuple_cell(path: Path, value: Any, line: int, column: str) -> Any:
+    """A CSV cell holding sentiment tuples (`tuple_list`)."""
+    if not isinstance(value, str):
+        return value
+    found = tuple_list(value)
+    if found is not None:
+        return found
+    text = value.strip()
     shown = text if len(text) <= 60 else text[:57] + "..."
     message = (
         f"column {column!r}: {shown!r} is not a list of tuples; write a cell of tuples as JSON, such as "
