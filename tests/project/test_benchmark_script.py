@@ -163,3 +163,22 @@ def test_semantic_diverse_shape_runs_in_its_gpu_mode_on_the_cpu():
     for row in ("model.encode(distinct)", "library cold, float32", "library cold, bfloat16", "naive token loop"):
         assert row in run.stdout
     assert "60 documents" in run.stdout
+
+
+def test_same_speed_times_both_versions_call_by_call():
+    """This checkout against itself: one row per call timed, cold and warm, with their ratio."""
+    require_shared(MOVIE_REVIEWS)
+    command = [sys.executable, str(REPO / "scripts" / "same_speed.py"), str(REPO / "src")]
+    run = subprocess.run(
+        [*command, "--data", str(SHARED / "data"), "--rounds", "1", "--only", "aspect"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = run.stdout.splitlines()[1:]
+    assert [row.split("  ")[0] for row in rows] == [
+        "tourism, aspect_sentiment_score, cold",
+        "tourism, aspect_sentiment_score",
+    ]
+    assert all(float(row.split()[-1]) > 0 for row in rows)
