@@ -162,3 +162,28 @@ def test_a_bad_line_is_named_by_its_system_and_its_line_in_the_box():
     assert message.startswith("references, line 2: 'wine list, long, POS' is not a list of tuples; write them as JSON")
     message = _error("(a, b, c)", '[["a", "b", "c"]]', format="paraphrase")
     assert "format='paraphrase' reads quads" in message
+
+
+# --- review findings: lines, columns and boxes of the tuple Space ---------------------------------
+
+
+def test_tuples_given_as_mappings_are_shown_in_the_order_of_the_elements():
+    predictions = json.dumps([{"sentiment": "NEG", "opinion": "cold", "aspect": "pizza"}])
+    references = json.dumps([{"opinion": "rude", "aspect": "staff", "sentiment": "NEG"}])
+    data = collect_inputs(FAMILIES[NAME].inputs, predictions, references, family=NAME).data
+    chosen = dict(zip([option.name for option in FAMILIES[NAME].options], options()))
+    row = explanation_table(NAME, data, chosen, None).values[0].tolist()
+    assert row[2:4] == ["(pizza, cold, NEG)", "(staff, rude, NEG)"]
+    from opinion_metrics.demo.explanations import _tuple
+
+    assert _tuple({"sentiment": "POS", "aspect": "view"}, ("aspect", "opinion", "sentiment")) == "(view, NULL, POS)"
+
+
+@pytest.mark.parametrize("option", ["label_map", "projections"])
+@pytest.mark.parametrize("cleared", ["", "   "])
+def test_a_cleared_option_box_is_its_default(option, cleared):
+    predictions = json.dumps([["pizza", "cold", "neg"], ["staff", "kind", "POS"]])
+    references = json.dumps([["pizza", "cold", "negative"], ["staff", "rude", "positive"]])
+    summary = run(NAME, predictions, references, "", None, *options(**{option: cleared}))[1]
+    expected = sentiment_tuple_prf(json.loads(f"[{predictions}]"), json.loads(f"[{references}]"))
+    assert space_values(summary) == pytest.approx(rounded(expected))
