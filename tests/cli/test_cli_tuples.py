@@ -162,3 +162,16 @@ def test_workers_equal_one_process(tmp_path, capsys, monkeypatch):
     for model in ("a", "b"):
         same(two[model]["sentiment_tuple_prf"], one[model]["sentiment_tuple_prf"])
         same(one[model]["sentiment_tuple_prf"], expected(model))  # four copies of each row: the same ratios
+
+
+def test_the_tuple_family_finds_columns_of_tuples_before_generic_gold_columns(tmp_path, capsys):
+    # `labels` (a text) comes before `triplets` among the usual gold names; the tuple family reads the triplets
+    gold = [[["pizza", "cold", "NEG"]], [["wine", "sour", "NEG"], ["staff", "kind", "POS"]]]
+    predicted = [[["pizza", "cold", "NEG"]], [["wine", "sour", "POS"]]]
+    rows = [{"labels": "(pizza, cold, negative)", "triplets": g, "predictions": p} for p, g in zip(predicted, gold)]
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    output = tmp_path / "results.json"
+    run([path, "--metrics", "sentiment_tuple_prf", "--output", output], capsys)
+    (found,) = json.loads(output.read_text()).values()
+    same(found["sentiment_tuple_prf"], brute_force(predicted, gold))

@@ -267,3 +267,16 @@ def test_an_uploaded_prediction_sentiments_column_is_used_and_scores_are_not(tmp
     _, summary, _, _ = run("sentiment_appropriateness", "", "", "", str(path), *defaults)
     expected = sentiment_appropriateness([row["predictions"]], [row["references"]])
     assert list(space_values(summary).values()) == [round(expected["sas_from_keywords"], 4)]
+
+
+def test_a_typed_systems_empty_last_example_is_kept():
+    from opinion_metrics.demo.handlers import run
+
+    predictions = "[a] satire; pizza\n[a]\n[b] satire\n[b] jedi"
+    defaults = [option.default for option in FAMILIES["keyword_prf"].options]
+    status, summary, *_ = run("keyword_prf", predictions, "satire\njedi", "", None, *defaults)
+    assert "2 systems" in status and "2 examples each" in status, status
+    expected = keyword_prf([["satire", "pizza"], []], [["satire"], ["jedi"]])
+    assert space_values(summary, "a") == {key: round(value, 4) for key, value in expected.items()}
+    expected = keyword_prf([["satire"], ["jedi"]], [["satire"], ["jedi"]])
+    assert space_values(summary, "b") == {key: round(value, 4) for key, value in expected.items()}

@@ -162,3 +162,107 @@ def test_a_bad_line_is_named_by_its_system_and_its_line_in_the_box():
     assert message.startswith("references, line 2: 'wine list, long, POS' is not a list of tuples; write them as JSON")
     message = _error("(a, b, c)", '[["a", "b", "c"]]', format="paraphrase")
     assert "format='paraphrase' reads quads" in message
+
+
+# --- review findings: lines, columns and boxes of the tuple Space ---------------------------------
+
+
+def test_one_tuple_without_its_outer_brackets_is_not_a_system_name():
+    message = _error('["pizza", "cold", "NEG"]', '[["pizza", "cold", "NEG"]]')
+    assert "system" not in message, message
+    assert message.startswith('predictions: line 1: \'["pizza", "cold", "NEG"]\' is not a list of tuples'), message
+    # Python quotes, and a second line of tuples: still no system prefix
+    message = _error("['pizza', 'cold', 'NEG']\n[[\"wine\", \"sour\", \"NEG\"]]", "[]\n[]")
+    assert "system" not in message and "is not a list of tuples" in message, message
+    # a real prefix still names a system
+    status = run(NAME, '[a] [["pizza", "cold", "NEG"]]\n[b] []', '[["pizza", "cold", "NEG"]]', "", None, *options())[0]
+    assert "2 systems" in status, status
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return str(path)
+
+
+TRIPLETS = [[["pizza", "cold", "NEG"]], [["wine", "sour", "NEG"], ["staff", "kind", "POS"]]]
+PREDICTED = [[["pizza", "cold", "NEG"]], [["wine", "sour", "POS"]]]
+
+
+def test_the_tuple_columns_are_found_before_generic_gold_columns(tmp_path):
+    rows = [
+        {"targets": "(pizza, cold, negative)", "triplets": t, "predictions": p} for t, p in zip(TRIPLETS, PREDICTED)
+    ]
+    status, summary, *_ = run(NAME, "", "", "", _jsonl(tmp_path / "t.jsonl", rows), *options())
+    assert space_values(summary) == pytest.approx(rounded(sentiment_tuple_prf(PREDICTED, TRIPLETS)))
+    assert "references ← `triplets`" in status, status
+
+
+def test_a_tuple_file_without_gold_is_told_of_gold_tuples(tmp_path):
+    rows = [{"predictions": p} for p in PREDICTED]
+    with pytest.raises(gradio.Error) as raised:
+        run(NAME, "", "", "", _jsonl(tmp_path / "t.jsonl", rows), *options())
+    message = raised.value.message
+    assert "no column of gold tuples" in message and "gold keywords" not in message, message
+    assert "--gold" not in message and "triplets" in message, message
+
+
+def test_an_unrelated_number_column_does_not_refuse_a_tuple_csv(tmp_path):
+    upload = tmp_path / "t.csv"
+    with open(upload, "w", newline="", encoding="utf-8") as file:
+        writer = csv.writer(file)
+        writer.writerow(["predictions", "references", "confidence"])
+        for p, g in zip(PREDICTED, TRIPLETS):
+            writer.writerow([json.dumps(p), json.dumps(g), "high"])
+    status, summary, *_ = run(NAME, "", "", "", str(upload), *options())
+    assert space_values(summary) == pytest.approx(rounded(sentiment_tuple_prf(PREDICTED, TRIPLETS)))
+    assert "scores" not in status and "confidence" not in status, status
+
+
+def test_tuples_given_as_mappings_are_shown_in_the_order_of_the_elements():
+    predictions = json.dumps([{"sentiment": "NEG", "opinion": "cold", "aspect": "pizza"}])
+    references = json.dumps([{"opinion": "rude", "aspect": "staff", "sentiment": "NEG"}])
+    data = collect_inputs(FAMILIES[NAME].inputs, predictions, references, family=NAME).data
+    chosen = dict(zip([option.name for option in FAMILIES[NAME].options], options()))
+    row = explanation_table(NAME, data, chosen, None).values[0].tolist()
+    assert row[2:4] == ["(pizza, cold, NEG)", "(staff, rude, NEG)"]
+    from opinion_metrics.demo.explanations import _tuple
+
+    assert _tuple({"sentiment": "POS", "aspect": "view"}, ("aspect", "opinion", "sentiment")) == "(view, NULL, POS)"
+
+
+@pytest.mark.parametrize("option", ["label_map", "projections"])
+@pytest.mark.parametrize("cleared", ["", "   "])
+def test_a_cleared_option_box_is_its_default(option, cleared):
+    predictions = json.dumps([["pizza", "cold", "neg"], ["staff", "kind", "POS"]])
+    references = json.dumps([["pizza", "cold", "negative"], ["staff", "rude", "positive"]])
+    summary = run(NAME, predictions, references, "", None, *options(**{option: cleared}))[1]
+    expected = sentiment_tuple_prf(json.loads(f"[{predictions}]"), json.loads(f"[{references}]"))
+    assert space_values(summary) == pytest.approx(rounded(expected))
+
+
+def test_a_jsonl_references_cell_of_json_text_is_read_as_tuples(tmp_path):
+    rows = [{"predictions": json.dumps(p), "references": json.dumps(g)} for p, g in zip(PREDICTED, TRIPLETS)]
+    summary = run(NAME, "", "", "", _jsonl(tmp_path / "t.jsonl", rows), *options())[1]
+    assert space_values(summary) == pytest.approx(rounded(sentiment_tuple_prf(PREDICTED, TRIPLETS)))
+    rows[1]["references"] = "wine, sour, NEG"
+    with pytest.raises(gradio.Error) as raised:
+        run(NAME, "", "", "", _jsonl(tmp_path / "t.jsonl", rows), *options())
+    assert "'wine, sour, NEG' is not a list of tuples" in raised.value.message, raised.value.message
+    assert "line 2" in raised.value.message or "row 2" in raised.value.message, raised.value.message
+
+
+def test_the_status_line_names_only_the_columns_the_family_reads(tmp_path):
+    rows = [{"text": "t", "score": 0.5, "triplets": g, "predicted_triplets": p} for p, g in zip(PREDICTED, TRIPLETS)]
+    status = run(NAME, "", "", "", _jsonl(tmp_path / "t.jsonl", rows), *options())[0]
+    assert "references ← `triplets`" in status and "predictions ← `predicted_triplets`" in status, status
+    assert "texts ←" not in status and "scores ←" not in status, status
+
+
+def test_a_systems_empty_last_example_is_kept():
+    predictions = '[a] [["pizza", "cold", "NEG"]]\n[a]\n[b] [["pizza", "cold", "NEG"]]\n[b] [["wine", "sour", "NEG"]]'
+    gold = TRIPLETS
+    status, summary, *_ = run(NAME, predictions, "\n".join(map(json.dumps, gold)), "", None, *options())
+    assert "2 systems" in status, status
+    assert space_values(summary, "a") == pytest.approx(rounded(sentiment_tuple_prf([PREDICTED[0], []], gold)))
+    b = [PREDICTED[0], [["wine", "sour", "NEG"]]]
+    assert space_values(summary, "b") == pytest.approx(rounded(sentiment_tuple_prf(b, gold)))

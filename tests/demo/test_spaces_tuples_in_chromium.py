@@ -3,8 +3,6 @@ values in a column per system, the why table of each system chosen (assigned pai
 credits, unmatched tuples), then a model's text read with the format control, and a line that
 cannot be read named by its system and line in the status, with no error badge or toast."""
 
-import json
-
 import pytest
 from conftest import VIEWPORT, launch_space
 from three_systems import (
@@ -87,7 +85,6 @@ def test_three_systems_their_why_tables_a_models_text_and_a_bad_line(browser, tm
         expect(status).to_contain_text("system 'tfidf': predictions: example 1 (predictions line 1)")
         expect(status).to_contain_text("is not a list of tuples")
         page.screenshot(path=str(tmp_path / "sentiment_tuple_prf-error.png"))
-        assert json.loads(typed(NAME)["references"].split("\n")[0]) == TUPLES[0]
     finally:
         page.close()
         app.close()

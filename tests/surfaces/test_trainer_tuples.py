@@ -160,3 +160,20 @@ def test_seq2seq_trainer_evaluates_generated_tuples_batch_by_batch(tmp_path, tok
     expected = direct(tokenizer, generated, np.array(labels), "tuples", "aste", match="overlap")
     assert {key: metrics[f"eval_{key}"] for key in expected} == pytest.approx(expected, rel=1e-12)
     assert metrics["eval_unparsed"] > 0
+
+
+def test_a_tiny_example_gives_the_values_counted_by_hand(tokenizer):
+    # gold: 3 tuples; generated: 4, of which (pizza, over cooked, negative) and (room, tiny, negative) are gold:
+    # precision 2/4, recall 2/3, F1 = 2 * (1/2) * (2/3) / (1/2 + 2/3) = 4/7 (micro, exact match)
+    targets = ["(pizza, over cooked, negative); (staff, friendly, positive)", "(room, tiny, negative)"]
+    generated = [
+        "(pizza, over cooked, negative); (staff, friendly, negative)",
+        "(room, tiny, negative); (view, stunning, positive)",
+    ]
+    result = tuple_compute_metrics(tokenizer)(
+        (ids(tokenizer, generated, tokenizer.pad_token_id), ids(tokenizer, targets, -100))
+    )
+    assert result["precision"] == pytest.approx(1 / 2, abs=1e-12)
+    assert result["recall"] == pytest.approx(2 / 3, abs=1e-12)
+    assert result["f1"] == pytest.approx(4 / 7, abs=1e-12)
+    assert result["unparsed"] == 0.0

@@ -300,7 +300,8 @@ def resolve_columns(table: Table, args: argparse.Namespace) -> str:
             raise UsageError(f"--{role} is empty: name the column of {WHAT[role]}")
     if args.gold is not None:  # the joined gold lists get --references' name (default: references)
         given["references"] = args.references or NAMES["references"][0]
-    found = find_columns(list(table.columns), given)
+    # the tuple family looks for columns of tuples (triplets, quads, ...) before generic ones (labels, targets)
+    found = find_columns(list(table.columns), given, tuples="sentiment_tuple_prf" in (args.metrics or []))
     args.looked_for = {role for role in ("predictions", "references") if not given[role] and not found[role]}
     args.predictions = found["predictions"] or NAMES["predictions"][0]
     if args.prediction_columns:

@@ -24,6 +24,7 @@ from ..families.semantic_keyword_prf import semantic_keyword_prf
 from ..families.sentiment_appropriateness import sentiment_appropriateness
 from ..families.sentiment_tuple_prf import sentiment_tuple_prf
 from ..families.weighted_keyword_prf import weighted_keyword_prf
+from ..io.table import shortened
 from .parsing import takes_tuples, whole_number
 
 # The Space owner's allow-list: model names or paths separated by commas.
@@ -189,7 +190,10 @@ def keyword_options(options: dict[str, Any]) -> dict[str, Any]:
     """The controls' values as the library's arguments (the intervals checkbox as a level)."""
     options = dict(options)
     for name, shown in (("stemmer", "none"), ("format", "none"), ("projections", "default"), ("label_map", "default")):
-        if name in options and options[name] == shown:
+        value = options.get(name)
+        # a text box shown as "default" is its default cleared too (empty or spaces), never an empty value
+        cleared = shown == "default" and isinstance(value, str) and value.strip() in ("", shown)
+        if name in options and (value == shown or cleared):
             options[name] = None
     if "top_k" in options:
         options["top_k"] = parse_top_k(options["top_k"])
@@ -273,9 +277,8 @@ def tuple_inputs(data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any
         return {"predictions": data["generated"], "references": data["references"]}
     for index, row in enumerate(data["predictions"]):
         if isinstance(row, str):
-            shown = row.strip() if len(row.strip()) <= 60 else row.strip()[:57] + "..."
             raise ValueError(
-                f"predictions: example {index}: {shown!r} is not a list of tuples (JSON such as "
+                f"predictions: example {index}: {shortened(row.strip())!r} is not a list of tuples (JSON such as "
                 '[["pizza", "over cooked", "NEG"]]); a model\'s text needs its format: paraphrase or tuples'
             )
     return {"predictions": data["predictions"], "references": data["references"]}

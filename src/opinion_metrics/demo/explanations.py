@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.tuples import check_elements
 from ..io.pairing import id_column
 from ..io.table import Table
 from . import controls as families
@@ -56,15 +57,16 @@ def _example_names(upload: Table | None, count: int) -> dict[str, list[Any]]:
     return names
 
 
-def _tuple(item: Any) -> str:
-    """A tuple as the box shows it: (pizza, over cooked, NEG); a mapping's values in its order."""
-    values = item.values() if isinstance(item, dict) else item
+def _tuple(item: Any, elements: Sequence[str] = ()) -> str:
+    """A tuple as the box shows it: (pizza, over cooked, NEG); a mapping's values in the order of
+    the `elements` (NULL for one it lacks), as a sequence gives them."""
+    values = [item.get(name) for name in elements] if isinstance(item, dict) else item
     return "(" + ", ".join("NULL" if value is None else str(value) for value in values) + ")"
 
 
-def _credited(match: dict[str, Any]) -> str:
+def _credited(match: dict[str, Any], elements: Sequence[str] = ()) -> str:
     """An assigned pair with its credits (precision, recall), or without them (membership counting)."""
-    pair = f"{_tuple(match['prediction'])} → {_tuple(match['reference'])}"
+    pair = f"{_tuple(match['prediction'], elements)} → {_tuple(match['reference'], elements)}"
     if "precision_credit" not in match:
         return pair
     return f"{pair} ({match['precision_credit']:.4f}, {match['recall_credit']:.4f})"
@@ -131,15 +133,20 @@ def explanation_table(name: str, data: dict[str, Any], options: dict[str, Any], 
             for r in records
         ]
     elif name == "sentiment_tuple_prf":
+        elements = check_elements(library.get("elements", "aste"))
+
+        def shown(item: Any) -> str:
+            return _tuple(item, elements)
+
         frame["assigned: prediction → gold tuple (precision credit, recall credit)"] = [
-            "; ".join(map(_credited, r["matches"])) or "none" for r in records
+            "; ".join(_credited(match, elements) for match in r["matches"]) or "none" for r in records
         ]
-        frame["unmatched predictions"] = ["; ".join(map(_tuple, r["unmatched_predictions"])) or "none" for r in records]
+        frame["unmatched predictions"] = ["; ".join(map(shown, r["unmatched_predictions"])) or "none" for r in records]
         frame["unmatched gold tuples"] = [
-            _listed(list(map(_tuple, r["unmatched_references"]))) or "none" for r in records
+            _listed(list(map(shown, r["unmatched_references"]))) or "none" for r in records
         ]
         frame["repeats dropped (each tuple counts once)"] = [
-            "; ".join(map(_tuple, r.get("repeated", ()))) or "none" for r in records
+            "; ".join(map(shown, r.get("repeated", ()))) or "none" for r in records
         ]
         frame["not read (each counts as a wrong prediction)"] = [
             "; ".join(map(repr, r.get("unreadable", ()))) or "none" for r in records

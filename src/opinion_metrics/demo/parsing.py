@@ -4,6 +4,7 @@ within bounded memory. Errors are `ValueError`s that count lines from 1, as the 
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -19,7 +20,7 @@ from ..io.column_names import list_columns, number_columns, tuple_columns
 from ..io.delimited import tuple_list
 from ..io.pairing import rating_rows
 from ..io.read import read_table
-from ..io.table import Table
+from ..io.table import Table, shortened
 
 KEYWORD_SEPARATOR = ";"
 # "[tfidf] keyword; keyword": a typed line of one system (every line names its system, or none does).
@@ -45,19 +46,39 @@ MAX_VALUES = 5_000_000
 _VALUE_BYTES = 8
 
 
-def lines(text: str | None, name: str = "text") -> list[str]:
-    """The lines of a text box, without trailing empty lines; a lone surrogate (half of an
-    emoji, from a truncated paste) is refused, naming its line."""
-    found = (text or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    while found and not found[-1].strip():
-        found.pop()
-    if _SURROGATE.search(text or ""):
-        number = next(i for i, line in enumerate(found, 1) if _SURROGATE.search(line))
+def lines(text: str | Sequence[str] | None, name: str = "text") -> list[str]:
+    """The lines of a text box, without trailing empty lines (given as a list, one system's lines
+    of a shared box: all kept, an empty last example too); a lone surrogate (half of an emoji,
+    from a truncated paste) is refused, naming its line."""
+    if isinstance(text, (list, tuple)):
+        found = list(text)
+    else:
+        found = (text or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        while found and not found[-1].strip():
+            found.pop()
+    number = next((i for i, line in enumerate(found, 1) if _SURROGATE.search(line)), None)
+    if number is not None:
         line = found[number - 1]
         at = _SURROGATE.search(line).start()
         shown = repr(line[max(0, at - 20) : at + 20])
         raise ValueError(f"{name}, line {number}: {shown} holds a lone surrogate (half of an emoji, a truncated text?)")
     return found
+
+
+def system_prefix(line: str, tuples: bool = False) -> re.Match[str] | None:
+    """The "[system]" prefix of a typed predictions line, or None. For the tuple family (`tuples`)
+    a line of tuples is none: one whose bracketed head is quoted (a tuple without its outer
+    brackets, '["pizza", "cold", "NEG"]'), or that is JSON or a list of tuples as a whole."""
+    match = SYSTEM_PREFIX.match(line)
+    if match is None or not tuples:
+        return match
+    if match[1].strip()[:1] in ('"', "'") or tuple_list(line) is not None:
+        return None
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return match
+    return None
 
 
 def split_score(item: str) -> tuple[str, float | None]:
@@ -157,23 +178,23 @@ def parse_rating_lines(
     return rows
 
 
-def parse_tuple_lines(
-    text: str | None, name: str = "references", numbers: Sequence[int] | None = None, generated: bool = False
-) -> list[Any]:
+def parse_tuple_lines(text: str | Sequence[str] | None, name: str = "references", generated: bool = False) -> list[Any]:
     """One example per line, its sentiment tuples as JSON or a Python list ('[["pizza", "over cooked",
     "NEG"]]'; an empty line: none); with `generated` (a predictions box, which may hold a model's
     text), a line that is not a list of tuples is kept as its text, for `format` to read."""
     rows: list[Any] = []
-    for number, line in _numbered(lines(text, name), numbers):
+    for number, line in enumerate(lines(text, name), start=1):
         found = tuple_list(line)
         if found is None and not generated:
-            shown = line.strip() if len(line.strip()) <= 60 else line.strip()[:57] + "..."
-            raise ValueError(
-                f"{name}, line {number}: {shown!r} is not a list of tuples; write them as JSON, such as "
-                '[["pizza", "over cooked", "NEG"]]'
-            )
+            raise ValueError(f"{name}, line {number}: {not_tuples(line)}")
         rows.append(line if found is None else found)
     return rows
+
+
+def not_tuples(text: str) -> str:
+    """Why a text that should hold sentiment tuples is refused, and the fix."""
+    example = '[["pizza", "over cooked", "NEG"]]'
+    return f"{shortened(text.strip())!r} is not a list of tuples; write them as JSON, such as {example}"
 
 
 def parse_names(text: str | None, name: str = "aspects") -> list[str]:
@@ -281,9 +302,9 @@ def read_upload(path: str | Path, mapping: Mapping | None = None, family: str | 
         raise ValueError(f"{path.name}: upload a {', '.join(UPLOAD_TYPES)} file")
     check_upload_size(path)
     given = {role: (column or "").strip() for role, column in (mapping or {}).items()}
+    if family is not None and takes_tuples(family):  # no number columns: the family reads no scores
+        return read_table(path, (), (), tuple_columns=tuple_columns((), [given.get("references")], True, True))
     numbers = number_columns([given.get("scores"), "prediction_sentiments"])
-    if family is not None and takes_tuples(family):
-        return read_table(path, (), numbers, tuple_columns=tuple_columns((), [given.get("references")], True, True))
     return read_table(path, list_columns([given.get("predictions"), given.get("references")]), numbers)
 
 
@@ -297,10 +318,23 @@ def takes_tuples(family: str | None) -> bool:
     return family is not None and any(item.kind == "tuples" for item in declared.FAMILIES[family].inputs)
 
 
-def _tuple_cells(column: Sequence[Any]) -> list[Any]:
-    """An uploaded column of predictions: each cell's tuples, a text cell read as `parse_tuple_lines`
-    reads a line of generated text (tuples as JSON, else the text)."""
-    return [cell if not isinstance(cell, str) or tuple_list(cell) is None else tuple_list(cell) for cell in column]
+def _tuple_cell(cell: Any) -> Any:
+    """An uploaded cell of tuples: a text cell read as `parse_tuple_lines` reads a line of generated
+    text (its tuples as JSON, else the text), any other cell as it is."""
+    if not isinstance(cell, str):
+        return cell
+    found = tuple_list(cell)
+    return cell if found is None else found
+
+
+def _tuple_references(upload: Table, column: Sequence[Any]) -> list[Any]:
+    """An uploaded column of gold tuples, a text cell read as JSON tuples (as a predictions cell is);
+    a text that is none is refused, naming its row."""
+    rows = [_tuple_cell(cell) for cell in column]
+    bad = next((row for row, cell in enumerate(rows) if isinstance(cell, str)), None)
+    if bad is not None:
+        raise ValueError(f"references, {upload.location(bad)}: {not_tuples(rows[bad])}")
+    return rows
 
 
 def system_column(columns: dict[str, list[Any]], column: str | None = None) -> str | None:
@@ -391,7 +425,7 @@ def aspect_columns(table: dict[str, list[Any]], aspects: Sequence[str], prefix: 
 
 def collect_inputs(
     inputs: Sequence[str],
-    predictions: str | None,
+    predictions: str | Sequence[str] | None,
     references: str | None,
     extra: str | None = None,
     upload: Table | None = None,
@@ -406,7 +440,7 @@ def collect_inputs(
     the box; `part`: `predictions` is one system's lines of it); an upload holding several
     systems (`system_column`) is refused: score each of `split_systems`."""
     data: dict[str, Any] = {}
-    typed = any((text or "").strip() for text in (predictions, references, extra if "texts" in inputs else None))
+    typed = any("".join(text or "").strip() for text in (predictions, references, extra if "texts" in inputs else None))
     table = upload.columns if upload is not None else None
     if upload is not None:
         column = system_column(upload.columns)
@@ -454,11 +488,11 @@ def collect_inputs(
     if takes_tuples(family):  # predictions as tuples, or a model's text for `format` (kept as `generated`)
         if table is not None:
             data["generated"] = list(table["predictions"])
-            data["predictions"] = _tuple_cells(table["predictions"])
-            data["references"] = list(table["references"])
+            data["predictions"] = [_tuple_cell(cell) for cell in table["predictions"]]
+            data["references"] = _tuple_references(upload, table["references"])
         else:
             data["generated"] = lines(predictions, label)
-            data["predictions"] = parse_tuple_lines(predictions, label, numbers, generated=True)
+            data["predictions"] = parse_tuple_lines(predictions, label, generated=True)
             data["references"] = parse_tuple_lines(references, "references")
         same_count((), predictions=data["predictions"], references=data["references"])
         return Inputs(data, source, where)

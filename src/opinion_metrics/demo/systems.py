@@ -23,6 +23,7 @@ from .parsing import (
     reads_scores,
     split_score,
     split_systems,
+    system_prefix,
     takes_tuples,
 )
 
@@ -56,11 +57,12 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'s' * (count != 1)}"
 
 
-def typed_lines(predictions: str | None) -> dict[str, list[tuple[int, str]]] | None:
+def typed_lines(predictions: str | None, tuples: bool = False) -> dict[str, list[tuple[int, str]]] | None:
     """{system: [(line number, text after "[system]")]} when every line of the predictions box
-    names its system, None when none does; some named and others not is an error naming them."""
+    names its system, None when none does; some named and others not is an error naming them.
+    `tuples`: the box of the tuple family, whose lines of tuples name no system (`system_prefix`)."""
     found = lines(predictions, "predictions")
-    named = [SYSTEM_PREFIX.match(line) for line in found]
+    named = [system_prefix(line, tuples) for line in found]
     if not any(named):
         return None
     unnamed = [number for number, match in enumerate(named, 1) if match is None]
@@ -82,7 +84,7 @@ def typed_lines(predictions: str | None) -> dict[str, list[tuple[int, str]]] | N
 def _typed_systems(family: str, inputs: Sequence[str], predictions: str, references: str, extra: str) -> Systems | None:
     """Several systems typed in the predictions box ("[name] ..." lines), the references and
     texts given once per example and shared by every system (example i: each system's i-th line)."""
-    systems = typed_lines(predictions)
+    systems = typed_lines(predictions, takes_tuples(family))
     if systems is None:
         return None
     counts = {name: len(found) for name, found in systems.items()}
@@ -108,7 +110,7 @@ def _typed_systems(family: str, inputs: Sequence[str], predictions: str, referen
     found: dict[str, Inputs] = {}
     scored = reads_scores(predictions, family)  # one rule for the whole box, every system alike
     for name, typed in systems.items():
-        text = "\n".join(line for _, line in typed)
+        text = [line for _, line in typed]  # a list: an empty last example is kept
         numbers = [number for number, _ in typed]
 
         def where(index: int, numbers: list[int] = numbers) -> str:
@@ -141,11 +143,13 @@ def _file_systems(
 ) -> Systems:
     """The systems of an uploaded file, its columns found by name or as `mapping` gives them: a
     system column (one row per system and example), predictions side by side (`keywords_*`), or one."""
-    from ..io.column_names import NAMES, WHAT, closest, find_columns
+    from ..io.column_names import TUPLE_WHAT, WHAT, closest, find_columns
     from ..io.column_names import described as mapping_words
+    from ..io.column_names import names as looked_for
 
+    tuples = takes_tuples(family)  # columns of tuples looked for first; a text cell may be a model's text
     given = {role: value.strip() for role, value in (mapping or {}).items() if value and value.strip()}
-    found = find_columns(list(upload.columns), given)
+    found = find_columns(list(upload.columns), given, tuples)
     for role, column in given.items():
         if column != "none" and "*" not in column and column not in upload.columns:
             near = closest(column, upload.columns)
@@ -159,11 +163,12 @@ def _file_systems(
     for role in ("predictions", "references"):
         if role in inputs and "aspects" not in inputs and found[role] is None:
             join = " (gold lists in a file of their own, one per movie, are joined by the CLI: --gold FILE)"
+            what = (TUPLE_WHAT if tuples else WHAT)[role]
+            patterns = " and patterns such as keywords_*" if role == "predictions" and not tuples else ""
             raise ValueError(
-                f"no column of {WHAT[role]} in {upload.path.name}: looked for {', '.join(NAMES[role])}"
-                f"{' and patterns such as keywords_*' if role == 'predictions' else ''} (found: "
-                f"{_code(upload.columns) or 'none'}); name it under 'columns of the file'"
-                f"{join if role == 'references' else ''}"
+                f"no column of {what} in {upload.path.name}: looked for {', '.join(looked_for(role, tuples))}"
+                f"{patterns} (found: {_code(upload.columns) or 'none'}); name it under 'columns of the file'"
+                f"{join if role == 'references' and not tuples else ''}"
             )
     parts: dict[str, Table]
     pattern = found["predictions"] if found["predictions"] and "*" in found["predictions"] else None
@@ -184,7 +189,6 @@ def _file_systems(
         parts = {name: _renamed(part, roles) for name, part in split.items()}
         how = f"{_plural(len(parts), 'system')} of its `{column}` column" if column else ""
     systems: dict[str, Inputs] = {}
-    tuples = takes_tuples(family)  # a text cell may be a model's text, and the family names a bad one
     for name, part in parts.items():
         for role in ("predictions", "references"):
             column = pattern.replace("*", name) if role == "predictions" and pattern else found[role]
@@ -196,8 +200,11 @@ def _file_systems(
     source = next(iter(systems.values())).source  # the file, and for the aspect score the columns read as aspects
     usual = {"predictions": ("predictions",), "references": ("references",), "scores": ("scores",)}
     usual["texts"] = ("texts", "review")
-    renamed = any(found[role] not in names for role, names in usual.items() if found[role] and role in roles)
-    words = mapping_words(found, given) if "aspects" not in inputs and (renamed or given) else ""
+    # only the roles the family reads: texts where it takes them, scores for the keyword families (dropped by some)
+    unread = {role for role in ("texts", "scores") if role not in inputs and (role == "texts" or tuples)}
+    read = {role: column for role, column in found.items() if role not in unread}
+    renamed = any(read[role] not in names for role, names in usual.items() if read.get(role) and role in roles)
+    words = mapping_words(read, given) if "aspects" not in inputs and (renamed or given) else ""
     return Systems(systems, dict(parts), source + (f": {how}" if how else ""), words, found["id"])
 
 

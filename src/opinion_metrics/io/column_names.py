@@ -13,6 +13,8 @@ import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .table import shortened
+
 ROLES = ("predictions", "references", "scores", "texts", "system", "id")
 # Columns of sentiment tuples (gold, then predicted): a file found by them is scored by sentiment_tuple_prf.
 GOLD_TUPLES = ("tuples", "quads", "triplets", "gold_tuples", "gold_quads", "gold_triplets")
@@ -38,6 +40,15 @@ WHAT = {
     "id": "example id",
 }
 NONE = "none"  # a role given as "none": not read, even where a column has one of its names
+# The tuple family's words for the roles of predictions and references.
+TUPLE_WHAT = {"predictions": "predicted tuples", "references": "gold tuples"}
+
+
+def names(role: str, tuples: bool = False) -> tuple[str, ...]:
+    """The names `role` is looked for by, in order; for the tuple family (`tuples`), the names of
+    columns of tuples first (a file with `targets` of text and `triplets` scores the triplets)."""
+    own = {"predictions": PREDICTED_TUPLES, "references": GOLD_TUPLES}.get(role, ()) if tuples else ()
+    return tuple(dict.fromkeys((*own, *NAMES[role])))
 
 
 def _named(columns: Sequence[str], names: Iterable[str]) -> str | None:
@@ -57,10 +68,13 @@ def _pattern(columns: Sequence[str], names: Iterable[str]) -> str | None:
     return None
 
 
-def find_columns(columns: Sequence[str], given: Mapping[str, str | None] | None = None) -> dict[str, str | None]:
+def find_columns(
+    columns: Sequence[str], given: Mapping[str, str | None] | None = None, tuples: bool = False
+) -> dict[str, str | None]:
     """{role: column} for every role of ROLES: the column `given` (kept as given: a missing one is
     the caller's error to report; "none": not read), else the first column with one of the role's
-    NAMES, else None. Predictions found as a pattern (`keywords_*`) take their scores as one too
+    `names` (with `tuples`, for the tuple family: the names of columns of tuples first), else None.
+    Predictions found as a pattern (`keywords_*`) take their scores as one too
     (`scores_*`), and no system column is read then (the pattern names the systems)."""
     given = {role: value for role, value in (given or {}).items() if value}
     found: dict[str, str | None] = {}
@@ -76,9 +90,9 @@ def find_columns(columns: Sequence[str], given: Mapping[str, str | None] | None 
         elif role == "system" and side_by_side:
             found[role] = None
         else:
-            found[role] = _named(candidates, NAMES[role])
+            found[role] = _named(candidates, names(role, tuples))
         if role == "predictions" and found[role] is None:
-            found[role] = _pattern(candidates, NAMES["predictions"])
+            found[role] = _pattern(candidates, names("predictions", tuples))
     return found
 
 
@@ -150,8 +164,7 @@ def first_text(column: Sequence[Any]) -> int | None:
 
 def text_cell_message(column: str, value: str, where: str) -> str:
     """Why a text in a column of keyword lists is refused, and the fix."""
-    shown = value if len(value) <= 60 else value[:57] + "..."
     return (
-        f"column {column!r}, {where}: {shown!r} is a text, not a list of keywords; write the keywords as a list "
-        '(JSON: ["a", "b"]), or in a CSV file as a; b or as a list, as pandas\' to_csv writes it'
+        f"column {column!r}, {where}: {shortened(value)!r} is a text, not a list of keywords; write the keywords "
+        'as a list (JSON: ["a", "b"]), or in a CSV file as a; b or as a list, as pandas\' to_csv writes it'
     )

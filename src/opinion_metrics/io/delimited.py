@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .json_files import _SURROGATE, _text_lines
-from .table import LIST_HELP, LIST_SEPARATOR, TableError
+from .table import LIST_HELP, LIST_SEPARATOR, TableError, shortened
 
 # The inside of numpy's repr of a 1-d array: quoted strings or numbers separated by blanks only.
 _NUMPY_TEXT = re.compile(
@@ -178,7 +178,7 @@ def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool, de
     text = value.strip()
     unordered = _unordered(text)
     if unordered is not None:
-        shown = text if len(text) <= 60 else text[:57] + "..."
+        shown = shortened(text)
         message = f"column {column!r}: {shown!r} is {unordered}, not a list (a set has no order); {LIST_HELP}"
         raise TableError(path, message, line)
     items = None
@@ -192,7 +192,7 @@ def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool, de
                 )
                 raise TableError(path, message, line)
         if items is None and text.startswith("["):
-            shown = text if len(text) <= 60 else text[:57] + "..."
+            shown = shortened(text)
             message = f"column {column!r}: {shown!r} looks like a list but is not a flat list of strings or numbers"
             if _NUMPY_TEXT.fullmatch(text[1:-1]):  # what pandas' to_csv writes for a cell holding a numpy array
                 message += " (a numpy array's text, without commas: write df[column].map(list) to CSV, or use Parquet)"
@@ -206,9 +206,7 @@ def _list_cell(path: Path, value: Any, line: int, column: str, numbers: bool, de
                 message = f"column {column!r}: expected numbers separated by '{LIST_SEPARATOR}', got {text!r}"
                 raise TableError(path, message, line) from None
     elif numbers and not all(isinstance(item, (int, float)) for item in items):
-        message = (
-            f"column {column!r}: expected a list of numbers, got {text if len(text) <= 60 else text[:57] + '...'!r}"
-        )
+        message = f"column {column!r}: expected a list of numbers, got {shortened(text)!r}"
         raise TableError(path, message, line)
     return items
 
@@ -239,7 +237,7 @@ def _tuple_cell(path: Path, value: Any, line: int, column: str) -> Any:
     if found is not None:
         return found
     text = value.strip()
-    shown = text if len(text) <= 60 else text[:57] + "..."
+    shown = shortened(text)
     message = (
         f"column {column!r}: {shown!r} is not a list of tuples; write a cell of tuples as JSON, such as "
         '[["pizza", "over cooked", "NEG"]]'

@@ -18,6 +18,13 @@ LIST_SEPARATOR = ";"
 
 
 LIST_HELP = f'write a list cell as items separated by \'{LIST_SEPARATOR}\' (a; b) or as a JSON list (["a", "b"])'
+# The most characters of a value quoted in a message (longer ones are cut, ending in "...").
+SHOWN_CHARACTERS = 60
+
+
+def shortened(text: str, limit: int = SHOWN_CHARACTERS) -> str:
+    """`text` as a message quotes it: whole up to `limit` characters, else cut to end in "..."."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 SUPPORTED = (
