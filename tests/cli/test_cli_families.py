@@ -264,3 +264,21 @@ def test_declared_options_reach_their_families(tmp_path, capsys):
     assert results["keyword_diversity"] == pytest.approx(keyword_diversity(predictions, model=DIVERSITY_MODEL))
     expected = sentiment_appropriateness(predictions, references, texts=texts, mapping="compound")
     assert results["sentiment_appropriateness"] == pytest.approx(expected)
+
+
+def test_the_command_in_a_host_process_gives_back_its_logging_and_environment(capsys, monkeypatch):
+    """Called in a notebook or a test, the command quiets the model libraries while it runs
+    and leaves their log levels and the environment as it found them (a transformers Trainer
+    run afterwards would otherwise print its metrics: it reads the log level)."""
+    import logging
+    import os
+
+    for name in ("HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_VERBOSITY", "TOKENIZERS_PARALLELISM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(logging.getLogger("datasets"), "level", logging.INFO)  # a host's own choice
+    before = {name: logging.getLogger(name).level for name in ("transformers", "datasets", "evaluate")}
+    environment = dict(os.environ)
+    assert main([str(EXAMPLE), "--by", "model"]) == 0
+    assert "keyword_prf" in capsys.readouterr().out
+    assert {name: logging.getLogger(name).level for name in before} == before
+    assert dict(os.environ) == environment

@@ -102,18 +102,40 @@ class _Speaker:
         return UsageError(spoken) if self.translated and located == message else ValueError(spoken)
 
 
-def _quiet_third_party() -> None:
-    """No progress bars or log lines from the model libraries (weights loading, downloads):
-    the CLI's own progress display is the only one on stderr."""
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    for name in ("transformers", "sentence_transformers", "huggingface_hub", "datasets", "evaluate"):
+@contextmanager
+def _quiet_third_party() -> Iterator[None]:
+    """No progress bars or log lines from the model libraries (weights loading, downloads)
+    while the command runs: the CLI's own progress display is the only one on stderr. The
+    host's settings come back after it (`main` may run in a notebook, a test or a script)."""
+    defaults = {
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+        "TRANSFORMERS_VERBOSITY": "error",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    set_here = [name for name in defaults if name not in os.environ]
+    os.environ.update({name: defaults[name] for name in set_here})
+    names = ("transformers", "sentence_transformers", "huggingface_hub", "datasets", "evaluate")
+    levels = {name: logging.getLogger(name).level for name in names}
+    for name in names:
         logging.getLogger(name).setLevel(logging.ERROR)
-    if "huggingface_hub" in sys.modules:  # imported before the settings above: switch them off now
-        sys.modules["huggingface_hub"].utils.disable_progress_bars()
-    if "transformers" in sys.modules:
-        sys.modules["transformers"].utils.logging.disable_progress_bar()
+    hub, transformers = sys.modules.get("huggingface_hub"), sys.modules.get("transformers")
+    hub_bars = hub is not None and not hub.utils.are_progress_bars_disabled()
+    transformers_bars = transformers is not None and transformers.utils.logging.is_progress_bar_enabled()
+    if hub_bars:  # imported before the settings above: switch them off now
+        hub.utils.disable_progress_bars()
+    if transformers_bars:
+        transformers.utils.logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+        for name in set_here:
+            os.environ.pop(name, None)
+        if hub_bars:
+            hub.utils.enable_progress_bars()
+        if transformers_bars:
+            transformers.utils.logging.enable_progress_bar()
 
 
 @contextmanager
@@ -139,7 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command; its status: 0 done, 1 the data cannot be evaluated, 2 a mistake in the command line.
     A reader that stops early (`| head`) ends it quietly."""
     try:
-        return _main(argv)
+        with _quiet_third_party():
+            return _main(argv)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
         return 0
@@ -149,7 +172,6 @@ def _main(argv: Sequence[str] | None) -> int:
     _printable_anywhere()
     parser = build_parser()
     args = parser.parse_args(argv)
-    _quiet_third_party()
     try:
         if args.output is not None and args.plot is not None and _same_file(args.output, args.plot):
             raise UsageError(f"--output and --plot name the same file {args.output}; give two files")
