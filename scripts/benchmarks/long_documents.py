@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from .common import best_time, same
+from .keyphrase import diverse_corpus
 
 ALWAYS = {"c": (0.0, -1.0), "python": (0.0, -1.0)}  # `example_edges.SEARCH_COSTS`: search every document
 NEVER = {"c": (math.inf, math.inf), "python": (math.inf, math.inf)}  # search none
@@ -26,21 +27,11 @@ def long_document(n: int, start: int, rng: random.Random) -> tuple[list[str], li
 
 
 def mixed_corpus(n_short: int, n_long: int, long_size: int, seed: int = 0) -> tuple[list, list]:
-    """`n_short` documents of their own phrases (5 predictions, 2 of them gold phrases, against
-    5-20 gold phrases of 1-3 words from 20,000 made-up words) and `n_long` long documents
-    (`long_document`, numbered apart) spread among them."""
+    """`n_short` documents of their own phrases (`keyphrase.diverse_corpus` over 20,000 made-up
+    words) and `n_long` long documents (`long_document`, numbered apart) spread among them."""
     rng = random.Random(seed)
     words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(3, 9))) for _ in range(20_000)]
-
-    def phrase() -> str:
-        text = " ".join(rng.choices(words, k=rng.randint(1, 3)))
-        return text.title() if rng.random() < 0.3 else text
-
-    predictions, references = [], []
-    for _ in range(n_short):
-        gold = list(dict.fromkeys(phrase() for _ in range(rng.randint(5, 20))))
-        predictions.append(list(dict.fromkeys(rng.sample(gold, min(2, len(gold))) + [phrase() for _ in range(3)])))
-        references.append(gold)
+    predictions, references = diverse_corpus(n_short, words, seed)
     for number in range(n_long):
         at = (number + 1) * len(predictions) // (n_long + 1)
         predicted, gold = long_document(long_size, 1_000_000 * (number + 1), rng)
