@@ -483,7 +483,8 @@ def test_an_error_stays_in_the_status_line_and_two_systems_get_a_column_each_and
         # an upload with a model column: one row per system, a selector for the per-example view
         page.get_by_text("or upload a file").click()
         page.locator(".om-upload input[type=file]").set_input_files(str(EXAMPLE))
-        expect(page.locator(".om-upload")).to_contain_text("reviews.jsonl", timeout=30_000)  # uploaded
+        # uploaded; the file's name by its accessible name (its text splits "reviews" from ".jsonl" by layout)
+        expect(page.locator(".om-upload").get_by_role("cell", name="reviews.jsonl")).to_be_visible(timeout=30_000)
         expect(status).to_contain_text("2 systems of its model column", timeout=30_000)  # computed without a click
         results = page.locator("div.table-wrap").first
         expect(results).to_contain_text("baseline")
