@@ -74,6 +74,17 @@ def tiny_bert_config(vocab_size, **extra):
     )
 
 
+def tiny_t5(tokenizer, num_layers=1):
+    """An untrained T5 of a few thousand weights over `tokenizer`'s vocabulary, seeded (torch seed 0)."""
+    config = transformers.T5Config(
+        vocab_size=len(tokenizer), d_model=32, d_ff=64, d_kv=16, num_layers=num_layers, num_heads=2,
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    return transformers.T5ForConditionalGeneration(config)
+
+
 class AspectRater(torch.nn.Module):
     """A tiny BERT encoder with one softmax over {absent, 1..5} per aspect."""
 
@@ -139,19 +150,7 @@ def test_seq2seq_trainer_evaluate_with_the_keyphrase_helper(tmp_path):
     texts = [review["review"] for review in reviews]
     targets = [" ; ".join(review["keywords_base"]) for review in reviews]
     tokenizer = local_tokenizer(texts + targets)
-    config = transformers.T5Config(
-        vocab_size=len(tokenizer),
-        d_model=32,
-        d_ff=64,
-        d_kv=16,
-        num_layers=2,
-        num_heads=2,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        decoder_start_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(0)
-    model = transformers.T5ForConditionalGeneration(config)
+    model = tiny_t5(tokenizer, num_layers=2)
     inputs = tokenizer(texts, truncation=True, max_length=48, padding="max_length")
     labels = tokenizer(targets, truncation=True, max_length=16, padding="max_length")["input_ids"]
     labels = [[t if t != tokenizer.pad_token_id else -100 for t in row] for row in labels]

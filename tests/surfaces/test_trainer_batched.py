@@ -161,7 +161,7 @@ torch = pytest.importorskip("torch")
 datasets = pytest.importorskip("datasets")
 pytest.importorskip("accelerate")
 
-from test_trainer import AspectRater, local_tokenizer, training_arguments  # noqa: E402
+from test_trainer import AspectRater, local_tokenizer, tiny_t5, training_arguments  # noqa: E402
 
 
 def test_trainer_batched_aspect_evaluation_equals_the_unbatched_one(tmp_path):
@@ -191,13 +191,7 @@ def test_seq2seq_trainer_batched_keyphrase_evaluation(tmp_path):
     texts = [review["review"] for review in reviews]
     targets = [" ; ".join(review["keywords_base"]) for review in reviews]
     tokenizer = local_tokenizer(texts + targets)
-    config = transformers.T5Config(
-        vocab_size=len(tokenizer), d_model=32, d_ff=64, d_kv=16, num_layers=1, num_heads=2,
-        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-        decoder_start_token_id=tokenizer.pad_token_id,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    model = transformers.T5ForConditionalGeneration(config)
+    model = tiny_t5(tokenizer)
     inputs = tokenizer(texts, truncation=True, max_length=48, padding="max_length")
     labels = tokenizer(targets, truncation=True, max_length=16, padding="max_length")["input_ids"]
     labels = [[t if t != tokenizer.pad_token_id else -100 for t in row] for row in labels]

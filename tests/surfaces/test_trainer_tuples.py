@@ -130,19 +130,13 @@ def test_seq2seq_trainer_evaluates_generated_tuples_batch_by_batch(tmp_path, tok
     """A tiny untrained T5 with `batch_eval_metrics=True`: two batches, the values of the family
     on what it generated (mostly unreadable text: `unparsed`) and on the decoded targets."""
     transformers = pytest.importorskip("transformers")
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     datasets = pytest.importorskip("datasets")
     pytest.importorskip("accelerate")
-    from test_trainer import training_arguments
+    from test_trainer import tiny_t5, training_arguments
 
     sources, targets = GENERATED * 4, TRIPLETS * 4  # 28 examples: two batches of 16
-    config = transformers.T5Config(
-        vocab_size=len(tokenizer), d_model=32, d_ff=64, d_kv=16, num_layers=1, num_heads=2,
-        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-        decoder_start_token_id=tokenizer.pad_token_id,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    model = transformers.T5ForConditionalGeneration(config)
+    model = tiny_t5(tokenizer)
     inputs = tokenizer(sources, truncation=True, max_length=32, padding="max_length")
     labels = ids(tokenizer, targets, -100).tolist()
     dataset = datasets.Dataset.from_dict({**inputs, "labels": labels})
