@@ -91,6 +91,17 @@ def test_a_flag_of_another_family_is_refused_in_the_users_words(tmp_path, capsys
     assert status == 2 and "--match must be one of ('exact', 'overlap'), got 'substring'" in error
 
 
+def test_a_csv_cell_of_gold_that_is_not_tuples_is_refused_naming_its_line_and_the_fix(tmp_path, capsys):
+    frame = pd.read_csv(write(tmp_path, "csv"))
+    frame.loc[1, "quads"] = "wine, drinks prices, negative, pricey"  # not JSON: a text
+    frame.to_csv(tmp_path / "bad.csv", index=False)
+    status = main([str(tmp_path / "bad.csv"), "--elements", "asqp", "--quiet"])
+    error = capsys.readouterr().err
+    assert status == 1, error
+    assert "bad.csv, line 3: column 'quads': 'wine, drinks prices, negative, pricey' is not a list of tuples" in error
+    assert 'write them as JSON, such as [["pizza", "over cooked", "NEG"]]' in error
+
+
 def test_generated_text_with_format(tmp_path, capsys):
     rows = [
         {"generated": "food quality is bad because pizza is over cooked [SSEP] service is great",

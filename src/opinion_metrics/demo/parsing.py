@@ -17,10 +17,10 @@ from ..families import registry as declared
 from ..families.aspect_sentiment_score import DEFAULT_ASPECTS, VIETNAMESE_COLUMNS
 from ..io.arrow import check_unique_names
 from ..io.column_names import list_columns, number_columns, tuple_columns
-from ..io.delimited import tuple_list
+from ..io.delimited import not_tuples, tuple_list
 from ..io.pairing import rating_rows
 from ..io.read import read_table
-from ..io.table import Table, shortened
+from ..io.table import Table
 
 KEYWORD_SEPARATOR = ";"
 # "[tfidf] keyword; keyword": a typed line of one system (every line names its system, or none does).
@@ -189,12 +189,6 @@ def parse_tuple_lines(text: str | Sequence[str] | None, name: str = "references"
             raise ValueError(f"{name}, line {number}: {not_tuples(line)}")
         rows.append(line if found is None else found)
     return rows
-
-
-def not_tuples(text: str) -> str:
-    """Why a text that should hold sentiment tuples is refused, and the fix."""
-    example = '[["pizza", "over cooked", "NEG"]]'
-    return f"{shortened(text.strip())!r} is not a list of tuples; write them as JSON, such as {example}"
 
 
 def parse_names(text: str | None, name: str = "aspects") -> list[str]:

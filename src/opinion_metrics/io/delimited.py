@@ -236,13 +236,13 @@ def _tuple_cell(path: Path, value: Any, line: int, column: str) -> Any:
     found = tuple_list(value)
     if found is not None:
         return found
-    text = value.strip()
-    shown = shortened(text)
-    message = (
-        f"column {column!r}: {shown!r} is not a list of tuples; write a cell of tuples as JSON, such as "
-        '[["pizza", "over cooked", "NEG"]]'
-    )
-    raise TableError(path, message, line)
+    raise TableError(path, f"column {column!r}: {not_tuples(value)}", line)
+
+
+def not_tuples(text: str) -> str:
+    """Why a text that should hold sentiment tuples is refused, and the fix."""
+    example = '[["pizza", "over cooked", "NEG"]]'
+    return f"{shortened(text.strip())!r} is not a list of tuples; write them as JSON, such as {example}"
 
 
 def delimited(path: Path) -> bool:
